@@ -1,0 +1,55 @@
+/**
+ * Channel registry: maps target prefixes to adapters for proactive delivery, and tracks the
+ * owner's last active target (heartbeat/cron `last`).
+ */
+import { ChannelError, type Channel, type ChannelStatus, type SendOptions } from "./channel.js";
+
+export class ChannelRegistry {
+  private channels = new Map<string, Channel>();
+  private last: string | undefined;
+
+  add(ch: Channel): void {
+    this.channels.set(ch.id, ch);
+  }
+  remove(id: string): void {
+    this.channels.delete(id);
+  }
+  get(id: string): Channel | undefined {
+    return this.channels.get(id);
+  }
+  list(): Channel[] {
+    return [...this.channels.values()];
+  }
+  statuses(): Record<string, ChannelStatus> {
+    const out: Record<string, ChannelStatus> = {};
+    for (const [id, ch] of this.channels) out[id] = ch.status();
+    return out;
+  }
+  /** Records the channel target the owner last wrote from. */
+  setLastTarget(target: string): void {
+    this.last = target;
+  }
+  lastTarget(): string | undefined {
+    return this.last;
+  }
+  /**
+   * Delivers text to `<channel>:<rest>` (or `last`). Throws ChannelError for unknown targets.
+   * `none` is a no-op.
+   */
+  async deliver(target: string, text: string, opts?: SendOptions): Promise<void> {
+    if (target === "none" || target === "") return;
+    const resolved = target === "last" ? this.last : target;
+    if (!resolved)
+      throw new ChannelError(
+        "CHANNEL_UNKNOWN_TARGET",
+        "no last channel target known yet (the owner has not written)",
+      );
+    const idx = resolved.indexOf(":");
+    const id = idx < 0 ? resolved : resolved.slice(0, idx);
+    const rest = idx < 0 ? "" : resolved.slice(idx + 1);
+    const ch = this.channels.get(id);
+    if (!ch)
+      throw new ChannelError("CHANNEL_UNKNOWN_TARGET", `no channel "${id}" is running (target ${resolved})`);
+    await ch.send(rest, text, opts);
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Command definitions (commander). Each action lazy-imports its implementation.
+ */
+import { Command } from "commander";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+
+/** Root of the installed package (where config.yaml, workspace/ and skills/ live). */
+export function packageRoot(): string {
+  // dist/internal/cli/program.js or internal/cli/program.ts -> package root
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    try {
+      readFileSync(join(dir, "package.json"));
+      return dir;
+    } catch {
+      dir = dirname(dir);
+    }
+  }
+  return process.cwd();
+}
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string })
+      .version;
+  } catch {
+    return "0.0.0";
+  }
+}
+
+const DEFAULT_CONFIG = process.env.FAMILIAR_CONFIG ?? "./config.yaml";
+
+export function buildProgram(): Command {
+  const program = new Command("familiar")
+    .description("Familiar: a self-hosted personal-assistant daemon")
+    .version(version(), "-v, --version");
+
+  program
+    .command("run", { isDefault: true })
+    .description("run the daemon")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .action(async (opts: { config: string }) => {
+      const { runCommand } = await import("./run.js");
+      await runCommand(opts.config);
+    });
+
+  return program;
+}

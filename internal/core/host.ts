@@ -1,0 +1,113 @@
+/**
+ * The contract between the agent core and everything that feeds it (channels, gateway, API, cron,
+ * heartbeat, subagents). Implemented by `internal/agent/host.ts`. Callers never import the loop.
+ */
+import type { AgentEvent, FinishReason } from "../agent/events.js";
+import type { Usage } from "../models/types.js";
+
+/** An image attached to a user message (vision models). */
+export interface ImageInput {
+  mime: string;
+  /** base64 without the data: prefix */
+  data: string;
+}
+
+/** One inbound message for a session. */
+export interface InboundMessage {
+  /** Source channel id: telegram | discord | gateway | api | cron | heartbeat | subagent | hook | ... */
+  channel: string;
+  /** Session key, built with `internal/session/keys.ts`. */
+  sessionKey: string;
+  /** Agent that answers; the routing/default agent when absent. */
+  agentId?: string;
+  text: string;
+  images?: ImageInput[];
+  sender?: { id: string; name?: string };
+  /** Channel target replies and announcements for this session go to, e.g. `telegram:123`. */
+  replyTarget?: string;
+  /** Human description of the origin for the prompt ("Telegram DM from Ann"). */
+  originLabel?: string;
+  /** Model override for this turn only (`<provider>/<model>`). */
+  model?: string;
+  /** Minimal prompt (identity + HEARTBEAT.md): heartbeat and cron. */
+  lightContext?: boolean;
+  /** Stored as a system event (e.g. an async subagent result), not as something the user said. */
+  systemEvent?: boolean;
+  /** Call tree: set by subagents so traces and usage roll up. */
+  parentRequestId?: string;
+  depth?: number;
+  /** Do not persist a session (one-shot API chat, stateless /v1 calls). History is given inline. */
+  ephemeral?: { history: { role: "user" | "assistant" | "system"; content: string }[] };
+  /** Extra system prompt text for this turn only. */
+  extraSystem?: string;
+  /** Restrict tools for this turn (names); undefined = the agent's policy. */
+  toolFilter?: (name: string) => boolean;
+}
+
+/** Outcome of a turn. */
+export interface TurnResult {
+  runId: string;
+  requestId: string;
+  sessionId: string;
+  text: string;
+  finishReason: FinishReason;
+  usage: Usage;
+  /** Usage summed over the turn's whole call tree (subagents included). */
+  treeUsage: Usage;
+  treeCost: number;
+  subCalls: number;
+  model?: string;
+  error?: { code: string; message: string };
+  userMessageId?: number;
+  assistantMessageId?: number;
+}
+
+/** A submitted turn. `result` never rejects: failures resolve with `finishReason: "error"`. */
+export interface TurnHandle {
+  runId: string;
+  requestId: string;
+  /** Resolves when the turn starts running (after earlier turns of the session finished). */
+  started: Promise<void>;
+  result: Promise<TurnResult>;
+  abort(reason?: string): void;
+}
+
+/** Per-session facts for `/status`. */
+export interface SessionInfo {
+  sessionKey: string;
+  sessionId: string;
+  agentId: string;
+  model: string;
+  modelOverride?: string;
+  messageCount: number;
+  estimatedTokens: number;
+  usage: Usage;
+  createdAt: number;
+  running: boolean;
+  queued: number;
+}
+
+export interface AgentHost {
+  /**
+   * Queues a turn. Turns of one session run one at a time in arrival order; `onEvent` receives
+   * every event of this turn. The user message is committed to the store before this returns.
+   */
+  submit(msg: InboundMessage, onEvent?: (e: AgentEvent) => void): TurnHandle;
+  /** Aborts the running turn of a session (and drops nothing queued). Returns true if one was running. */
+  abort(sessionKey: string): boolean;
+  /** `/new`: starts a fresh session id under the key; the old one stays readable. */
+  reset(sessionKey: string, reason?: string): { sessionId: string };
+  /** `/compact [instructions]`. */
+  compact(
+    sessionKey: string,
+    instructions?: string,
+  ): Promise<{ summary: string; tokensBefore: number; tokensAfter: number }>;
+  setSessionModel(sessionKey: string, model: string): void;
+  clearSessionModel(sessionKey: string): void;
+  resolveModel(sessionKey: string, agentId?: string): string;
+  sessionInfo(sessionKey: string, agentId?: string): SessionInfo;
+  /** Number of queued + running turns across all sessions. */
+  queueDepth(): number;
+  /** Waits for running turns to finish (shutdown drain), up to `ms`. */
+  drain(ms: number): Promise<void>;
+}

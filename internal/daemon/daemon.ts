@@ -1,0 +1,200 @@
+/**
+ * Daemon lifecycle: load config, take the instance lock, open the store, start services in order,
+ * and on SIGTERM/SIGINT drain in-flight work, stop services in reverse order and close the store.
+ *
+ * Startup cost matters (target < 300 ms): modules a config does not use (grammy, discord.js, MCP,
+ * croner...) are imported lazily inside the service factories, never at the top of this file.
+ */
+import type { AddressInfo } from "node:net";
+import { loadConfigFile } from "../config/load.js";
+import { ConfigManager } from "../config/manager.js";
+import type { Config } from "../config/schema.js";
+import { createLogger, SecretScrubber, type Logger } from "../log/logger.js";
+import { acquireInstanceLock, type InstanceLock } from "../store/lock.js";
+import { openDatabase, type Db } from "../store/db.js";
+import { allMigrations } from "../store/registry.js";
+import { EventBus } from "../core/event-bus.js";
+import { systemClock, type Clock } from "../core/clock.js";
+import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import { HttpServer } from "../gateway/http-server.js";
+import { ChannelRegistry } from "../channels/registry.js";
+import { collectSecrets } from "./secrets.js";
+import { buildServices, type DaemonParts } from "./services.js";
+
+export interface DaemonOptions {
+  configPath: string;
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+  /** Log destination (tests); stdout by default. */
+  logDestination?: NodeJS.WritableStream;
+  /** Watch the config file for changes (default true). */
+  watchConfig?: boolean;
+}
+
+/** A running daemon. */
+export class Daemon {
+  private services: Service[] = [];
+  private stopping: Promise<void> | undefined;
+  private ready = false;
+  address: AddressInfo | undefined;
+  parts!: DaemonParts;
+
+  private constructor(
+    readonly config: ConfigManager,
+    readonly logger: Logger,
+    readonly db: Db,
+    readonly ctx: CoreContext,
+    readonly http: HttpServer,
+    readonly channels: ChannelRegistry,
+    private lock: InstanceLock,
+  ) {}
+
+  /** Loads config and starts everything. Throws (with a one-line reason) when start fails. */
+  static async start(opts: DaemonOptions): Promise<Daemon> {
+    const env = opts.env ?? process.env;
+    const loaded = loadConfigFile(opts.configPath, env);
+    const scrubber = new SecretScrubber();
+    scrubber.set(collectSecrets(loaded.config));
+    const logger = createLogger({
+      level: loaded.config.log.level,
+      ...(loaded.config.log.pretty !== undefined ? { pretty: loaded.config.log.pretty } : {}),
+      scrubber,
+      ...(opts.logDestination ? { destination: opts.logDestination } : {}),
+    });
+    const manager = new ConfigManager(loaded.file, loaded.config, logger, env);
+    manager.onChange((next) => {
+      scrubber.set(collectSecrets(next));
+      logger.level = next.log.level;
+    });
+    const cfg = loaded.config;
+    checkGatewayBind(cfg);
+    const lock = acquireInstanceLock(cfg.data_dir);
+    let db: Db | undefined;
+    try {
+      db = openDatabase(cfg.data_dir, { migrations: allMigrations });
+      logger.info({ file: `${cfg.data_dir}/familiar.db` }, "store opened");
+      const bus = new EventBus();
+      manager.onError((message) => bus.emit("config.error", { message }));
+      const ctx: CoreContext = {
+        config: () => manager.get(),
+        onConfig: (fn) => manager.onChange(fn),
+        logger,
+        db,
+        clock: opts.clock ?? systemClock,
+        bus,
+        startedAt: Date.now(),
+      };
+      const channels = new ChannelRegistry();
+      let daemon: Daemon | undefined;
+      const http = new HttpServer(() => daemon?.health() ?? { status: "starting" });
+      daemon = new Daemon(manager, logger, db, ctx, http, channels, lock);
+      await daemon.startServices();
+      if (opts.watchConfig !== false) manager.watch();
+      return daemon;
+    } catch (err) {
+      db?.close();
+      lock.release();
+      throw err;
+    }
+  }
+
+  private async startServices(): Promise<void> {
+    const cfg = this.ctx.config();
+    const { parts, services } = await buildServices(this.ctx, this.http, this.channels, this.config);
+    this.parts = parts;
+    for (const s of services) {
+      const t0 = performance.now();
+      await s.start();
+      this.services.push(s);
+      this.logger.info({ service: s.name, ms: Math.round(performance.now() - t0) }, `${s.name} started`);
+    }
+    if (cfg.gateway.enabled) {
+      this.address = await this.http.listen(cfg.gateway.port, cfg.gateway.bind);
+      this.logger.info(
+        { bind: this.address.address, port: this.address.port },
+        `gateway listening on http://${cfg.gateway.bind}:${this.address.port}`,
+      );
+    }
+    this.ready = true;
+    this.logger.info({ ms: Math.round(performance.now()) }, "familiar is ready");
+  }
+
+  /** Aggregated health for `/healthz` (no secrets). */
+  health(): { status: string; [k: string]: unknown } {
+    const services: Record<string, ServiceHealth> = {};
+    let status = this.ready ? "ok" : "starting";
+    try {
+      this.db.prepare("SELECT 1").get();
+      services.store = { state: "ok" };
+    } catch (err) {
+      services.store = { state: "error", detail: (err as Error).message };
+      status = "degraded";
+    }
+    for (const s of this.services) {
+      try {
+        services[s.name] = s.health();
+      } catch (err) {
+        services[s.name] = { state: "error", detail: (err as Error).message };
+      }
+    }
+    return {
+      status,
+      uptime_s: Math.round((Date.now() - this.ctx.startedAt) / 1000),
+      pid: process.pid,
+      services,
+      channels: this.channels.statuses(),
+      config_error: this.config.error() ?? null,
+    };
+  }
+
+  /** Drains in-flight work (bounded by `shutdown_timeout_s`), stops services in reverse order, closes the store. */
+  stop(reason = "stop"): Promise<void> {
+    if (this.stopping) return this.stopping;
+    this.stopping = (async () => {
+      const timeoutMs = this.ctx.config().shutdown_timeout_s * 1000;
+      this.logger.info({ reason }, "shutting down: draining in-flight work");
+      this.ready = false;
+      await this.config.close();
+      await this.parts.host?.drain(timeoutMs).catch(() => undefined);
+      for (const s of [...this.services].reverse()) {
+        try {
+          await withTimeout(s.stop(), 5000, `${s.name} did not stop in 5 s`);
+        } catch (err) {
+          this.logger.warn({ service: s.name, err: (err as Error).message }, "service stop failed");
+        }
+      }
+      await this.http.close().catch(() => undefined);
+      try {
+        this.db.pragma("wal_checkpoint(TRUNCATE)");
+      } catch {
+        /* best effort */
+      }
+      this.db.close();
+      this.lock.release();
+      this.logger.info("stopped");
+    })();
+    return this.stopping;
+  }
+}
+
+function checkGatewayBind(cfg: Config): void {
+  const loopback =
+    ["127.0.0.1", "::1", "localhost"].includes(cfg.gateway.bind) || cfg.gateway.bind.startsWith("127.");
+  if (cfg.gateway.enabled && !loopback && !cfg.gateway.token) {
+    throw new Error(
+      `gateway.bind is ${cfg.gateway.bind} (not loopback) but gateway.token is not set: refusing to expose the gateway without a token`,
+    );
+  }
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error(message)), ms))),
+    ]);
+  } finally {
+    clearTimeout(t);
+  }
+}

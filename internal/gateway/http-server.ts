@@ -1,0 +1,80 @@
+/**
+ * The gateway's HTTP listener. One port serves everything: `/healthz` here; the gateway module
+ * registers its routes (websocket, /v1, /api, web chat, hooks) through `route`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type RouteHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+) => Promise<boolean | void> | boolean | void;
+
+export class HttpServer {
+  readonly server: Server;
+  private handlers: RouteHandler[] = [];
+  constructor(private healthz: () => { status: string; [k: string]: unknown }) {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 65_000;
+  }
+
+  /** Adds a handler; handlers run in order until one returns true (handled). */
+  route(h: RouteHandler): void {
+    this.handlers.push(h);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    try {
+      if (req.method === "GET" && url.pathname === "/healthz") {
+        const h = this.healthz();
+        sendJson(res, h.status === "ok" ? 200 : 503, h);
+        return;
+      }
+      for (const h of this.handlers) if (await h(req, res, url)) return;
+      sendJson(res, 404, {
+        error: { code: "not_found", message: `no route for ${req.method} ${url.pathname}` },
+      });
+    } catch (err) {
+      if (!res.headersSent)
+        sendJson(res, 500, { error: { code: "internal", message: (err as Error).message } });
+      else res.destroy();
+    }
+  }
+
+  async listen(port: number, host: string): Promise<AddressInfo> {
+    await new Promise<void>((resolve, reject) => {
+      const onErr = (err: Error): void => reject(err);
+      this.server.once("error", onErr);
+      this.server.listen(port, host, () => {
+        this.server.off("error", onErr);
+        resolve();
+      });
+    });
+    return this.server.address() as AddressInfo;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+}
+
+/** Writes a JSON response. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}

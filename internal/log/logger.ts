@@ -1,0 +1,96 @@
+/**
+ * Logging: pino JSON lines to stdout (journald-friendly), pretty output on a TTY.
+ * Secrets are redacted twice: by key path (pino `redact`) and by value (every known secret string is
+ * replaced wherever it appears, e.g. inside an HTTP error message or a config dump).
+ */
+import pino, { type Logger, type LevelWithSilent, type DestinationStream } from "pino";
+
+export type { Logger } from "pino";
+
+const REDACT_PATHS = [
+  "api_key",
+  "apiKey",
+  "token",
+  "secret",
+  "authorization",
+  "password",
+  "*.api_key",
+  "*.apiKey",
+  "*.token",
+  "*.secret",
+  "*.authorization",
+  "*.Authorization",
+  "*.password",
+  "*.*.api_key",
+  "*.*.token",
+  "*.*.secret",
+  "*.*.*.api_key",
+  "*.*.*.token",
+  "*.*.*.secret",
+  "headers.authorization",
+  "headers.Authorization",
+];
+
+/** Holds the set of secret values to scrub from every log line; updated on config reload. */
+export class SecretScrubber {
+  private secrets: string[] = [];
+  set(values: Iterable<string | undefined>): void {
+    this.secrets = [
+      ...new Set([...values].filter((v): v is string => typeof v === "string" && v.length >= 6)),
+    ].sort((a, b) => b.length - a.length);
+  }
+  scrub(line: string): string {
+    let out = line;
+    for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join("[REDACTED]");
+    return out;
+  }
+}
+
+export interface LoggerOptions {
+  level?: LevelWithSilent;
+  pretty?: boolean;
+  scrubber?: SecretScrubber;
+  /** Destination for lines; defaults to stdout. */
+  destination?: NodeJS.WritableStream;
+}
+
+/** Creates the root logger. The level can be changed later with `logger.level = ...`. */
+export function createLogger(opts: LoggerOptions = {}): Logger {
+  const scrubber = opts.scrubber ?? new SecretScrubber();
+  const out = opts.destination ?? process.stdout;
+  const pretty = opts.pretty ?? (out === process.stdout && process.stdout.isTTY === true);
+  const stream: DestinationStream = {
+    write(line: string) {
+      out.write(pretty ? prettyLine(scrubber.scrub(line)) : scrubber.scrub(line));
+    },
+  };
+  return pino(
+    {
+      level: opts.level ?? "info",
+      base: undefined,
+      redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    stream,
+  );
+}
+
+/** Minimal human format for TTYs; avoids loading pino-pretty's worker machinery on the hot path. */
+function prettyLine(json: string): string {
+  try {
+    const o = JSON.parse(json) as Record<string, unknown>;
+    const { time, level, msg, module, ...rest } = o;
+    const t = typeof time === "string" ? time.slice(11, 19) : "";
+    const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : "";
+    const mod = module ? `[${String(module)}] ` : "";
+    return `${t} ${String(level).toUpperCase().padEnd(5)} ${mod}${String(msg ?? "")}${extra}\n`;
+  } catch {
+    return json;
+  }
+}
+
+/** A logger that drops everything, for tests. */
+export function silentLogger(): Logger {
+  return pino({ level: "silent" });
+}

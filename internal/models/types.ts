@@ -1,0 +1,115 @@
+/**
+ * Model-facing types. Messages follow the OpenAI chat shape because every provider we reach speaks it.
+ */
+
+/** A content part of a user message (text or image for vision models). */
+export type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string; detail?: "auto" | "low" | "high" } };
+
+/** A tool call as the model emitted it; `arguments` is the raw JSON string. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A message sent to the model. */
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ContentPart[] }
+  | { role: "assistant"; content: string; tool_calls?: ToolCall[] }
+  | { role: "tool"; content: string; tool_call_id: string; name?: string };
+
+/** JSON-schema description of a tool for the model. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** Provider-independent token usage (see `normalizeUsage`). */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  reasoning: number;
+  total: number;
+}
+
+export const ZERO_USAGE: Usage = Object.freeze({
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  reasoning: 0,
+  total: 0,
+});
+
+/** One model call. */
+export interface ModelRequest {
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  /** `<provider>/<model>`; the router's primary chain when absent. */
+  model?: string;
+  maxTokens?: number;
+  temperature?: number;
+  signal?: AbortSignal;
+}
+
+/** Events of one streamed model call, in order; exactly one `done` ends a successful stream. */
+export type ModelStreamEvent =
+  | { type: "text"; delta: string }
+  | { type: "thinking"; delta: string }
+  /** Emitted once per call, complete, after the stream finished assembling it. */
+  | { type: "tool_call"; call: ToolCall }
+  | { type: "usage"; usage: Usage; raw: unknown }
+  | { type: "done"; finishReason: string; provider: string; model: string };
+
+/** Anything that can answer a model request: a provider, the echo model, or the router. */
+export interface ModelClient {
+  stream(req: ModelRequest): AsyncIterable<ModelStreamEvent>;
+}
+
+/** Classified model error codes. `*_UNREACHABLE` = could not talk to it; others = it refused. */
+export type ModelErrorCode =
+  | "MODEL_AUTH" // 401/403: fail fast
+  | "MODEL_BAD_REQUEST" // 400/404/422: fail fast
+  | "MODEL_CONTEXT_OVERFLOW" // prompt too long: compact and retry
+  | "MODEL_RATE_LIMIT" // 429
+  | "MODEL_SERVER" // 5xx
+  | "MODEL_TIMEOUT"
+  | "MODEL_UNREACHABLE" // connection refused / DNS / reset
+  | "MODEL_BAD_STREAM" // malformed or truncated stream
+  | "MODEL_ABORTED"
+  | "MODEL_NOT_CONFIGURED"
+  | "MODEL_ALL_FAILED";
+
+/** A typed model error. `retryAfterMs` carries the provider's `retry-after`. */
+export class ModelError extends Error {
+  constructor(
+    readonly code: ModelErrorCode,
+    message: string,
+    readonly info: {
+      provider?: string;
+      model?: string;
+      status?: number;
+      retryAfterMs?: number;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, { cause: info.cause });
+    this.name = "ModelError";
+  }
+  /** True for errors worth retrying or falling back on. */
+  get transient(): boolean {
+    return [
+      "MODEL_RATE_LIMIT",
+      "MODEL_SERVER",
+      "MODEL_TIMEOUT",
+      "MODEL_UNREACHABLE",
+      "MODEL_BAD_STREAM",
+    ].includes(this.code);
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * SQLite store: `<data_dir>/familiar.db`, WAL, synchronous=NORMAL (durable across a kill -9 of the
+ * process; a power cut may lose the last transactions but never corrupts). All pending migrations of
+ * every namespace are applied at open in ONE transaction, so a failed migration leaves the old schema.
+ */
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { MigrationSets } from "./migrations.js";
+
+export type Db = Database.Database;
+
+/** Store errors separate "disk full / read-only" (the user must act) from other failures. */
+export class StoreError extends Error {
+  constructor(
+    readonly code: "STORE_FULL" | "STORE_READONLY" | "STORE_BUSY" | "STORE_MIGRATION" | "STORE_ERROR",
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "StoreError";
+  }
+}
+
+/** Maps a raw better-sqlite3 error to a {@link StoreError} with a clear code. */
+export function classifyStoreError(err: unknown): StoreError {
+  if (err instanceof StoreError) return err;
+  const code = (err as { code?: string }).code ?? "";
+  const msg = (err as Error).message ?? String(err);
+  if (code === "SQLITE_FULL")
+    return new StoreError("STORE_FULL", `the disk holding the database is full: ${msg}`, { cause: err });
+  if (code.startsWith("SQLITE_READONLY") || code === "SQLITE_CANTOPEN" || code.startsWith("SQLITE_IOERR"))
+    return new StoreError("STORE_READONLY", `the database cannot be written: ${msg}`, { cause: err });
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
+    return new StoreError("STORE_BUSY", `the database is busy: ${msg}`, { cause: err });
+  return new StoreError("STORE_ERROR", msg, { cause: err });
+}
+
+export interface OpenStoreOptions {
+  /** Path of the db file, or `:memory:`. Defaults to `<dataDir>/familiar.db`. */
+  file?: string;
+  migrations: MigrationSets;
+}
+
+/** Opens the database, configures pragmas and applies pending migrations. */
+export function openDatabase(dataDir: string, opts: OpenStoreOptions): Db {
+  const file = opts.file ?? join(dataDir, "familiar.db");
+  if (file !== ":memory:") mkdirSync(dataDir, { recursive: true });
+  let db: Db;
+  try {
+    db = new Database(file);
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = ON");
+    db.pragma("busy_timeout = 5000");
+  } catch (err) {
+    throw classifyStoreError(err);
+  }
+  try {
+    applyMigrations(db, opts.migrations);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** Applies every pending migration in one transaction. Returns the ids applied. */
+export function applyMigrations(db: Db, sets: MigrationSets): string[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_version (
+    namespace TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`);
+  const getVersion = db.prepare<[string], { version: number }>(
+    "SELECT version FROM schema_version WHERE namespace = ?",
+  );
+  const setVersion = db.prepare(
+    "INSERT INTO schema_version (namespace, version, applied_at) VALUES (?, ?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version, applied_at = excluded.applied_at",
+  );
+  const applied: string[] = [];
+  const run = db.transaction(() => {
+    for (const [ns, list] of Object.entries(sets)) {
+      const current = getVersion.get(ns)?.version ?? 0;
+      let prev = 0;
+      for (const m of list) {
+        if (m.version <= prev)
+          throw new StoreError(
+            "STORE_MIGRATION",
+            `migrations of ${ns} are not strictly increasing at ${m.version}`,
+          );
+        prev = m.version;
+        if (m.version <= current) continue;
+        try {
+          db.exec(m.sql);
+        } catch (err) {
+          throw new StoreError(
+            "STORE_MIGRATION",
+            `migration ${ns}:${m.version} (${m.description}) failed: ${(err as Error).message}`,
+            { cause: err },
+          );
+        }
+        setVersion.run(ns, m.version, Date.now());
+        applied.push(`${ns}:${m.version}`);
+      }
+    }
+  });
+  run();
+  return applied;
+}

@@ -1,0 +1,76 @@
+/**
+ * Instance lock: `<data_dir>/familiar.lock` holds the pid of the daemon that owns the data dir.
+ * A lock whose pid is no longer alive is stale and taken over.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+/** Thrown when another live daemon owns the data dir. */
+export class InstanceLockedError extends Error {
+  readonly code = "INSTANCE_LOCKED";
+  constructor(
+    readonly lockFile: string,
+    readonly pid: number,
+  ) {
+    super(`another familiar daemon (pid ${pid}) is already running on this data dir (${lockFile})`);
+    this.name = "InstanceLockedError";
+  }
+}
+
+export interface InstanceLock {
+  file: string;
+  release(): void;
+}
+
+/** Acquires the lock or throws {@link InstanceLockedError}. */
+export function acquireInstanceLock(dataDir: string): InstanceLock {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, "familiar.lock");
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(file, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      let released = false;
+      return {
+        file,
+        release() {
+          if (released) return;
+          released = true;
+          try {
+            if (readFileSync(file, "utf8").trim() === String(process.pid)) unlinkSync(file);
+          } catch {
+            /* already gone */
+          }
+        },
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      let pid = NaN;
+      try {
+        pid = Number(readFileSync(file, "utf8").trim());
+      } catch {
+        continue; // vanished between open and read: retry
+      }
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+        throw new InstanceLockedError(file, pid);
+      }
+      // Stale (dead pid, garbage, or our own pid from a previous life): take it over.
+      try {
+        unlinkSync(file);
+      } catch {
+        /* raced with another taker; retry */
+      }
+    }
+  }
+  throw new Error(`could not acquire instance lock ${file}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

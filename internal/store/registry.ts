@@ -1,0 +1,10 @@
+/**
+ * Every migration namespace the daemon knows. Each module keeps its migrations in its own
+ * dependency-free `*-migrations.ts` file and adds one line here.
+ */
+import type { MigrationSets } from "./migrations.js";
+import { coreMigrations } from "./core-migrations.js";
+
+export const allMigrations: MigrationSets = {
+  core: coreMigrations,
+};

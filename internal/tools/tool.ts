@@ -1,0 +1,66 @@
+/**
+ * The tool interface. A tool declares a zod schema for its arguments (exported to the model as JSON
+ * schema); the runner validates arguments before `execute` and turns every failure into an error
+ * result the model sees, never a crashed turn.
+ */
+import type { z } from "zod";
+import type { Logger } from "../log/logger.js";
+
+/** Groups used by allow/deny lists (`group:fs`, ...). */
+export type ToolGroup =
+  "fs" | "exec" | "web" | "memory" | "messaging" | "cron" | "subagents" | "mcp" | "skills" | "time";
+
+/** Outcome of an approval request. */
+export type ApprovalDecision = "approved" | "denied" | "expired";
+
+export interface ApprovalRequest {
+  /** What will happen, shown to the owner, e.g. the shell command. */
+  summary: string;
+  kind: string;
+}
+
+/** Context given to every tool call. */
+export interface ToolContext {
+  sessionKey: string;
+  sessionId: string;
+  agentId: string;
+  /** Absolute, real path of the workspace. */
+  workspace: string;
+  /** Channel target of the session's origin (`telegram:123`), if any. */
+  replyTarget?: string;
+  requestId: string;
+  depth: number;
+  logger: Logger;
+  /** Asks the owner on the originating channel; resolves when decided or expired. Never hangs. */
+  requestApproval(req: ApprovalRequest): Promise<ApprovalDecision>;
+}
+
+/** A tool's structured result. Plain strings are accepted as `{ content }`. */
+export interface ToolResult {
+  content: string;
+  isError?: boolean;
+}
+
+export interface Tool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  group: ToolGroup;
+  schema: S;
+  execute(args: z.infer<S>, signal: AbortSignal, ctx: ToolContext): Promise<string | ToolResult>;
+}
+
+/** Helper that keeps the schema's type attached to `execute`. */
+export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
+  return tool;
+}
+
+/** Error with a code that tools throw for expected failures; the message goes to the model. */
+export class ToolError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ToolError";
+  }
+}
