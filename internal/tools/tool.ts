@@ -64,3 +64,21 @@ export class ToolError extends Error {
     this.name = "ToolError";
   }
 }
+
+/**
+ * What the agent loop needs from tools: the specs to send to the model and a way to run one call.
+ * Implemented by the tool registry (`internal/tools/registry.ts`).
+ */
+export interface ToolSet {
+  /** Tool specs for the model (JSON schema parameters). */
+  specs(): import("../models/types.js").ToolSpec[];
+  /**
+   * Runs one call. Never throws: unknown tools, invalid arguments (naming the bad field), thrown
+   * errors and aborts all come back as `{ isError: true }`. Results are size-capped.
+   */
+  execute(
+    call: import("../models/types.js").ToolCall,
+    signal: AbortSignal,
+    ctx: ToolContext,
+  ): Promise<ToolResult>;
+}
