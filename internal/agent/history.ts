@@ -1,0 +1,70 @@
+/**
+ * Turns stored messages into the model's message list, repairing what a crash can leave behind:
+ * an assistant tool-call message whose results were never stored gets "interrupted" results, so the
+ * provider never sees an unpaired tool call.
+ */
+import type { ChatMessage, ContentPart, ToolCall } from "../models/types.js";
+import type { StoredMessage } from "../session/session-store.js";
+
+export function toChatMessages(stored: readonly StoredMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  let open: { ids: Set<string>; names: Map<string, string> } | undefined;
+  const closeOpen = (): void => {
+    if (!open) return;
+    for (const id of open.ids)
+      out.push({
+        role: "tool",
+        tool_call_id: id,
+        name: open.names.get(id) ?? "tool",
+        content: "Error: interrupted (the daemon stopped before this tool finished).",
+      });
+    open = undefined;
+  };
+  for (const m of stored) {
+    if (m.role === "tool") {
+      if (open && m.tool_call_id && open.ids.has(m.tool_call_id)) {
+        open.ids.delete(m.tool_call_id);
+        out.push({
+          role: "tool",
+          tool_call_id: m.tool_call_id,
+          ...(m.tool_name ? { name: m.tool_name } : {}),
+          content: m.content,
+        });
+        if (open.ids.size === 0) open = undefined;
+      }
+      continue; // orphan tool results are dropped
+    }
+    closeOpen();
+    switch (m.role) {
+      case "user": {
+        if (m.parts) {
+          const parts = JSON.parse(m.parts) as ContentPart[];
+          out.push({ role: "user", content: parts });
+        } else out.push({ role: "user", content: m.content });
+        break;
+      }
+      case "assistant": {
+        if (m.status === "error") break;
+        const calls = m.tool_calls ? (JSON.parse(m.tool_calls) as ToolCall[]) : [];
+        if (calls.length > 0) {
+          out.push({ role: "assistant", content: m.content, tool_calls: calls });
+          open = { ids: new Set(calls.map((c) => c.id)), names: new Map(calls.map((c) => [c.id, c.name])) };
+        } else if (m.content) {
+          out.push({
+            role: "assistant",
+            content: m.status === "aborted" ? `${m.content}\n[interrupted]` : m.content,
+          });
+        }
+        break;
+      }
+      case "system":
+        out.push({ role: "system", content: m.content });
+        break;
+      case "event":
+        out.push({ role: "system", content: `[system event] ${m.content}` });
+        break;
+    }
+  }
+  closeOpen();
+  return out;
+}

@@ -1,0 +1,352 @@
+/**
+ * The agent loop: one function, with the model client, tools, history and signal passed in, that
+ * yields typed events (internal/agent/events.ts) and returns the outcome. It does no I/O of its own;
+ * persistence, compaction and loop detection plug in through `hooks`.
+ *
+ * Invariants:
+ * - tool calls of one model response run concurrently; every call gets exactly one result message;
+ * - a tool that throws or gets bad arguments becomes an error result, never a crashed turn;
+ * - an abort stops at once and keeps the partial text;
+ * - at `maxIterations` the turn ends with a short honest message.
+ */
+import type { AgentEvent, FinishReason } from "./events.js";
+import {
+  ModelError,
+  ZERO_USAGE,
+  type ChatMessage,
+  type ModelClient,
+  type ToolCall,
+  type Usage,
+} from "../models/types.js";
+import type { ToolContext, ToolResult, ToolSet } from "../tools/tool.js";
+
+/** Verdict of a loop guard on one tool call (see internal/agent/loop-detection). */
+export interface LoopGuardVerdict {
+  verdict: "ok" | "warning" | "critical" | "breaker";
+  message?: string;
+}
+
+export interface LoopGuard {
+  beforeCall(call: { name: string; args: unknown }): LoopGuardVerdict;
+  afterCall(call: { name: string; args: unknown }, result: string): void;
+}
+
+export interface LoopHooks {
+  /** Before every model call; may return replacement messages (pre-emptive compaction). */
+  beforeModelCall?(messages: ChatMessage[], iteration: number): Promise<ChatMessage[] | void>;
+  /** On a context-overflow error; returns compacted messages to retry with, or undefined to give up. */
+  onContextOverflow?(messages: ChatMessage[], attempt: number): Promise<ChatMessage[] | undefined>;
+  /** An assistant message is complete (with or without tool calls). */
+  onAssistantMessage?(m: {
+    content: string;
+    toolCalls: ToolCall[];
+    model?: string;
+    provider?: string;
+    finishReason: string;
+    usage?: Usage;
+  }): void;
+  /** A tool result is ready (in call order of completion). */
+  onToolResult?(m: { callId: string; name: string; content: string; isError: boolean }): void;
+  /** Usage of one model call. */
+  onUsage?(u: { usage: Usage; provider: string; model: string; raw: unknown }): void;
+  /** Wraps one tool execution (tracing). */
+  onToolCall?(call: ToolCall, run: () => Promise<ToolResult>): Promise<ToolResult>;
+}
+
+export interface LoopOptions {
+  runId: string;
+  model: ModelClient;
+  modelRef?: string;
+  tools: ToolSet;
+  messages: ChatMessage[];
+  signal: AbortSignal;
+  maxIterations: number;
+  maxTokens?: number;
+  temperature?: number;
+  toolContext: ToolContext;
+  loopGuard?: LoopGuard;
+  hooks?: LoopHooks;
+}
+
+export interface LoopOutcome {
+  text: string;
+  finishReason: FinishReason;
+  usage: Usage;
+  model?: string;
+  iterations: number;
+  error?: { code: string; message: string };
+}
+
+const MAX_OVERFLOW_RETRIES = 3;
+
+/** Runs one turn. Yields events; returns the outcome. Never throws for model or tool failures. */
+export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEvent, LoopOutcome> {
+  const { runId, signal, hooks = {} } = opts;
+  let messages = opts.messages;
+  let usage: Usage = { ...ZERO_USAGE };
+  let model: string | undefined;
+  let lastText = "";
+  const specs = opts.tools.specs();
+
+  for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
+    if (signal.aborted)
+      return {
+        text: lastText,
+        finishReason: "aborted",
+        usage,
+        ...(model ? { model } : {}),
+        iterations: iteration - 1,
+      };
+    const replaced = await hooks.beforeModelCall?.(messages, iteration);
+    if (replaced) messages = replaced;
+
+    let text = "";
+    let finishReason = "stop";
+    let provider: string | undefined;
+    let callUsage: Usage | undefined;
+    const calls: ToolCall[] = [];
+    let overflowAttempts = 0;
+    for (;;) {
+      try {
+        text = "";
+        calls.length = 0;
+        const req = {
+          messages,
+          ...(specs.length > 0 ? { tools: specs } : {}),
+          ...(opts.modelRef ? { model: opts.modelRef } : {}),
+          ...(opts.maxTokens ? { maxTokens: opts.maxTokens } : {}),
+          ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+          signal,
+        };
+        for await (const ev of opts.model.stream(req)) {
+          switch (ev.type) {
+            case "text":
+              text += ev.delta;
+              yield { type: "text_delta", runId, delta: ev.delta };
+              break;
+            case "thinking":
+              yield { type: "thinking_delta", runId, delta: ev.delta };
+              break;
+            case "tool_call":
+              calls.push(ev.call);
+              break;
+            case "usage":
+              callUsage = ev.usage;
+              break;
+            case "done":
+              finishReason = ev.finishReason;
+              provider = ev.provider;
+              model = `${ev.provider}/${ev.model}`;
+              break;
+          }
+        }
+        break;
+      } catch (err) {
+        if (signal.aborted || (err instanceof ModelError && err.code === "MODEL_ABORTED")) {
+          if (text) lastText = text;
+          return {
+            text: lastText,
+            finishReason: "aborted",
+            usage,
+            ...(model ? { model } : {}),
+            iterations: iteration,
+          };
+        }
+        if (
+          err instanceof ModelError &&
+          err.code === "MODEL_CONTEXT_OVERFLOW" &&
+          text === "" &&
+          hooks.onContextOverflow
+        ) {
+          overflowAttempts++;
+          if (overflowAttempts <= MAX_OVERFLOW_RETRIES) {
+            const compacted = await hooks
+              .onContextOverflow(messages, overflowAttempts)
+              .catch(() => undefined);
+            if (compacted) {
+              messages = compacted;
+              yield {
+                type: "notice",
+                runId,
+                kind: "compaction",
+                text: "Context was too long for the model: compacted the conversation and retried.",
+              };
+              continue;
+            }
+          }
+        }
+        const code = err instanceof ModelError ? err.code : "AGENT_ERROR";
+        const message = userMessageFor(err, overflowAttempts);
+        yield { type: "error", runId, code, message };
+        return {
+          text: text || lastText,
+          finishReason: "error",
+          usage,
+          ...(model ? { model } : {}),
+          iterations: iteration,
+          error: { code, message },
+        };
+      }
+    }
+    if (callUsage) {
+      usage = addUsage(usage, callUsage);
+      yield { type: "usage", runId, usage: callUsage, provider: provider ?? "", model: model ?? "" };
+      hooks.onUsage?.({
+        usage: callUsage,
+        provider: provider ?? "",
+        model: (model ?? "").split("/").slice(1).join("/"),
+        raw: undefined,
+      });
+    }
+    hooks.onAssistantMessage?.({
+      content: text,
+      toolCalls: calls,
+      ...(model ? { model } : {}),
+      ...(provider ? { provider } : {}),
+      finishReason: calls.length > 0 ? "tool_calls" : finishReason,
+      ...(callUsage ? { usage: callUsage } : {}),
+    });
+    messages = [
+      ...messages,
+      { role: "assistant", content: text, ...(calls.length > 0 ? { tool_calls: calls } : {}) },
+    ];
+
+    if (calls.length === 0) {
+      return {
+        text,
+        finishReason: finishReason === "length" ? "length" : "stop",
+        usage,
+        ...(model ? { model } : {}),
+        iterations: iteration,
+      };
+    }
+    if (text) yield { type: "iteration_text", runId, text };
+    lastText = text;
+
+    // Run this response's tool calls concurrently; yield results as they complete.
+    let breaker: string | undefined;
+    const results = new Map<string, { content: string; isError: boolean }>();
+    const pending = new Map<string, Promise<{ call: ToolCall; result: ToolResult; ms: number }>>();
+    for (const call of calls) {
+      const args = parseArgs(call.arguments);
+      yield { type: "tool_start", runId, callId: call.id, name: call.name, args };
+      const verdict = opts.loopGuard?.beforeCall({ name: call.name, args }) ?? { verdict: "ok" as const };
+      if (verdict.verdict === "breaker" || verdict.verdict === "critical") {
+        const why = verdict.message ?? "the same call repeated too often";
+        if (verdict.verdict === "breaker") breaker = why;
+        const content = `Blocked by loop detection: ${why}`;
+        results.set(call.id, { content, isError: true });
+        yield {
+          type: "tool_end",
+          runId,
+          callId: call.id,
+          name: call.name,
+          result: content,
+          isError: true,
+          durationMs: 0,
+        };
+        continue;
+      }
+      const started = Date.now();
+      const exec = (): Promise<ToolResult> => opts.tools.execute(call, signal, opts.toolContext);
+      const run = (hooks.onToolCall ? hooks.onToolCall(call, exec) : exec()).then((result) => {
+        opts.loopGuard?.afterCall({ name: call.name, args }, result.content);
+        const warned =
+          verdict.verdict === "warning" && verdict.message
+            ? { ...result, content: `${result.content}\n\n[loop detection warning] ${verdict.message}` }
+            : result;
+        return { call, result: warned, ms: Date.now() - started };
+      });
+      pending.set(call.id, run);
+    }
+    while (pending.size > 0) {
+      const done = await Promise.race(pending.values());
+      pending.delete(done.call.id);
+      results.set(done.call.id, { content: done.result.content, isError: done.result.isError === true });
+      yield {
+        type: "tool_end",
+        runId,
+        callId: done.call.id,
+        name: done.call.name,
+        result: done.result.content,
+        isError: done.result.isError === true,
+        durationMs: done.ms,
+      };
+    }
+    // Results go back in call order so the transcript is deterministic.
+    for (const call of calls) {
+      const r = results.get(call.id) ?? { content: "no result", isError: true };
+      hooks.onToolResult?.({ callId: call.id, name: call.name, content: r.content, isError: r.isError });
+      messages = [...messages, { role: "tool", tool_call_id: call.id, name: call.name, content: r.content }];
+    }
+    if (breaker) {
+      const msg = `I stopped because I was repeating the same action without progress (${breaker}). Tell me how you would like to continue.`;
+      yield { type: "notice", runId, kind: "loop_breaker", text: msg };
+      return {
+        text: msg,
+        finishReason: "loop_breaker",
+        usage,
+        ...(model ? { model } : {}),
+        iterations: iteration,
+      };
+    }
+    if (signal.aborted)
+      return {
+        text: lastText,
+        finishReason: "aborted",
+        usage,
+        ...(model ? { model } : {}),
+        iterations: iteration,
+      };
+  }
+  const msg = `I stopped after ${opts.maxIterations} steps without finishing. Say "continue" if you want me to keep going.`;
+  return {
+    text: lastText ? `${lastText}\n\n${msg}` : msg,
+    finishReason: "max_iterations",
+    usage,
+    ...(model ? { model } : {}),
+    iterations: opts.maxIterations,
+  };
+}
+
+/** Parses tool-call arguments; malformed JSON is passed on as the raw string (the registry reports it). */
+export function parseArgs(raw: string): unknown {
+  if (raw.trim() === "") return {};
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    reasoning: a.reasoning + b.reasoning,
+    total: a.total + b.total,
+  };
+}
+
+/** A short message the user can act on. */
+function userMessageFor(err: unknown, overflowAttempts: number): string {
+  if (err instanceof ModelError) {
+    switch (err.code) {
+      case "MODEL_AUTH":
+        return `The model provider rejected the credentials (${err.message}). Check the api_key in config.yaml.`;
+      case "MODEL_BAD_REQUEST":
+        return `The model provider refused the request: ${err.message}`;
+      case "MODEL_CONTEXT_OVERFLOW":
+        return overflowAttempts > 0
+          ? `The conversation is still too long for the model after ${overflowAttempts} compaction attempts. Use /new to start fresh.`
+          : `The conversation is too long for the model. Use /compact or /new.`;
+      case "MODEL_NOT_CONFIGURED":
+        return err.message;
+      default:
+        return `The model is unavailable right now (${err.message}). Please try again in a moment.`;
+    }
+  }
+  return `Something went wrong while answering: ${(err as Error).message ?? String(err)}`;
+}

@@ -1,0 +1,83 @@
+/**
+ * System prompt builder. Lean by design (a "hi" turn must stay far below OpenClaw's 49,000
+ * characters): identity and rules from the workspace files, skill names only, the time, the origin.
+ */
+import type { Config } from "../config/schema.js";
+import type { AgentDef } from "./agents.js";
+import { WorkspaceFiles } from "./workspace-files.js";
+
+/** Workspace files included in the full prompt, in this order. */
+export const PROMPT_FILES = [
+  "AGENTS.md",
+  "SOUL.md",
+  "IDENTITY.md",
+  "USER.md",
+  "TOOLS.md",
+  "MEMORY.md",
+] as const;
+/** Files of the light prompt (heartbeat, cron). */
+export const LIGHT_FILES = ["SOUL.md", "IDENTITY.md", "HEARTBEAT.md"] as const;
+
+export interface PromptInput {
+  config: Config;
+  agent: AgentDef;
+  light?: boolean;
+  originLabel?: string;
+  /** Compact skills list (names and one-line descriptions), from the skills loader. */
+  skillsSection?: string;
+  /** Names of the tools available this turn (to mention memory/skill usage only when present). */
+  toolNames?: readonly string[];
+  extra?: string;
+  now: number;
+}
+
+const BASE_RULES = `You are a personal assistant running inside Familiar, a self-hosted daemon, talking to your owner through a chat channel.
+Be concise and direct; use short markdown. Use tools when they help, and never invent tool results. Ask before doing anything destructive or irreversible.`;
+
+export class PromptBuilder {
+  constructor(private files = new WorkspaceFiles()) {}
+
+  build(input: PromptInput): string {
+    const { config, agent } = input;
+    const max = config.agents.defaults.workspace_file_max_chars;
+    const parts: string[] = [];
+    parts.push(
+      agent.description ? `${BASE_RULES}\nYour role (agent "${agent.id}"): ${agent.description}` : BASE_RULES,
+    );
+    const names = input.light ? LIGHT_FILES : PROMPT_FILES;
+    for (const name of names) {
+      const text = this.files.read(config.workspace, name, max);
+      if (text) parts.push(`## ${name}\n${text}`);
+    }
+    if (agent.system_prompt) parts.push(agent.system_prompt.trim());
+    if (!input.light && input.skillsSection) parts.push(input.skillsSection);
+    if (!input.light && input.toolNames?.includes("memory_write"))
+      parts.push("Save durable facts about the owner with memory_write; look things up with memory_search.");
+    if (input.extra) parts.push(input.extra.trim());
+    parts.push(`Now: ${formatNow(input.now, config.timezone)} (${config.timezone}).`);
+    if (input.originLabel) parts.push(`Message from: ${input.originLabel}.`);
+    return parts.join("\n\n");
+  }
+}
+
+const fmtCache = new Map<string, Intl.DateTimeFormat>();
+
+/** `Sun 2026-11-22 09:14` in the given zone. */
+export function formatNow(now: number, timeZone: string): string {
+  let fmt = fmtCache.get(timeZone);
+  if (!fmt) {
+    fmt = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      weekday: "short",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      hour12: false,
+    });
+    fmtCache.set(timeZone, fmt);
+  }
+  const p = Object.fromEntries(fmt.formatToParts(now).map((x) => [x.type, x.value]));
+  return `${p.weekday ?? ""} ${p.year}-${p.month}-${p.day} ${p.hour === "24" ? "00" : p.hour}:${p.minute}`;
+}

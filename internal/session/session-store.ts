@@ -1,0 +1,243 @@
+/**
+ * Sessions and messages in SQLite (core tables). Invariants:
+ * - a session key resolves to exactly one live session through `session_heads`;
+ * - messages are appended in order and never rewritten, except that a message's status may change;
+ * - reset and compaction create new sessions; old ones stay readable.
+ */
+import { randomUUID } from "node:crypto";
+import type { Db } from "../store/db.js";
+import type { ToolCall, Usage } from "../models/types.js";
+
+export type StoredRole = "user" | "assistant" | "tool" | "system" | "event";
+export type MessageStatus = "ok" | "aborted" | "error" | "summary" | "pending";
+
+export interface SessionRow {
+  id: string;
+  key: string;
+  agent_id: string;
+  created_at: number;
+  updated_at: number;
+  archived_at: number | null;
+  parent_id: string | null;
+  successor_id: string | null;
+  reset_reason: string | null;
+  model_override: string | null;
+  compact_strategy: string | null;
+  compact_keep_last_n: number | null;
+  compact_observation_mask: number | null;
+  compact_summary_model: string | null;
+  origin: string | null;
+  meta: string | null;
+}
+
+export interface StoredMessage {
+  id: number;
+  session_id: string;
+  role: StoredRole;
+  content: string;
+  parts: string | null;
+  tool_calls: string | null;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  model: string | null;
+  finish_reason: string | null;
+  status: MessageStatus;
+  usage: string | null;
+  request_id: string | null;
+  created_at: number;
+}
+
+export interface NewMessage {
+  role: StoredRole;
+  content: string;
+  parts?: unknown;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+  toolName?: string;
+  model?: string;
+  finishReason?: string;
+  status?: MessageStatus;
+  usage?: Usage;
+  requestId?: string;
+}
+
+export interface SessionCreateOptions {
+  compactStrategy?: string;
+  compactKeepLastN?: number;
+  compactObservationMask?: boolean;
+  compactSummaryModel?: string;
+  origin?: string;
+  meta?: Record<string, unknown>;
+}
+
+/** Prepared-statement access to sessions and messages. One instance per db. */
+export class SessionStore {
+  private s;
+  constructor(
+    readonly db: Db,
+    private now: () => number = Date.now,
+  ) {
+    this.s = {
+      head: db.prepare<[string], SessionRow>(
+        "SELECT s.* FROM session_heads h JOIN sessions s ON s.id = h.session_id WHERE h.key = ?",
+      ),
+      byId: db.prepare<[string], SessionRow>("SELECT * FROM sessions WHERE id = ?"),
+      insertSession: db.prepare(
+        `INSERT INTO sessions (id, key, agent_id, created_at, updated_at, parent_id, reset_reason, model_override,
+           compact_strategy, compact_keep_last_n, compact_observation_mask, compact_summary_model, origin, meta)
+         VALUES (@id, @key, @agent_id, @now, @now, @parent_id, @reset_reason, @model_override, @compact_strategy,
+           @compact_keep_last_n, @compact_observation_mask, @compact_summary_model, @origin, @meta)`,
+      ),
+      setHead: db.prepare(
+        "INSERT INTO session_heads (key, session_id) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET session_id = excluded.session_id",
+      ),
+      insertMessage: db.prepare(
+        `INSERT INTO messages (session_id, role, content, parts, tool_calls, tool_call_id, tool_name, model, finish_reason,
+           status, usage, request_id, created_at)
+         VALUES (@session_id, @role, @content, @parts, @tool_calls, @tool_call_id, @tool_name, @model, @finish_reason,
+           @status, @usage, @request_id, @created_at)`,
+      ),
+      touch: db.prepare("UPDATE sessions SET updated_at = ? WHERE id = ?"),
+      setStatus: db.prepare("UPDATE messages SET status = ? WHERE id = ?"),
+      messages: db.prepare<[string], StoredMessage>(
+        "SELECT * FROM messages WHERE session_id = ? ORDER BY id",
+      ),
+      messagesPage: db.prepare<[string, number, number], StoredMessage>(
+        "SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+      ),
+      count: db.prepare<[string], { n: number; chars: number }>(
+        "SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(content) + COALESCE(LENGTH(tool_calls), 0)), 0) AS chars FROM messages WHERE session_id = ?",
+      ),
+      setModel: db.prepare("UPDATE sessions SET model_override = ?, updated_at = ? WHERE id = ?"),
+      listByKeyPrefix: db.prepare<[string, number], SessionRow & { message_count: number }>(
+        `SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count
+         FROM session_heads h JOIN sessions s ON s.id = h.session_id WHERE h.key LIKE ? ESCAPE '\\'
+         ORDER BY s.updated_at DESC LIMIT ?`,
+      ),
+      listByAgent: db.prepare<[string, number], SessionRow & { message_count: number }>(
+        `SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count
+         FROM sessions s WHERE s.agent_id = ? ORDER BY s.updated_at DESC LIMIT ?`,
+      ),
+      deleteSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
+      deleteHeadsFor: db.prepare("DELETE FROM session_heads WHERE session_id = ?"),
+    };
+  }
+
+  /** The live session of a key, if any. */
+  head(key: string): SessionRow | undefined {
+    return this.s.head.get(key);
+  }
+
+  get(id: string): SessionRow | undefined {
+    return this.s.byId.get(id);
+  }
+
+  /** The live session of `key`, creating it for `agentId` when absent. */
+  ensure(key: string, agentId: string, opts: SessionCreateOptions = {}): SessionRow {
+    const existing = this.s.head.get(key);
+    if (existing) return existing;
+    return this.create(key, agentId, opts);
+  }
+
+  /** Creates a new session and makes it the head of its key. */
+  create(
+    key: string,
+    agentId: string,
+    opts: SessionCreateOptions & { parentId?: string; resetReason?: string; modelOverride?: string } = {},
+  ): SessionRow {
+    const id = randomUUID();
+    const run = this.db.transaction(() => {
+      this.s.insertSession.run({
+        id,
+        key,
+        agent_id: agentId,
+        now: this.now(),
+        parent_id: opts.parentId ?? null,
+        reset_reason: opts.resetReason ?? null,
+        model_override: opts.modelOverride ?? null,
+        compact_strategy: opts.compactStrategy ?? null,
+        compact_keep_last_n: opts.compactKeepLastN ?? null,
+        compact_observation_mask:
+          opts.compactObservationMask === undefined ? null : opts.compactObservationMask ? 1 : 0,
+        compact_summary_model: opts.compactSummaryModel ?? null,
+        origin: opts.origin ?? null,
+        meta: opts.meta ? JSON.stringify(opts.meta) : null,
+      });
+      this.s.setHead.run(key, id);
+    });
+    run();
+    const row = this.s.byId.get(id);
+    if (!row) throw new Error(`session ${id} vanished after insert`);
+    return row;
+  }
+
+  /** `/new`: a fresh session under the same key. The previous one stays readable. */
+  reset(key: string, agentId: string, reason = "reset"): SessionRow {
+    return this.create(key, agentId, { resetReason: reason });
+  }
+
+  /** Appends a message; returns its id. Durable when this returns (WAL commit). */
+  append(sessionId: string, m: NewMessage): number {
+    const now = this.now();
+    const info = this.s.insertMessage.run({
+      session_id: sessionId,
+      role: m.role,
+      content: m.content,
+      parts: m.parts === undefined ? null : JSON.stringify(m.parts),
+      tool_calls: m.toolCalls && m.toolCalls.length > 0 ? JSON.stringify(m.toolCalls) : null,
+      tool_call_id: m.toolCallId ?? null,
+      tool_name: m.toolName ?? null,
+      model: m.model ?? null,
+      finish_reason: m.finishReason ?? null,
+      status: m.status ?? "ok",
+      usage: m.usage ? JSON.stringify(m.usage) : null,
+      request_id: m.requestId ?? null,
+      created_at: now,
+    });
+    this.s.touch.run(now, sessionId);
+    return Number(info.lastInsertRowid);
+  }
+
+  setStatus(messageId: number, status: MessageStatus): void {
+    this.s.setStatus.run(status, messageId);
+  }
+
+  /** All messages of a session, oldest first. */
+  messages(sessionId: string): StoredMessage[] {
+    return this.s.messages.all(sessionId);
+  }
+
+  /** A page of messages after `afterId`, oldest first. */
+  page(sessionId: string, afterId: number, limit: number): StoredMessage[] {
+    return this.s.messagesPage.all(sessionId, afterId, limit);
+  }
+
+  stats(sessionId: string): { messages: number; chars: number } {
+    const r = this.s.count.get(sessionId);
+    return { messages: r?.n ?? 0, chars: r?.chars ?? 0 };
+  }
+
+  setModelOverride(sessionId: string, model: string | null): void {
+    this.s.setModel.run(model, this.now(), sessionId);
+  }
+
+  /** Live sessions whose key starts with `prefix` (all when empty), most recent first. */
+  list(prefix = "", limit = 100): (SessionRow & { message_count: number })[] {
+    const like = prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
+    return this.s.listByKeyPrefix.all(like, limit);
+  }
+
+  /** All sessions (live and archived) of an agent, most recent first. */
+  listByAgent(agentId: string, limit = 100): (SessionRow & { message_count: number })[] {
+    return this.s.listByAgent.all(agentId, limit);
+  }
+
+  /** Deletes a session and its messages (cascade). Its key then has no head unless another session exists. */
+  delete(sessionId: string): boolean {
+    const run = this.db.transaction(() => {
+      this.s.deleteHeadsFor.run(sessionId);
+      return this.s.deleteSession.run(sessionId).changes > 0;
+    });
+    return run();
+  }
+}
