@@ -4,7 +4,9 @@
  */
 import type { MigrationSets } from "./migrations.js";
 import { coreMigrations } from "./core-migrations.js";
+import { subagentMigrations } from "../agent/subagents/subagent-migrations.js";
 
 export const allMigrations: MigrationSets = {
   core: coreMigrations,
+  subagents: subagentMigrations,
 };

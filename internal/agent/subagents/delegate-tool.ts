@@ -1,0 +1,128 @@
+/**
+ * The `delegate` tool: hand a message to another agent, synchronously or as a persisted async task;
+ * `status` and `cancel` manage async tasks. The depth limit is an error result, never a crash.
+ */
+import { z } from "zod";
+import { defineTool, ToolError, type Tool } from "../../tools/tool.js";
+import type { CoreContext } from "../../core/context.js";
+import { listAgents, type AgentSource } from "../agents.js";
+import { formatCapabilities, matchCapabilities } from "./capabilities.js";
+import type { SubagentTaskManager } from "./task-manager.js";
+
+const schema = z.object({
+  action: z
+    .enum(["run", "status", "cancel"])
+    .default("run")
+    .describe("run a task, or check/cancel an async one"),
+  agent: z.string().optional().describe("agent id; chosen by capability match when omitted"),
+  message: z.string().optional().describe("the task for the agent (action run)"),
+  mode: z
+    .enum(["sync", "async"])
+    .default("sync")
+    .describe("sync waits for the answer; async returns a task id"),
+  model: z.string().optional().describe("model override <provider>/<model>"),
+  task_id: z.string().optional().describe("task id (actions status, cancel)"),
+});
+
+export function createDelegateTool(
+  ctx: CoreContext,
+  tasks: SubagentTaskManager,
+  sources: AgentSource[] = [],
+): Tool<typeof schema> {
+  return defineTool({
+    name: "delegate",
+    group: "subagents",
+    description:
+      "Delegate a task to another agent (see the agents list in your instructions). mode=async runs it in the background and reports back later.",
+    schema,
+    async execute(args, signal, tctx) {
+      const cfg = ctx.config();
+      if (args.action === "status") {
+        if (!args.task_id) {
+          const recent = tasks.recent(tctx.sessionKey);
+          if (recent.length === 0) return "No background tasks for this session.";
+          return recent
+            .map(
+              (t) =>
+                `${t.id} ${t.agent_id} ${t.status}${t.announce_status === "failed" ? " (announcement failed)" : ""}`,
+            )
+            .join("\n");
+        }
+        const t = tasks.status(args.task_id);
+        if (!t) throw new ToolError("TASK_NOT_FOUND", `no task ${args.task_id}`);
+        const out = t.result ? `\nresult: ${t.result.slice(0, 4000)}` : "";
+        return `task ${t.id}: agent ${t.agent_id}, status ${t.status}${t.error ? `, error: ${t.error}` : ""}${out}`;
+      }
+      if (args.action === "cancel") {
+        if (!args.task_id) throw new ToolError("TASK_ID_REQUIRED", "task_id: required for cancel");
+        return tasks.cancel(args.task_id)
+          ? `task ${args.task_id} cancelled`
+          : `task ${args.task_id} is not running`;
+      }
+      if (!args.message) throw new ToolError("MESSAGE_REQUIRED", "message: required for run");
+      const depth = tctx.depth + 1;
+      const max = cfg.agents.defaults.subagents.max_depth;
+      if (depth > max)
+        throw new ToolError(
+          "recursion_depth_exceeded",
+          `recursion_depth_exceeded: delegation depth ${depth} exceeds the limit of ${max}`,
+        );
+      const agents = listAgents(cfg, sources).filter((a) => a.id !== tctx.agentId);
+      let agentId = args.agent;
+      if (!agentId) {
+        const best = matchCapabilities(agents, args.message)[0];
+        if (!best)
+          throw new ToolError(
+            "NO_MATCHING_AGENT",
+            "no agent's capabilities match this task; name an agent explicitly",
+          );
+        agentId = best.agentId;
+      } else if (!listAgents(cfg, sources).some((a) => a.id === agentId)) {
+        throw new ToolError(
+          "AGENT_UNKNOWN",
+          `agent: unknown agent "${agentId}" (known: ${agents.map((a) => a.id).join(", ") || "none"})`,
+        );
+      }
+      const model = args.model ?? cfg.agents.defaults.subagents.model;
+      const req = {
+        agentId,
+        message: args.message,
+        ...(model ? { model } : {}),
+        depth,
+        parentRequestId: tctx.requestId,
+        originSessionKey: tctx.sessionKey,
+        originAgentId: tctx.agentId,
+        ...(tctx.replyTarget
+          ? { replyTarget: tctx.replyTarget, originChannel: tctx.replyTarget.split(":")[0] ?? "" }
+          : {}),
+        signal,
+      };
+      if (args.mode === "async") {
+        const id = tasks.startAsync(req);
+        return `Started background task ${id} on agent ${agentId}. Its result will be announced here when it finishes.`;
+      }
+      const out = await tasks.runSync(req);
+      if (!out.ok)
+        throw new ToolError(
+          "SUBAGENT_FAILED",
+          `agent ${agentId} failed: ${out.error ?? "unknown error"}${out.text ? `\npartial output: ${out.text}` : ""}`,
+        );
+      return `[${agentId}] ${out.text}`;
+    },
+  });
+}
+
+/** A short prompt section listing delegate targets and their capabilities. */
+export function subagentsPromptSection(
+  ctx: CoreContext,
+  selfId: string,
+  sources: AgentSource[] = [],
+): string | undefined {
+  const others = listAgents(ctx.config(), sources).filter((a) => a.id !== selfId);
+  if (others.length === 0) return undefined;
+  const lines = others.map((a) => {
+    const caps = formatCapabilities(a.capabilities);
+    return `- ${a.id}${a.description ? `: ${a.description}` : ""}${caps ? ` — ${caps}` : ""}`;
+  });
+  return `Agents you can delegate to (delegate tool):\n${lines.join("\n")}`;
+}
