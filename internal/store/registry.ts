@@ -5,8 +5,10 @@
 import type { MigrationSets } from "./migrations.js";
 import { coreMigrations } from "./core-migrations.js";
 import { subagentMigrations } from "../agent/subagents/subagent-migrations.js";
+import { engineMigrations } from "../agent/engines/engine-migrations.js";
 
 export const allMigrations: MigrationSets = {
   core: coreMigrations,
   subagents: subagentMigrations,
+  engines: engineMigrations,
 };

@@ -1,0 +1,127 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
+import { createAgentHost } from "../host.js";
+import { ClaudeCliEngine } from "./claude-cli-engine.js";
+import type { AgentEvent } from "../events.js";
+import type { ModelClient, Usage } from "../../models/types.js";
+
+const FAKE = resolve("test/fakes/fake-claude.mjs");
+// The primary model is never called when the agent's engine is claude-cli.
+const unusedModel: ModelClient = {
+  // eslint-disable-next-line require-yield
+  async *stream() {
+    throw new Error("the model client must not be called for a claude-cli agent");
+  },
+};
+const normalize = (raw: unknown): Usage => {
+  const u = raw as {
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_input_tokens: number;
+    cache_creation_input_tokens: number;
+  };
+  return {
+    input: u.input_tokens,
+    output: u.output_tokens,
+    cacheRead: u.cache_read_input_tokens,
+    cacheWrite: u.cache_creation_input_tokens,
+    reasoning: 0,
+    total: u.input_tokens + u.output_tokens,
+  };
+};
+
+describe("claude-cli engine", () => {
+  let core: TestCore;
+  let engine: ClaudeCliEngine;
+  let state: string;
+  beforeEach(() => {
+    state = mkdtempSync(join(tmpdir(), "fake-claude-"));
+    process.env.FAKE_CLAUDE_STATE = state;
+    core = createTestCore({ agents: { main: { engine: "claude-cli" } } });
+    engine = newEngine(true);
+  });
+  afterEach(() => {
+    engine.close();
+    core.close();
+  });
+  function newEngine(partial: boolean): ClaudeCliEngine {
+    return new ClaudeCliEngine({
+      command: FAKE,
+      extraArgs: [],
+      idleTtlMs: 60_000,
+      partialMessages: partial,
+      cwd: core.dir,
+      db: core.db,
+      logger: core.ctx.logger,
+      normalizeUsage: normalize,
+    });
+  }
+  function host(e = engine) {
+    return createAgentHost({
+      ctx: core.ctx,
+      model: unusedModel,
+      engines: { "claude-cli": e.engine() },
+      onReset: (k) => e.reset(k),
+    });
+  }
+
+  it("streams partial deltas, records usage and returns the result text", async () => {
+    const h = host();
+    const events: AgentEvent[] = [];
+    const r = await h.submit({ channel: "test", sessionKey: "agent:main:test:dm:1", text: "hello" }, (e) =>
+      events.push(e),
+    ).result;
+    expect(r.finishReason).toBe("stop");
+    expect(r.text).toMatch(/^turn 1 in .*: hello$/);
+    const deltas = events.filter((e) => e.type === "text_delta");
+    expect(deltas.length).toBeGreaterThan(2);
+    expect(deltas.map((e) => (e.type === "text_delta" ? e.delta : "")).join("")).toBe(r.text);
+    const usage = core.db.prepare("SELECT provider, input, output, cache_read FROM usage").all();
+    expect(usage).toEqual([{ provider: "claude-cli", input: 101, output: 20, cache_read: 50 }]);
+  });
+
+  it("emits tool events and reports error results and malformed lines without crashing", async () => {
+    const h = host();
+    const events: AgentEvent[] = [];
+    const r1 = await h.submit({ channel: "test", sessionKey: "k1", text: "MALFORMED TOOL please" }, (e) =>
+      events.push(e),
+    ).result;
+    expect(r1.finishReason).toBe("stop");
+    expect(events.some((e) => e.type === "tool_start" && e.name === "Bash")).toBe(true);
+    expect(events.some((e) => e.type === "tool_end" && e.result === "file.txt")).toBe(true);
+    const r2 = await h.submit({ channel: "test", sessionKey: "k1", text: "ERROR now" }).result;
+    expect(r2.finishReason).toBe("error");
+    expect(r2.text).toContain("simulated failure");
+  });
+
+  it("resumes its session after the subprocess is killed or crashes, and /new starts fresh", async () => {
+    const h = host();
+    const key = "agent:main:test:dm:2";
+    const a = await h.submit({ channel: "test", sessionKey: key, text: "one" }).result;
+    const sid = /in (\S+):/.exec(a.text)?.[1];
+    expect(sid).toBeTruthy();
+    engine.close(); // simulate an idle reap / kill
+    const b = await h.submit({ channel: "test", sessionKey: key, text: "two" }).result;
+    expect(b.text).toBe(`turn 2 in ${sid}: two`);
+    const crash = await h.submit({ channel: "test", sessionKey: key, text: "CRASH" }).result;
+    expect(crash.finishReason).toBe("error");
+    expect(crash.text).toMatch(/stopped unexpectedly.*restarted/);
+    // A daemon restart: a new engine over the same db resumes too.
+    engine.close();
+    engine = newEngine(false);
+    const c = await host(engine).submit({ channel: "test", sessionKey: key, text: "three" }).result;
+    expect(c.text).toBe(`turn 3 in ${sid}: three`);
+    const argv = readFileSync(join(state, "argv.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as string[]);
+    expect(argv.at(-1)).toContain("--resume");
+    host(engine).reset(key);
+    const d = await host(engine).submit({ channel: "test", sessionKey: key, text: "fresh" }).result;
+    expect(d.text).toMatch(/^turn 1 in /);
+    expect(d.text).not.toContain(sid as string);
+  });
+});

@@ -1,0 +1,274 @@
+/**
+ * The `claude-cli` engine (reference: StreamingCLIAgent): one long-lived
+ * `claude -p --input-format stream-json --output-format stream-json --verbose` subprocess per session,
+ * reaped after an idle TTL. Unlike the reference, the CLI's session id is persisted per session key, so
+ * after a reap, a crash or a daemon restart the next turn resumes with `--resume <id>`.
+ * Protocol details: docs/claude-cli.md.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { Db } from "../../store/db.js";
+import type { Logger } from "../../log/logger.js";
+import type { Engine } from "../host.js";
+import type { AgentEvent } from "../events.js";
+import type { LoopOutcome } from "../loop.js";
+import { ZERO_USAGE, type Usage } from "../../models/types.js";
+import { resolveCommand } from "./cli-engine.js";
+import { parseClaudeLine, type ClaudeLine } from "./claude-stream.js";
+
+export interface ClaudeCliOptions {
+  command: string;
+  model?: string;
+  extraArgs: string[];
+  mcpConfig?: string;
+  systemPrompt?: string;
+  idleTtlMs: number;
+  partialMessages: boolean;
+  cwd: string;
+  db: Db;
+  logger: Logger;
+  normalizeUsage: (raw: unknown) => Usage;
+}
+
+interface Proc {
+  child: ChildProcessWithoutNullStreams;
+  lines: AsyncIterator<string>;
+  idleTimer?: NodeJS.Timeout;
+  busy: boolean;
+  dead: boolean;
+  stderr: string;
+}
+
+/** Persisted CLI session ids per session key. */
+class ClaudeSessionIds {
+  private get;
+  private set;
+  private del;
+  constructor(db: Db) {
+    this.get = db.prepare<[string], { cli_session_id: string }>(
+      "SELECT cli_session_id FROM claude_sessions WHERE session_key = ?",
+    );
+    this.set = db.prepare(
+      "INSERT INTO claude_sessions (session_key, cli_session_id, updated_at) VALUES (?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET cli_session_id = excluded.cli_session_id, updated_at = excluded.updated_at",
+    );
+    this.del = db.prepare("DELETE FROM claude_sessions WHERE session_key = ?");
+  }
+  load(key: string): string | undefined {
+    return this.get.get(key)?.cli_session_id;
+  }
+  save(key: string, id: string): void {
+    this.set.run(key, id, Date.now());
+  }
+  clear(key: string): void {
+    this.del.run(key);
+  }
+}
+
+export class ClaudeCliEngine {
+  private procs = new Map<string, Proc>();
+  private ids: ClaudeSessionIds;
+  private bin: string;
+
+  constructor(private opts: ClaudeCliOptions) {
+    this.bin = resolveCommand(opts.command);
+    this.ids = new ClaudeSessionIds(opts.db);
+  }
+
+  /** `/new`: forget the CLI session of a key and stop its subprocess. */
+  reset(sessionKey: string): void {
+    this.ids.clear(sessionKey);
+    this.kill(sessionKey);
+  }
+
+  /** Stops every subprocess (daemon shutdown). */
+  close(): void {
+    for (const key of [...this.procs.keys()]) this.kill(key);
+  }
+
+  /** Number of live subprocesses. */
+  liveCount(): number {
+    return this.procs.size;
+  }
+
+  private kill(sessionKey: string): void {
+    const p = this.procs.get(sessionKey);
+    if (!p) return;
+    this.procs.delete(sessionKey);
+    if (p.idleTimer) clearTimeout(p.idleTimer);
+    p.dead = true;
+    p.child.kill("SIGTERM");
+  }
+
+  private spawnFor(sessionKey: string, model?: string): Proc {
+    const args = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"];
+    if (this.opts.partialMessages) args.push("--include-partial-messages");
+    const m = model ?? this.opts.model;
+    if (m) args.push("--model", m);
+    if (this.opts.mcpConfig) args.push("--mcp-config", this.opts.mcpConfig);
+    if (this.opts.systemPrompt) args.push("--append-system-prompt", this.opts.systemPrompt);
+    const resume = this.ids.load(sessionKey);
+    if (resume) args.push("--resume", resume);
+    args.push(...this.opts.extraArgs);
+    const child = spawn(this.bin, args, { cwd: this.opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const rl = createInterface({ input: child.stdout, crlfDelay: Infinity });
+    const proc: Proc = { child, lines: rl[Symbol.asyncIterator](), busy: false, dead: false, stderr: "" };
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      proc.stderr = (proc.stderr + d).slice(-2000);
+    });
+    child.on("exit", (code, signal) => {
+      proc.dead = true;
+      if (this.procs.get(sessionKey) === proc) this.procs.delete(sessionKey);
+      this.opts.logger.info({ sessionKey, code, signal }, "claude-cli subprocess exited");
+    });
+    child.on("error", (err) => {
+      proc.dead = true;
+      proc.stderr += err.message;
+    });
+    child.stdin.on("error", () => undefined);
+    this.procs.set(sessionKey, proc);
+    this.opts.logger.info({ sessionKey, resume: resume ?? null }, "claude-cli subprocess started");
+    return proc;
+  }
+
+  private armIdle(sessionKey: string, proc: Proc): void {
+    if (proc.idleTimer) clearTimeout(proc.idleTimer);
+    proc.idleTimer = setTimeout(() => {
+      if (!proc.busy) {
+        this.opts.logger.info({ sessionKey }, "claude-cli subprocess idle: reaping");
+        this.kill(sessionKey);
+      }
+    }, this.opts.idleTtlMs);
+    proc.idleTimer.unref();
+  }
+
+  /** The Engine function for the host. */
+  engine(): Engine {
+    const self = this;
+    return async function* claudeEngine(loop): AsyncGenerator<AgentEvent, LoopOutcome> {
+      const { runId, sessionKey } = loop;
+      const last = [...loop.messages].reverse().find((m) => m.role === "user" || m.role === "system");
+      const text =
+        typeof last?.content === "string"
+          ? last.content
+          : (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
+      let proc = self.procs.get(sessionKey);
+      if (!proc || proc.dead)
+        proc = self.spawnFor(sessionKey, loop.modelRef?.split("/").slice(1).join("/") || undefined);
+      proc.busy = true;
+      if (proc.idleTimer) clearTimeout(proc.idleTimer);
+      const line = JSON.stringify({
+        type: "user",
+        message: { role: "user", content: [{ type: "text", text }] },
+      });
+      proc.child.stdin.write(`${line}\n`);
+      const onAbort = (): void => {
+        // Claude Code has no in-band cancel: stop the subprocess; the next turn resumes the session.
+        self.kill(sessionKey);
+      };
+      loop.signal.addEventListener("abort", onAbort, { once: true });
+      let streamed = "";
+      let sawPartial = false;
+      let final = undefined as Extract<ClaudeLine, { kind: "result" }> | undefined;
+      let usage: Usage = { ...ZERO_USAGE };
+      try {
+        for (;;) {
+          const next = await proc.lines.next();
+          if (next.done) break;
+          const parsed = parseClaudeLine(next.value);
+          if (!parsed) {
+            self.opts.logger.warn({ line: next.value.slice(0, 200) }, "claude-cli: malformed line skipped");
+            continue;
+          }
+          if (parsed.sessionId) self.ids.save(sessionKey, parsed.sessionId);
+          switch (parsed.kind) {
+            case "init":
+              break;
+            case "partial_text":
+              sawPartial = true;
+              streamed += parsed.text;
+              yield { type: "text_delta", runId, delta: parsed.text };
+              break;
+            case "partial_thinking":
+              yield { type: "thinking_delta", runId, delta: parsed.text };
+              break;
+            case "assistant":
+              if (parsed.thinking && !sawPartial)
+                yield { type: "thinking_delta", runId, delta: parsed.thinking };
+              for (const t of parsed.toolUses)
+                yield { type: "tool_start", runId, callId: t.id, name: t.name, args: t.input };
+              if (parsed.text && !sawPartial) {
+                streamed += parsed.text;
+                yield { type: "text_delta", runId, delta: parsed.text };
+              }
+              if (parsed.toolUses.length > 0 && parsed.text)
+                yield { type: "iteration_text", runId, text: parsed.text };
+              sawPartial = false;
+              break;
+            case "tool_result":
+              for (const r of parsed.results)
+                yield {
+                  type: "tool_end",
+                  runId,
+                  callId: r.id,
+                  name: r.name ?? "tool",
+                  result: r.content,
+                  isError: r.isError,
+                  durationMs: 0,
+                };
+              break;
+            case "result":
+              final = parsed;
+              break;
+          }
+          if (final) break;
+        }
+      } finally {
+        loop.signal.removeEventListener("abort", onAbort);
+        proc.busy = false;
+      }
+      if (loop.signal.aborted) return { text: streamed, finishReason: "aborted", usage, iterations: 1 };
+      if (!final) {
+        const why = proc.stderr.trim().split("\n").pop() ?? "no output";
+        self.kill(sessionKey);
+        const message = `The Claude CLI stopped unexpectedly (${why}). It will be restarted on your next message.`;
+        yield { type: "error", runId, code: "CLAUDE_CLI_CRASHED", message };
+        return {
+          text: message,
+          finishReason: "error",
+          usage,
+          iterations: 1,
+          error: { code: "CLAUDE_CLI_CRASHED", message },
+        };
+      }
+      self.armIdle(sessionKey, proc);
+      if (final.usage !== undefined) {
+        usage = self.opts.normalizeUsage(final.usage);
+        yield { type: "usage", runId, usage, provider: "claude-cli", model: final.model ?? "claude" };
+        loop.hooks?.onUsage?.({
+          usage,
+          provider: "claude-cli",
+          model: final.model ?? "claude",
+          raw: final.usage,
+        });
+      }
+      if (final.isError) {
+        const message = `Claude CLI error: ${final.text || final.subtype || "unknown error"}`;
+        yield { type: "error", runId, code: "CLAUDE_CLI_ERROR", message };
+        return {
+          text: message,
+          finishReason: "error",
+          usage,
+          iterations: 1,
+          error: { code: "CLAUDE_CLI_ERROR", message },
+        };
+      }
+      return {
+        text: final.text ?? streamed,
+        finishReason: "stop",
+        usage,
+        iterations: final.numTurns ?? 1,
+        model: `claude-cli/${final.model ?? "claude"}`,
+      };
+    };
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The `cli` engine (reference: CLIAgent): a fresh subprocess per call, `command [args...] <message>`,
+ * with a timeout, an output cap and a kill of the whole process group on timeout or abort.
+ * The command is resolved on PATH when the engine is built, so it works under systemd's minimal PATH
+ * as long as the daemon's own environment could find it.
+ */
+import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
+import type { Engine } from "../host.js";
+import type { LoopOutcome } from "../loop.js";
+import { ZERO_USAGE } from "../../models/types.js";
+
+export class CliEngineError extends Error {
+  constructor(
+    readonly code: "CLI_NOT_FOUND" | "CLI_FAILED" | "CLI_TIMEOUT",
+    message: string,
+  ) {
+    super(message);
+    this.name = "CliEngineError";
+  }
+}
+
+/** Resolves a command on PATH (or checks an absolute/relative path). Throws CLI_NOT_FOUND. */
+export function resolveCommand(command: string, envPath = process.env.PATH ?? ""): string {
+  const candidates =
+    isAbsolute(command) || command.includes("/")
+      ? [command]
+      : envPath
+          .split(delimiter)
+          .filter(Boolean)
+          .map((d) => join(d, command));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return c;
+    } catch {
+      /* next */
+    }
+  }
+  throw new CliEngineError(
+    "CLI_NOT_FOUND",
+    `command "${command}" was not found on PATH (${envPath || "empty PATH"})`,
+  );
+}
+
+export interface CliEngineOptions {
+  command: string;
+  args: string[];
+  timeoutMs: number;
+  maxOutputChars: number;
+  cwd: string;
+}
+
+/** Builds a `cli` engine for one agent. */
+export function createCliEngine(opts: CliEngineOptions): Engine {
+  const bin = resolveCommand(opts.command);
+  return async function* cliEngine(loop): AsyncGenerator<import("../events.js").AgentEvent, LoopOutcome> {
+    const last = [...loop.messages].reverse().find((m) => m.role === "user" || m.role === "system");
+    const message =
+      typeof last?.content === "string"
+        ? last.content
+        : (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join(" ");
+    const child = spawn(bin, [...opts.args, message], {
+      cwd: opts.cwd,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    let truncated = false;
+    const queue: string[] = [];
+    let wake: (() => void) | undefined;
+    let done = false;
+    let exitCode: number | null = null;
+    let timedOut = false;
+    const killGroup = (): void => {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, opts.timeoutMs);
+    const onAbort = (): void => killGroup();
+    loop.signal.addEventListener("abort", onAbort, { once: true });
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      if (out.length >= opts.maxOutputChars) {
+        truncated = true;
+        return;
+      }
+      const piece = d.slice(0, opts.maxOutputChars - out.length);
+      out += piece;
+      queue.push(piece);
+      wake?.();
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      if (err.length < 4000) err += d;
+    });
+    child.on("close", (code) => {
+      exitCode = code;
+      done = true;
+      wake?.();
+    });
+    child.on("error", (e) => {
+      err += e.message;
+      done = true;
+      wake?.();
+    });
+    try {
+      while (!done || queue.length > 0) {
+        const piece = queue.shift();
+        if (piece !== undefined) {
+          yield { type: "text_delta", runId: loop.runId, delta: piece };
+          continue;
+        }
+        await new Promise<void>((r) => (wake = r));
+        wake = undefined;
+      }
+    } finally {
+      clearTimeout(timer);
+      loop.signal.removeEventListener("abort", onAbort);
+    }
+    const text = out.trim() + (truncated ? `\n[output truncated at ${opts.maxOutputChars} characters]` : "");
+    if (loop.signal.aborted)
+      return { text, finishReason: "aborted", usage: { ...ZERO_USAGE }, iterations: 1 };
+    if (timedOut || exitCode !== 0) {
+      const message = timedOut
+        ? `${opts.command} timed out after ${Math.round(opts.timeoutMs / 1000)} s`
+        : `${opts.command} exited with code ${exitCode}: ${err.trim().slice(0, 500)}`;
+      yield { type: "error", runId: loop.runId, code: timedOut ? "CLI_TIMEOUT" : "CLI_FAILED", message };
+      return {
+        text: text || message,
+        finishReason: "error",
+        usage: { ...ZERO_USAGE },
+        iterations: 1,
+        error: { code: timedOut ? "CLI_TIMEOUT" : "CLI_FAILED", message },
+      };
+    }
+    return {
+      text,
+      finishReason: "stop",
+      usage: { ...ZERO_USAGE },
+      iterations: 1,
+      model: `cli/${opts.command}`,
+    };
+  };
+}

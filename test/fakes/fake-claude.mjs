@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// A fake `claude` CLI speaking Claude Code's stream-json protocol, for tests of the claude-cli engine.
+// Reads user lines on stdin; replies per message. Directives in the user text:
+//   TOOL      -> assistant tool_use, a tool_result, then the answer
+//   ERROR     -> a result line with is_error true
+//   CRASH     -> exits with code 3 before answering
+//   MALFORMED -> prints a garbage line before answering
+// Session memory: turns per session id are kept in $FAKE_CLAUDE_STATE/<id>.json so `--resume <id>`
+// continues the count across processes. Every invocation's argv is appended to $FAKE_CLAUDE_STATE/argv.log.
+import { createInterface } from "node:readline";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+
+const args = process.argv.slice(2);
+const stateDir = process.env.FAKE_CLAUDE_STATE ?? "/tmp/fake-claude";
+mkdirSync(stateDir, { recursive: true });
+appendFileSync(join(stateDir, "argv.log"), JSON.stringify(args) + "\n");
+const resumeIdx = args.indexOf("--resume");
+const sessionId = resumeIdx >= 0 ? args[resumeIdx + 1] : randomUUID();
+const partial = args.includes("--include-partial-messages");
+const modelIdx = args.indexOf("--model");
+const model = modelIdx >= 0 ? args[modelIdx + 1] : "claude-sonnet-4-5";
+const stateFile = join(stateDir, `${sessionId}.json`);
+let turns = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, "utf8")).turns : 0;
+const out = (o) => process.stdout.write(JSON.stringify(o) + "\n");
+
+out({
+  type: "system",
+  subtype: "init",
+  session_id: sessionId,
+  model,
+  tools: ["Bash", "Read"],
+  cwd: process.cwd(),
+});
+
+const rl = createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+  let msg;
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    return;
+  }
+  const text = (msg?.message?.content ?? []).map((c) => c.text ?? "").join("");
+  if (text.includes("CRASH")) {
+    process.stderr.write("fatal: simulated crash\n");
+    process.exit(3);
+  }
+  if (text.includes("MALFORMED")) process.stdout.write("{this is not json\n");
+  turns++;
+  writeFileSync(stateFile, JSON.stringify({ turns }));
+  const usage = {
+    input_tokens: 100 + turns,
+    output_tokens: 20,
+    cache_read_input_tokens: 50,
+    cache_creation_input_tokens: 10,
+  };
+  if (text.includes("TOOL")) {
+    out({
+      type: "assistant",
+      session_id: sessionId,
+      message: {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Let me check." },
+          { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } },
+        ],
+      },
+    });
+    out({
+      type: "user",
+      session_id: sessionId,
+      message: {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "file.txt" }],
+      },
+    });
+  }
+  if (text.includes("ERROR")) {
+    out({
+      type: "result",
+      subtype: "error_during_execution",
+      is_error: true,
+      result: "simulated failure",
+      session_id: sessionId,
+      usage,
+      total_cost_usd: 0.001,
+      num_turns: 1,
+    });
+    return;
+  }
+  const answer = `turn ${turns} in ${sessionId}: ${text}`;
+  if (partial) {
+    for (const piece of answer.match(/.{1,8}/g) ?? []) {
+      out({
+        type: "stream_event",
+        session_id: sessionId,
+        event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: piece } },
+      });
+    }
+  }
+  out({
+    type: "assistant",
+    session_id: sessionId,
+    message: { role: "assistant", content: [{ type: "text", text: answer }] },
+  });
+  out({
+    type: "result",
+    subtype: "success",
+    is_error: false,
+    result: answer,
+    session_id: sessionId,
+    usage,
+    total_cost_usd: 0.002,
+    num_turns: 1,
+    modelUsage: { [model]: {} },
+  });
+});
+rl.on("close", () => process.exit(0));
