@@ -143,132 +143,133 @@ export class ClaudeCliEngine {
 
   /** The Engine function for the host. */
   engine(): Engine {
-    const self = this;
-    return async function* claudeEngine(loop): AsyncGenerator<AgentEvent, LoopOutcome> {
-      const { runId, sessionKey } = loop;
-      const last = [...loop.messages].reverse().find((m) => m.role === "user" || m.role === "system");
-      const text =
-        typeof last?.content === "string"
-          ? last.content
-          : (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
-      let proc = self.procs.get(sessionKey);
-      if (!proc || proc.dead)
-        proc = self.spawnFor(sessionKey, loop.modelRef?.split("/").slice(1).join("/") || undefined);
-      proc.busy = true;
-      if (proc.idleTimer) clearTimeout(proc.idleTimer);
-      const line = JSON.stringify({
-        type: "user",
-        message: { role: "user", content: [{ type: "text", text }] },
-      });
-      proc.child.stdin.write(`${line}\n`);
-      const onAbort = (): void => {
-        // Claude Code has no in-band cancel: stop the subprocess; the next turn resumes the session.
-        self.kill(sessionKey);
-      };
-      loop.signal.addEventListener("abort", onAbort, { once: true });
-      let streamed = "";
-      let sawPartial = false;
-      let final = undefined as Extract<ClaudeLine, { kind: "result" }> | undefined;
-      let usage: Usage = { ...ZERO_USAGE };
-      try {
-        for (;;) {
-          const next = await proc.lines.next();
-          if (next.done) break;
-          const parsed = parseClaudeLine(next.value);
-          if (!parsed) {
-            self.opts.logger.warn({ line: next.value.slice(0, 200) }, "claude-cli: malformed line skipped");
-            continue;
-          }
-          if (parsed.sessionId) self.ids.save(sessionKey, parsed.sessionId);
-          switch (parsed.kind) {
-            case "init":
-              break;
-            case "partial_text":
-              sawPartial = true;
+    return (loop) => this.run(loop);
+  }
+
+  private async *run(loop: Parameters<Engine>[0]): AsyncGenerator<AgentEvent, LoopOutcome> {
+    const { runId, sessionKey } = loop;
+    const last = [...loop.messages].reverse().find((m) => m.role === "user" || m.role === "system");
+    const text =
+      typeof last?.content === "string"
+        ? last.content
+        : (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
+    let proc = this.procs.get(sessionKey);
+    if (!proc || proc.dead)
+      proc = this.spawnFor(sessionKey, loop.modelRef?.split("/").slice(1).join("/") || undefined);
+    proc.busy = true;
+    if (proc.idleTimer) clearTimeout(proc.idleTimer);
+    const line = JSON.stringify({
+      type: "user",
+      message: { role: "user", content: [{ type: "text", text }] },
+    });
+    proc.child.stdin.write(`${line}\n`);
+    const onAbort = (): void => {
+      // Claude Code has no in-band cancel: stop the subprocess; the next turn resumes the session.
+      this.kill(sessionKey);
+    };
+    loop.signal.addEventListener("abort", onAbort, { once: true });
+    let streamed = "";
+    let sawPartial = false;
+    let final = undefined as Extract<ClaudeLine, { kind: "result" }> | undefined;
+    let usage: Usage = { ...ZERO_USAGE };
+    try {
+      for (;;) {
+        const next = await proc.lines.next();
+        if (next.done) break;
+        const parsed = parseClaudeLine(next.value);
+        if (!parsed) {
+          this.opts.logger.warn({ line: next.value.slice(0, 200) }, "claude-cli: malformed line skipped");
+          continue;
+        }
+        if (parsed.sessionId) this.ids.save(sessionKey, parsed.sessionId);
+        switch (parsed.kind) {
+          case "init":
+            break;
+          case "partial_text":
+            sawPartial = true;
+            streamed += parsed.text;
+            yield { type: "text_delta", runId, delta: parsed.text };
+            break;
+          case "partial_thinking":
+            yield { type: "thinking_delta", runId, delta: parsed.text };
+            break;
+          case "assistant":
+            if (parsed.thinking && !sawPartial)
+              yield { type: "thinking_delta", runId, delta: parsed.thinking };
+            for (const t of parsed.toolUses)
+              yield { type: "tool_start", runId, callId: t.id, name: t.name, args: t.input };
+            if (parsed.text && !sawPartial) {
               streamed += parsed.text;
               yield { type: "text_delta", runId, delta: parsed.text };
-              break;
-            case "partial_thinking":
-              yield { type: "thinking_delta", runId, delta: parsed.text };
-              break;
-            case "assistant":
-              if (parsed.thinking && !sawPartial)
-                yield { type: "thinking_delta", runId, delta: parsed.thinking };
-              for (const t of parsed.toolUses)
-                yield { type: "tool_start", runId, callId: t.id, name: t.name, args: t.input };
-              if (parsed.text && !sawPartial) {
-                streamed += parsed.text;
-                yield { type: "text_delta", runId, delta: parsed.text };
-              }
-              if (parsed.toolUses.length > 0 && parsed.text)
-                yield { type: "iteration_text", runId, text: parsed.text };
-              sawPartial = false;
-              break;
-            case "tool_result":
-              for (const r of parsed.results)
-                yield {
-                  type: "tool_end",
-                  runId,
-                  callId: r.id,
-                  name: r.name ?? "tool",
-                  result: r.content,
-                  isError: r.isError,
-                  durationMs: 0,
-                };
-              break;
-            case "result":
-              final = parsed;
-              break;
-          }
-          if (final) break;
+            }
+            if (parsed.toolUses.length > 0 && parsed.text)
+              yield { type: "iteration_text", runId, text: parsed.text };
+            sawPartial = false;
+            break;
+          case "tool_result":
+            for (const r of parsed.results)
+              yield {
+                type: "tool_end",
+                runId,
+                callId: r.id,
+                name: r.name ?? "tool",
+                result: r.content,
+                isError: r.isError,
+                durationMs: 0,
+              };
+            break;
+          case "result":
+            final = parsed;
+            break;
         }
-      } finally {
-        loop.signal.removeEventListener("abort", onAbort);
-        proc.busy = false;
+        if (final) break;
       }
-      if (loop.signal.aborted) return { text: streamed, finishReason: "aborted", usage, iterations: 1 };
-      if (!final) {
-        const why = proc.stderr.trim().split("\n").pop() ?? "no output";
-        self.kill(sessionKey);
-        const message = `The Claude CLI stopped unexpectedly (${why}). It will be restarted on your next message.`;
-        yield { type: "error", runId, code: "CLAUDE_CLI_CRASHED", message };
-        return {
-          text: message,
-          finishReason: "error",
-          usage,
-          iterations: 1,
-          error: { code: "CLAUDE_CLI_CRASHED", message },
-        };
-      }
-      self.armIdle(sessionKey, proc);
-      if (final.usage !== undefined) {
-        usage = self.opts.normalizeUsage(final.usage);
-        yield { type: "usage", runId, usage, provider: "claude-cli", model: final.model ?? "claude" };
-        loop.hooks?.onUsage?.({
-          usage,
-          provider: "claude-cli",
-          model: final.model ?? "claude",
-          raw: final.usage,
-        });
-      }
-      if (final.isError) {
-        const message = `Claude CLI error: ${final.text || final.subtype || "unknown error"}`;
-        yield { type: "error", runId, code: "CLAUDE_CLI_ERROR", message };
-        return {
-          text: message,
-          finishReason: "error",
-          usage,
-          iterations: 1,
-          error: { code: "CLAUDE_CLI_ERROR", message },
-        };
-      }
+    } finally {
+      loop.signal.removeEventListener("abort", onAbort);
+      proc.busy = false;
+    }
+    if (loop.signal.aborted) return { text: streamed, finishReason: "aborted", usage, iterations: 1 };
+    if (!final) {
+      const why = proc.stderr.trim().split("\n").pop() ?? "no output";
+      this.kill(sessionKey);
+      const message = `The Claude CLI stopped unexpectedly (${why}). It will be restarted on your next message.`;
+      yield { type: "error", runId, code: "CLAUDE_CLI_CRASHED", message };
       return {
-        text: final.text ?? streamed,
-        finishReason: "stop",
+        text: message,
+        finishReason: "error",
         usage,
-        iterations: final.numTurns ?? 1,
-        model: `claude-cli/${final.model ?? "claude"}`,
+        iterations: 1,
+        error: { code: "CLAUDE_CLI_CRASHED", message },
       };
+    }
+    this.armIdle(sessionKey, proc);
+    if (final.usage !== undefined) {
+      usage = this.opts.normalizeUsage(final.usage);
+      yield { type: "usage", runId, usage, provider: "claude-cli", model: final.model ?? "claude" };
+      loop.hooks?.onUsage?.({
+        usage,
+        provider: "claude-cli",
+        model: final.model ?? "claude",
+        raw: final.usage,
+      });
+    }
+    if (final.isError) {
+      const message = `Claude CLI error: ${final.text || final.subtype || "unknown error"}`;
+      yield { type: "error", runId, code: "CLAUDE_CLI_ERROR", message };
+      return {
+        text: message,
+        finishReason: "error",
+        usage,
+        iterations: 1,
+        error: { code: "CLAUDE_CLI_ERROR", message },
+      };
+    }
+    return {
+      text: final.text ?? streamed,
+      finishReason: "stop",
+      usage,
+      iterations: final.numTurns ?? 1,
+      model: `claude-cli/${final.model ?? "claude"}`,
     };
   }
 }
