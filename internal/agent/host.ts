@@ -35,6 +35,7 @@ import {
 } from "./loop.js";
 import { TraceRecorder } from "./trace.js";
 import { costOf } from "./cost.js";
+import { createLoopDetector } from "./loop-detection/loop-detector.js";
 
 /** An engine runs one turn and yields the same events as the model loop (model, cli, claude-cli). */
 export type Engine = (
@@ -470,7 +471,7 @@ export class AgentHostImpl implements AgentHost {
       toolContext,
       hooks,
     };
-    const guard = this.deps.loopGuard?.(agent);
+    const guard = this.deps.loopGuard ? this.deps.loopGuard(agent) : this.defaultLoopGuard(agent, runId);
     if (guard) loopOpts.loopGuard = guard;
     const engine = agent.engine !== "model" ? this.deps.engines?.[agent.engine] : undefined;
     let outcome: LoopOutcome;
@@ -541,6 +542,26 @@ export class AgentHostImpl implements AgentHost {
       ...(outcome.error ? { error: outcome.error } : {}),
       ...(t.userMessageId !== undefined ? { userMessageId: t.userMessageId } : {}),
       ...(finalStored !== undefined ? { assistantMessageId: finalStored } : {}),
+    };
+  }
+
+  /** Tool-loop detection, on by default (`agents.defaults.loop_detection`); every finding is logged. */
+  private defaultLoopGuard(agent: AgentDef, runId: string): LoopGuard | undefined {
+    const cfg = this.deps.ctx.config().agents.defaults.loop_detection;
+    if (!cfg.enabled) return undefined;
+    const detector = createLoopDetector(cfg);
+    const logger = this.deps.ctx.logger;
+    return {
+      beforeCall: (call) => {
+        const check = detector.beforeCall(call);
+        for (const f of check.findings)
+          logger.warn(
+            { runId, agent: agent.id, detector: f.detector, level: f.level, count: f.count, tool: f.tool },
+            `tool loop detected: ${f.message}`,
+          );
+        return { verdict: check.verdict, message: check.message };
+      },
+      afterCall: (call, result) => detector.afterCall(call, result),
     };
   }
 
