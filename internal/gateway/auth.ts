@@ -1,0 +1,115 @@
+/**
+ * Gateway authentication: one shared token, compared in constant time, with per-address rate limiting
+ * of failures. With no token configured the gateway is open, which the daemon only allows on a
+ * loopback bind (it refuses to start otherwise).
+ *
+ * Invariants:
+ * - comparison hashes both sides first, so neither length nor content leaks through timing;
+ * - an address over `gateway.rate_limit.max_failures` failures inside `window_s` is refused with 429
+ *   (and `Retry-After`) until the window passes, even with the right token, so guessing stays slow;
+ * - the failure table is bounded (oldest addresses are dropped first).
+ */
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import type { Config } from "../config/schema.js";
+import type { Clock } from "../core/clock.js";
+import { HttpError } from "./http-util.js";
+
+const MAX_TRACKED = 10_000;
+
+/** Constant-time string equality (sha256 of both sides, then timingSafeEqual). */
+export function safeEqual(a: string, b: string): boolean {
+  const ha = createHash("sha256").update(a).digest();
+  const hb = createHash("sha256").update(b).digest();
+  return timingSafeEqual(ha, hb);
+}
+
+/** Checks `sha256=<hex>` against the HMAC-SHA256 of `body` with `secret`, in constant time. */
+export function verifyHmacSignature(secret: string, body: Buffer, header: string | undefined): boolean {
+  if (!header) return false;
+  const m = /^sha256=([0-9a-fA-F]{64})$/.exec(header.trim());
+  if (!m?.[1]) return false;
+  const expected = createHmac("sha256", secret).update(body).digest();
+  return timingSafeEqual(expected, Buffer.from(m[1], "hex"));
+}
+
+interface FailureEntry {
+  count: number;
+  windowStart: number;
+}
+
+export type AuthOutcome = { ok: true } | { ok: false; error: HttpError };
+
+/** Token check plus failure rate limiting. Reads config on every call (hot reload). */
+export class GatewayAuth {
+  private failures = new Map<string, FailureEntry>();
+
+  constructor(
+    private config: () => Config,
+    private clock: Clock,
+  ) {}
+
+  /** True when no token is configured (open loopback gateway). */
+  open(): boolean {
+    return !this.config().gateway.token;
+  }
+
+  /** A 429 HttpError when `addr` is currently limited, else undefined. */
+  limited(addr: string): HttpError | undefined {
+    const e = this.failures.get(addr);
+    if (!e) return undefined;
+    const { max_failures, window_s } = this.config().gateway.rate_limit;
+    const now = this.clock.now();
+    const windowMs = window_s * 1000;
+    if (now - e.windowStart >= windowMs) {
+      this.failures.delete(addr);
+      return undefined;
+    }
+    if (e.count < max_failures) return undefined;
+    const retry = Math.max(1, Math.ceil((e.windowStart + windowMs - now) / 1000));
+    return new HttpError(
+      429,
+      "rate_limited",
+      `too many failed authentication attempts from ${addr}; retry in ${retry} s`,
+      { "retry-after": String(retry) },
+    );
+  }
+
+  /** Records one failed attempt from `addr`. */
+  recordFailure(addr: string): void {
+    const now = this.clock.now();
+    const windowMs = this.config().gateway.rate_limit.window_s * 1000;
+    const e = this.failures.get(addr);
+    if (!e || now - e.windowStart >= windowMs) {
+      this.failures.delete(addr);
+      if (this.failures.size >= MAX_TRACKED) {
+        const oldest = this.failures.keys().next().value;
+        if (oldest !== undefined) this.failures.delete(oldest);
+      }
+      this.failures.set(addr, { count: 1, windowStart: now });
+    } else e.count++;
+  }
+
+  /**
+   * Checks a presented token for `addr`. Order: rate limit first (a limited address learns nothing),
+   * then the token. A wrong or missing token counts as a failure.
+   */
+  check(addr: string, presented: string | undefined): AuthOutcome {
+    const limited = this.limited(addr);
+    if (limited) return { ok: false, error: limited };
+    const token = this.config().gateway.token;
+    if (!token) return { ok: true };
+    if (presented !== undefined && safeEqual(presented, token)) return { ok: true };
+    this.recordFailure(addr);
+    return {
+      ok: false,
+      error: new HttpError(
+        401,
+        presented === undefined ? "unauthorized" : "invalid_token",
+        presented === undefined
+          ? "missing gateway token: send Authorization: Bearer <gateway.token>"
+          : "invalid gateway token",
+        { "www-authenticate": 'Bearer realm="familiar"' },
+      ),
+    };
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * Websocket methods for chat and sessions: chat.send / chat.abort / chat.history and
+ * sessions.list / reset / compact / delete.
+ */
+import type { TurnResult } from "../core/host.js";
+import { findAgent } from "../agent/agents.js";
+import { parseSessionKey, sessionKeys } from "../session/keys.js";
+import type { StoredMessage } from "../session/session-store.js";
+import { IdempotencyCache } from "./idempotency.js";
+import { MethodError, type Params } from "./protocol.js";
+import type { GatewayRuntime } from "./runtime.js";
+import type { MethodHandler } from "./ws-server.js";
+
+interface SendEntry {
+  runId: string;
+  sessionKey: string;
+  result: Promise<TurnResult>;
+}
+
+/** Resolves a `sessionKey` param: a full key as is, a bare name as `agent:<agent>:gateway:<name>`. */
+export function resolveSessionKey(raw: string, agentId: string): string {
+  if (raw === "heartbeat" || raw.includes(":")) return raw;
+  try {
+    return sessionKeys.gateway(agentId, raw);
+  } catch (err) {
+    throw new MethodError("invalid_params", `params.sessionKey: ${(err as Error).message}`);
+  }
+}
+
+/** The compact result clients get for a finished turn. */
+export function summarizeResult(r: TurnResult): Record<string, unknown> {
+  return {
+    runId: r.runId,
+    text: r.text,
+    finishReason: r.finishReason,
+    usage: r.treeUsage,
+    cost: r.treeCost,
+    ...(r.model ? { model: r.model } : {}),
+    ...(r.error ? { error: r.error } : {}),
+  };
+}
+
+function historyEntry(m: StoredMessage): Record<string, unknown> {
+  return {
+    id: m.id,
+    role: m.role,
+    content: m.content,
+    status: m.status,
+    createdAt: m.created_at,
+    ...(m.tool_name ? { toolName: m.tool_name } : {}),
+    ...(m.tool_calls ? { toolCalls: safeJson(m.tool_calls) } : {}),
+    ...(m.model ? { model: m.model } : {}),
+  };
+}
+
+function safeJson(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
+  const idem = new IdempotencyCache<SendEntry>(() => rt.ctx.clock.now());
+
+  const agentParam = (p: Params): string => {
+    const cfg = rt.ctx.config();
+    const id = p.optStr("agent") ?? cfg.agents.default;
+    if (!findAgent(cfg, id, rt.agentSources())) throw new MethodError("not_found", `unknown agent "${id}"`);
+    return id;
+  };
+
+  const keyParam = (p: Params, agentId?: string): string =>
+    resolveSessionKey(p.str("sessionKey"), agentId ?? rt.ctx.config().agents.default);
+
+  const send: MethodHandler = async (p, conn) => {
+    const agentId = agentParam(p);
+    const sessionKey = keyParam(p, agentId);
+    const message = p.str("message");
+    const idemKey = p.optStr("idempotencyKey");
+    const wait = p.optBool("wait") ?? false;
+    const kind = parseSessionKey(sessionKey).kind;
+    if (kind !== "gateway" && !rt.ctx.config().gateway.allow_channel_writes)
+      throw new MethodError(
+        "forbidden",
+        `session ${sessionKey} belongs to another channel; set gateway.allow_channel_writes to write to it`,
+      );
+    const cached = idemKey ? idem.get(idemKey) : undefined;
+    if (cached) {
+      if (wait)
+        return {
+          runId: cached.runId,
+          sessionKey: cached.sessionKey,
+          duplicate: true,
+          status: "done",
+          result: summarizeResult(await cached.result),
+        };
+      return { runId: cached.runId, sessionKey: cached.sessionKey, duplicate: true, status: "started" };
+    }
+    const host = rt.host();
+    const handle = host.submit({
+      channel: "gateway",
+      sessionKey,
+      agentId,
+      text: message,
+      sender: { id: `gateway:${conn.clientName}`, name: conn.clientName },
+      originLabel: `gateway client "${conn.clientName}"`,
+    });
+    const entry: SendEntry = { runId: handle.runId, sessionKey, result: handle.result };
+    if (idemKey) idem.set(idemKey, entry);
+    if (wait)
+      return {
+        runId: handle.runId,
+        sessionKey,
+        status: "done",
+        result: summarizeResult(await handle.result),
+      };
+    return { runId: handle.runId, sessionKey, status: "started" };
+  };
+
+  const abort: MethodHandler = (p) => {
+    const sessionKey = keyParam(p, p.optStr("agent"));
+    return { sessionKey, aborted: rt.host().abort(sessionKey) };
+  };
+
+  const history: MethodHandler = (p) => {
+    const sessionKey = keyParam(p, p.optStr("agent"));
+    const limit = p.optInt("limit", 1, 1000) ?? 200;
+    const head = rt.sessions.head(sessionKey);
+    if (!head) return { sessionKey, sessionId: null, messages: [] };
+    const all = rt.sessions.messages(head.id);
+    const shown = all.filter(
+      (m) => m.role === "user" || m.role === "assistant" || m.role === "tool" || m.role === "event",
+    );
+    return {
+      sessionKey,
+      sessionId: head.id,
+      agentId: head.agent_id,
+      messages: shown.slice(-limit).map(historyEntry),
+    };
+  };
+
+  const list: MethodHandler = (p) => {
+    const rows = rt.sessions.list(p.optStr("prefix") ?? "", p.optInt("limit", 1, 1000) ?? 100);
+    return {
+      sessions: rows.map((r) => ({
+        sessionKey: r.key,
+        sessionId: r.id,
+        agentId: r.agent_id,
+        messageCount: r.message_count,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+        ...(r.model_override ? { modelOverride: r.model_override } : {}),
+      })),
+    };
+  };
+
+  const reset: MethodHandler = (p) => {
+    const sessionKey = keyParam(p, p.optStr("agent"));
+    const out = rt.host().reset(sessionKey, p.optStr("reason") ?? "reset");
+    return { sessionKey, sessionId: out.sessionId };
+  };
+
+  const compact: MethodHandler = async (p) => {
+    const sessionKey = keyParam(p, p.optStr("agent"));
+    try {
+      return { sessionKey, ...(await rt.host().compact(sessionKey, p.optStr("instructions"))) };
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === "COMPACTION_UNAVAILABLE") throw new MethodError("unavailable", (err as Error).message);
+      if (code === "SESSION_NOT_FOUND") throw new MethodError("not_found", (err as Error).message);
+      throw err;
+    }
+  };
+
+  const del: MethodHandler = (p) => {
+    const sessionKey = keyParam(p, p.optStr("agent"));
+    const head = rt.sessions.head(sessionKey);
+    if (!head) throw new MethodError("not_found", `no session for ${sessionKey}`);
+    rt.maybeHost()?.abort(sessionKey);
+    rt.sessions.delete(head.id);
+    rt.ctx.bus.emit("session.changed", { sessionKey, sessionId: head.id, reason: "deleted" });
+    return { sessionKey, sessionId: head.id, deleted: true };
+  };
+
+  return [
+    ["chat.send", send],
+    ["chat.abort", abort],
+    ["chat.history", history],
+    ["sessions.list", list],
+    ["sessions.reset", reset],
+    ["sessions.compact", compact],
+    ["sessions.delete", del],
+  ];
+}

@@ -1,0 +1,345 @@
+/**
+ * OpenAI-compatible HTTP API: `POST /v1/chat/completions` (SSE and JSON) and `GET /v1/models`.
+ * See docs/openai-api.md.
+ *
+ * `model` is `familiar` (the default agent) or `familiar/<agentId>`. Stateless by default: the request's
+ * messages are the conversation (an ephemeral turn, nothing stored); with `user` or the
+ * `X-Familiar-Session` header the last user message runs in the persistent session
+ * `agent:<agent>:gateway:<name>`. Errors use OpenAI's JSON shape and status codes so SDKs raise the
+ * matching exception classes.
+ *
+ * This is the benchmark path: no per-request allocations beyond the turn itself, no store reads.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { findAgent, listAgents } from "../agent/agents.js";
+import type { InboundMessage, TurnResult, ImageInput } from "../core/host.js";
+import type { AgentEvent } from "../agent/events.js";
+import type { Usage } from "../models/types.js";
+import { sessionKeys } from "../session/keys.js";
+import { HttpError, readJsonObject, toHttpError } from "./http-util.js";
+import type { GatewayRuntime } from "./runtime.js";
+
+type HistoryEntry = { role: "user" | "assistant" | "system"; content: string };
+
+const ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "invalid_request_error",
+  403: "permission_error",
+  404: "invalid_request_error",
+  413: "invalid_request_error",
+  429: "rate_limit_error",
+  503: "server_error",
+};
+
+/** Writes an error in OpenAI's shape `{error:{message,type,param,code}}`. */
+export function sendOpenAiError(res: ServerResponse, err: HttpError): void {
+  const body = JSON.stringify({
+    error: {
+      message: err.message,
+      type: ERROR_TYPES[err.status] ?? (err.status >= 500 ? "server_error" : "invalid_request_error"),
+      param: err.param ?? null,
+      code: err.status === 401 ? "invalid_api_key" : err.code,
+    },
+  });
+  res.writeHead(err.status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    ...err.headers,
+  });
+  res.end(body);
+}
+
+function bad(message: string, param?: string): HttpError {
+  return new HttpError(400, "invalid_request", message, {}, param);
+}
+
+/** Extracts text and images from an OpenAI message `content` (string, parts array or null). */
+function contentOf(c: unknown, idx: number, images?: ImageInput[]): string {
+  if (typeof c === "string") return c;
+  if (c === null || c === undefined) return "";
+  if (!Array.isArray(c))
+    throw bad(`messages[${idx}].content must be a string or an array of parts`, `messages.${idx}.content`);
+  let text = "";
+  for (const part of c as unknown[]) {
+    const p = part as { type?: unknown; text?: unknown; image_url?: { url?: unknown } | string };
+    if (p?.type === "text" && typeof p.text === "string") text += (text ? "\n" : "") + p.text;
+    else if (p?.type === "image_url") {
+      const url = typeof p.image_url === "string" ? p.image_url : p.image_url?.url;
+      const m = typeof url === "string" ? /^data:([^;,]+);base64,(.*)$/s.exec(url) : null;
+      if (!m?.[1] || m[2] === undefined)
+        throw bad(`messages[${idx}]: only data: URLs are accepted for images`, `messages.${idx}.content`);
+      if (!images)
+        throw bad(
+          `messages[${idx}]: images are only accepted in the last user message`,
+          `messages.${idx}.content`,
+        );
+      images.push({ mime: m[1], data: m[2] });
+    } else
+      throw bad(
+        `messages[${idx}]: unsupported content part type ${JSON.stringify(p?.type)}`,
+        `messages.${idx}.content`,
+      );
+  }
+  return text;
+}
+
+function usageJson(u: Usage): Record<string, unknown> {
+  return {
+    prompt_tokens: u.input,
+    completion_tokens: u.output,
+    total_tokens: u.total || u.input + u.output,
+    prompt_tokens_details: { cached_tokens: u.cacheRead },
+    completion_tokens_details: { reasoning_tokens: u.reasoning },
+  };
+}
+
+function finishReason(r: TurnResult["finishReason"]): string {
+  return r === "length" || r === "max_iterations" ? "length" : "stop";
+}
+
+/** Maps a failed turn to the HTTP error an OpenAI client expects. */
+function turnError(r: TurnResult): HttpError {
+  const code = r.error?.code ?? "turn_failed";
+  const message = r.error?.message ?? r.text ?? "the turn failed";
+  if (code === "AGENT_UNKNOWN") return new HttpError(404, "model_not_found", message, {}, "model");
+  if (code === "MODEL_RATE_LIMIT") return new HttpError(429, "rate_limit_exceeded", message);
+  if (code === "MODEL_NOT_CONFIGURED") return new HttpError(503, "model_not_configured", message);
+  return new HttpError(code.startsWith("MODEL_") ? 502 : 500, code.toLowerCase(), message);
+}
+
+function sessionName(raw: string): string {
+  const name = raw
+    .trim()
+    .replace(/[:\s]+/g, "_")
+    .slice(0, 128);
+  if (!name) throw bad("user / X-Familiar-Session must not be empty", "user");
+  return name;
+}
+
+/** The OpenAI route handler; returns true when it handled the request. */
+export function openAiRoutes(rt: GatewayRuntime) {
+  return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> => {
+    const path = url.pathname;
+    if (!path.startsWith("/v1/")) return false;
+    try {
+      const denied = rt.authorize(req);
+      if (denied) throw denied;
+      if (path === "/v1/chat/completions") {
+        if (req.method !== "POST")
+          throw new HttpError(405, "method_not_allowed", "use POST", { allow: "POST" });
+        await completions(rt, req, res);
+        return true;
+      }
+      if (req.method === "GET" && (path === "/v1/models" || path.startsWith("/v1/models/"))) {
+        models(
+          rt,
+          res,
+          path === "/v1/models" ? undefined : decodeURIComponent(path.slice("/v1/models/".length)),
+        );
+        return true;
+      }
+      throw new HttpError(404, "not_found", `no route for ${req.method} ${path}`);
+    } catch (err) {
+      const e = toHttpError(err);
+      if (!res.headersSent) sendOpenAiError(res, e);
+      else res.end();
+      return true;
+    }
+  };
+}
+
+function models(rt: GatewayRuntime, res: ServerResponse, one: string | undefined): void {
+  const cfg = rt.ctx.config();
+  const created = Math.floor(rt.ctx.startedAt / 1000);
+  const entry = (id: string): Record<string, unknown> => ({
+    id,
+    object: "model",
+    created,
+    owned_by: "familiar",
+  });
+  const data = [
+    entry("familiar"),
+    ...listAgents(cfg, rt.agentSources()).map((a) => entry(`familiar/${a.id}`)),
+  ];
+  if (one !== undefined) {
+    const m = data.find((d) => d.id === one);
+    if (!m) throw new HttpError(404, "model_not_found", `The model '${one}' does not exist`, {}, "model");
+    return json(res, 200, m);
+  }
+  json(res, 200, { object: "list", data });
+}
+
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+async function completions(rt: GatewayRuntime, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const cfg = rt.ctx.config();
+  const body = await readJsonObject(req, cfg.gateway.max_body_bytes);
+  const model = body.model;
+  if (typeof model !== "string" || model === "")
+    throw bad("model is required (familiar or familiar/<agentId>)", "model");
+  let agentId: string;
+  if (model === "familiar") agentId = cfg.agents.default;
+  else if (model.startsWith("familiar/")) agentId = model.slice("familiar/".length);
+  else
+    throw new HttpError(
+      404,
+      "model_not_found",
+      `The model '${model}' does not exist (use familiar or familiar/<agentId>)`,
+      {},
+      "model",
+    );
+  if (!findAgent(cfg, agentId, rt.agentSources()))
+    throw new HttpError(
+      404,
+      "model_not_found",
+      `The model '${model}' does not exist: no agent "${agentId}"`,
+      {},
+      "model",
+    );
+  const msgs = body.messages;
+  if (!Array.isArray(msgs) || msgs.length === 0) throw bad("messages must be a non-empty array", "messages");
+  const lastIdx = msgs.length - 1;
+  const last = msgs[lastIdx] as { role?: unknown; content?: unknown } | null;
+  if (!last || last.role !== "user")
+    throw bad("the last message must have role user", `messages.${lastIdx}.role`);
+  const images: ImageInput[] = [];
+  const text = contentOf(last.content, lastIdx, images);
+  if (!text && images.length === 0)
+    throw bad("the last user message is empty", `messages.${lastIdx}.content`);
+  const stream = body.stream === true;
+  const includeUsage =
+    (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+
+  const header = req.headers["x-familiar-session"];
+  const sessionRaw =
+    typeof header === "string" ? header : typeof body.user === "string" ? body.user : undefined;
+  const system: string[] = [];
+  const history: HistoryEntry[] = [];
+  for (let i = 0; i < lastIdx; i++) {
+    const m = msgs[i] as { role?: unknown; content?: unknown } | null;
+    const role = m?.role;
+    if (role === "system" || role === "developer") system.push(contentOf(m?.content, i));
+    else if (sessionRaw !== undefined)
+      continue; // persistent: the stored session is the history
+    else if (role === "user" || role === "assistant")
+      history.push({ role, content: contentOf(m?.content, i) });
+    else if (role === "tool")
+      continue; // tool results of the caller's own tools are not ours to replay
+    else throw bad(`messages[${i}].role ${JSON.stringify(role)} is not supported`, `messages.${i}.role`);
+  }
+
+  const host = rt.maybeHost();
+  if (!host) throw new HttpError(503, "unavailable", "the agent host is not running");
+  const msg: InboundMessage = {
+    channel: "api",
+    sessionKey: sessionKeys.gateway(agentId, sessionRaw !== undefined ? sessionName(sessionRaw) : "v1"),
+    agentId,
+    text,
+    originLabel: "OpenAI-compatible API",
+    ...(images.length ? { images } : {}),
+    ...(system.length ? { extraSystem: system.join("\n\n") } : {}),
+    ...(sessionRaw === undefined ? { ephemeral: { history } } : {}),
+  };
+
+  const id = `chatcmpl-`;
+  const created = Math.floor(Date.now() / 1000);
+  if (!stream) {
+    const handle = host.submit(msg);
+    if (sessionRaw === undefined)
+      res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
+    const r = await handle.result;
+    if (r.finishReason === "error") throw turnError(r);
+    json(
+      res,
+      200,
+      {
+        id: id + r.runId,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: r.text, refusal: null },
+            finish_reason: finishReason(r.finishReason),
+            logprobs: null,
+          },
+        ],
+        usage: usageJson(r.treeUsage),
+      },
+      usageHeaders(r),
+    );
+    return;
+  }
+
+  // Streaming. Headers go out with the first delta, so a turn that fails before saying anything still
+  // gets a proper HTTP status (and the SDK its exception class).
+  let started = false;
+  let runId = "";
+  let requestId = "";
+  const prefix = (): string =>
+    `{"id":"${id}${runId}","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":`;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "x-familiar-request-id": requestId,
+    });
+    res.write(
+      `data: ${prefix()}[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`,
+    );
+  };
+  const onEvent = (e: AgentEvent): void => {
+    if (e.type !== "text_delta" || e.delta === "") return;
+    start();
+    res.write(
+      `data: ${prefix()}[{"index":0,"delta":{"content":${JSON.stringify(e.delta)}},"finish_reason":null}]}\n\n`,
+    );
+  };
+  const handle = host.submit(msg, onEvent);
+  runId = handle.runId;
+  requestId = handle.requestId;
+  if (sessionRaw === undefined)
+    res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
+  const r = await handle.result;
+  if (r.finishReason === "error" && !started) throw turnError(r);
+  start();
+  if (r.finishReason === "error") {
+    const e = turnError(r);
+    res.write(
+      `data: ${JSON.stringify({ error: { message: e.message, type: "server_error", param: null, code: e.code } })}\n\n`,
+    );
+  } else {
+    res.write(
+      `data: ${prefix()}[{"index":0,"delta":{},"finish_reason":"${finishReason(r.finishReason)}"}]}\n\n`,
+    );
+    if (includeUsage) res.write(`data: ${prefix()}[],"usage":${JSON.stringify(usageJson(r.treeUsage))}}\n\n`);
+  }
+  res.end("data: [DONE]\n\n");
+}
+
+function usageHeaders(r: TurnResult): Record<string, string> {
+  return {
+    "x-familiar-request-id": r.requestId,
+    "x-familiar-usage-input": String(r.treeUsage.input),
+    "x-familiar-usage-output": String(r.treeUsage.output),
+    "x-familiar-usage-cost": String(r.treeCost),
+    "x-familiar-usage-subcalls": String(r.subCalls),
+  };
+}

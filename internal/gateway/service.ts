@@ -1,0 +1,144 @@
+/**
+ * The gateway service: registers every gateway route on the daemon's one HTTP listener (metrics,
+ * OpenAI API, webhooks, web chat) and its websocket, forwards bus events to websocket clients and
+ * sends the periodic `tick`. Other modules reuse `parts.extra.gateway` (a GatewayRuntime) for their
+ * own routes' auth and body parsing.
+ */
+import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import { SessionStore } from "../session/session-store.js";
+import { GatewayAuth } from "./auth.js";
+import { ChatEventMapper } from "./chat-events.js";
+import { clientAddress, bearerToken, sendError, HttpError } from "./http-util.js";
+import { LogTail } from "./log-tail.js";
+import { GatewayMetrics } from "./metrics.js";
+import { adminMethods } from "./methods-admin.js";
+import { chatMethods } from "./methods-chat.js";
+import { openAiRoutes } from "./openai-api.js";
+import { GatewayRuntime, type GatewayDeps } from "./runtime.js";
+import { webChatRoute } from "./web-chat.js";
+import { webhookRoutes } from "./webhooks.js";
+import { WsGateway, type MethodHandler } from "./ws-server.js";
+
+export type { GatewayDeps } from "./runtime.js";
+
+export interface GatewayOptions {
+  /** Interval of the `tick` event (default 30 s). */
+  tickMs?: number;
+  /** Send-buffer limit per websocket client before it is disconnected (default 8 MiB). */
+  maxBufferedBytes?: number;
+}
+
+export interface GatewayService extends Service {
+  readonly runtime: GatewayRuntime;
+  readonly ws: WsGateway;
+  readonly metrics: GatewayMetrics;
+}
+
+export function createGatewayService(
+  ctx: CoreContext,
+  deps: GatewayDeps,
+  opts: GatewayOptions = {},
+): GatewayService {
+  const auth = new GatewayAuth(ctx.config, ctx.clock);
+  const runtime = new GatewayRuntime(ctx, deps, auth, new SessionStore(ctx.db, () => ctx.clock.now()));
+  const logs = new LogTail();
+  const metrics = new GatewayMetrics(ctx.bus, () => ctx.clock.now());
+  const methods = new Map<string, MethodHandler>();
+  const ws: WsGateway = new WsGateway({
+    auth,
+    logger: ctx.logger,
+    maxPayload: () => ctx.config().gateway.max_body_bytes,
+    methods,
+    hello: () => ({
+      server: { name: "familiar" },
+      defaultAgent: ctx.config().agents.default,
+      methods: [...methods.keys()],
+    }),
+    ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
+  });
+  for (const [name, fn] of [...chatMethods(runtime), ...adminMethods(runtime, logs, () => ws.size)])
+    methods.set(name, fn);
+  deps.parts.extra.gateway = runtime;
+
+  const offs: (() => void)[] = [];
+  let tick: NodeJS.Timeout | undefined;
+  const onUpgrade = ws.handleUpgrade.bind(ws);
+
+  const metricsRoute = (
+    req: import("node:http").IncomingMessage,
+    res: import("node:http").ServerResponse,
+    url: URL,
+  ): boolean => {
+    if (url.pathname !== "/metrics" || req.method !== "GET") return false;
+    // Metrics reveal activity, so they need the token even on an open loopback gateway when one is set.
+    const r = auth.check(clientAddress(req), bearerToken(req));
+    if (!r.ok) {
+      sendError(res, r.error);
+      return true;
+    }
+    const text = metrics.render({
+      queueDepth: () => runtime.maybeHost()?.queueDepth() ?? 0,
+      channels: () => deps.channels.statuses(),
+      wsClients: () => ws.size,
+      uptimeSeconds: () => Math.round((Date.now() - ctx.startedAt) / 1000),
+    });
+    res.writeHead(200, {
+      "content-type": "text/plain; version=0.0.4; charset=utf-8",
+      "content-length": Buffer.byteLength(text),
+    });
+    res.end(text);
+    return true;
+  };
+
+  return {
+    name: "gateway",
+    runtime,
+    ws,
+    metrics,
+    async start() {
+      const { http } = deps;
+      http.route(metricsRoute);
+      http.route(openAiRoutes(runtime));
+      http.route(webhookRoutes(runtime));
+      http.route(webChatRoute());
+      http.server.on("upgrade", onUpgrade);
+      logs.attach(ctx.logger);
+
+      const mapper = new ChatEventMapper();
+      offs.push(
+        ctx.bus.on("chat", ({ sessionKey, agentId, event }) => {
+          if (ws.size === 0 && event.type !== "error" && event.type !== "turn_end") return;
+          const payload = mapper.map(sessionKey, agentId, event);
+          if (payload && ws.size > 0) ws.broadcast("chat", payload);
+        }),
+        ctx.bus.on("session.changed", (p) => ws.broadcast("session.changed", p)),
+        ctx.bus.on("config.error", (p) => ws.broadcast("config.error", p)),
+        ctx.bus.on("heartbeat", (p) => ws.broadcast("heartbeat", p)),
+        ctx.bus.on("cron", (p) => ws.broadcast("cron", p)),
+        ctx.bus.on("channel.state", (p) => ws.broadcast("channel.state", p)),
+        ctx.onConfig((next, _prev, changed) => {
+          ws.setMaxPayload(next.gateway.max_body_bytes);
+          ws.broadcast("config.reloaded", { changed });
+        }),
+      );
+      tick = setInterval(() => {
+        if (ws.size > 0)
+          ws.broadcast("tick", { ts: Date.now(), queueDepth: runtime.maybeHost()?.queueDepth() ?? 0 });
+      }, opts.tickMs ?? 30_000);
+      tick.unref();
+    },
+    async stop() {
+      if (tick) clearInterval(tick);
+      for (const off of offs.splice(0)) off();
+      deps.http.server.off("upgrade", onUpgrade);
+      ws.close();
+      logs.detach();
+      metrics.close();
+    },
+    health(): ServiceHealth {
+      return { state: "ok", clients: ws.size, auth: auth.open() ? "open (loopback, no token)" : "token" };
+    },
+  };
+}
+
+export { HttpError };

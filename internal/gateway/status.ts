@@ -1,0 +1,78 @@
+/**
+ * The `status` method's report (what `familiar status` prints): uptime, channels, models and their
+ * cooldowns, queue depth, today's tokens, the next heartbeat and cron runs. Optional parts are asked
+ * only when registered; their absence is reported, never guessed.
+ */
+import type { GatewayRuntime } from "./runtime.js";
+
+interface Statusful {
+  status(): unknown;
+}
+interface Healthful {
+  health(): unknown;
+}
+
+/** Local midnight of `now` (the owner's day, as the server sees it). */
+export function startOfDay(now: number): number {
+  const d = new Date(now);
+  d.setHours(0, 0, 0, 0);
+  return d.getTime();
+}
+
+/** Usage totals since `since` from the core usage table. */
+export function usageSince(
+  rt: GatewayRuntime,
+  since: number,
+): { input: number; output: number; cacheRead: number; total: number; cost: number; calls: number } {
+  const row = rt.ctx.db
+    .prepare<
+      [number],
+      { input: number; output: number; cacheRead: number; total: number; cost: number; calls: number }
+    >(
+      `SELECT COALESCE(SUM(input),0) AS input, COALESCE(SUM(output),0) AS output, COALESCE(SUM(cache_read),0) AS cacheRead,
+       COALESCE(SUM(total),0) AS total, COALESCE(SUM(cost),0) AS cost, COUNT(*) AS calls FROM usage WHERE created_at >= ?`,
+    )
+    .get(since);
+  return row ?? { input: 0, output: 0, cacheRead: 0, total: 0, cost: 0, calls: 0 };
+}
+
+function ask(rt: GatewayRuntime, name: string): unknown {
+  const s = rt.part<Statusful>(name, ["status"]);
+  if (s) return safe(() => s.status());
+  const h = rt.part<Healthful>(name, ["health"]);
+  if (h) return safe(() => h.health());
+  return undefined;
+}
+
+function safe(fn: () => unknown): unknown {
+  try {
+    return fn();
+  } catch (err) {
+    return { state: "error", detail: (err as Error).message };
+  }
+}
+
+export async function buildStatus(rt: GatewayRuntime, wsClients: number): Promise<Record<string, unknown>> {
+  const cfg = rt.ctx.config();
+  const now = rt.ctx.clock.now();
+  const host = rt.maybeHost();
+  const cron = rt.part<{ list(): unknown }>("cron", ["list"]);
+  const models = ask(rt, "router") ?? ask(rt, "models");
+  return {
+    uptimeS: Math.round((Date.now() - rt.ctx.startedAt) / 1000),
+    pid: process.pid,
+    defaultAgent: cfg.agents.default,
+    primaryModel: cfg.models.primary ?? null,
+    fallbacks: cfg.models.fallbacks,
+    models: models ?? { state: "unknown", detail: "model router status not available" },
+    channels: rt.deps.channels.statuses(),
+    queueDepth: host ? host.queueDepth() : null,
+    tokensToday: usageSince(rt, startOfDay(now)),
+    heartbeat: ask(rt, "heartbeat") ?? { state: "unknown", detail: "heartbeat not running" },
+    cron: cron
+      ? await Promise.resolve(safe(() => cron.list()))
+      : { state: "unknown", detail: "scheduler not running" },
+    gatewayClients: wsClients,
+    configError: rt.deps.config.error() ?? null,
+  };
+}

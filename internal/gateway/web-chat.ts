@@ -1,0 +1,57 @@
+/**
+ * `GET /` serves the single-file web chat (internal/gateway/web/index.html). The file is read from the
+ * source tree in both tsx and dist runs (`npm run build` does not copy html; the package ships
+ * `internal/gateway/web/`), once, then served from memory.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** Finds web/index.html next to this module (tsx) or in the package's source tree (dist). */
+export function loadWebChatHtml(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [
+    join(here, "web", "index.html"),
+    join(here, "..", "..", "..", "internal", "gateway", "web", "index.html"),
+  ];
+  for (const c of candidates) {
+    try {
+      return readFileSync(c, "utf8");
+    } catch {
+      /* try the next location */
+    }
+  }
+  throw new Error(`web chat page not found (looked in ${candidates.join(", ")})`);
+}
+
+export function webChatRoute() {
+  let cached: Buffer | undefined;
+  let failure: string | undefined;
+  return (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
+    if (req.method !== "GET" || (url.pathname !== "/" && url.pathname !== "/index.html")) return false;
+    if (!cached && !failure) {
+      try {
+        cached = Buffer.from(loadWebChatHtml());
+      } catch (err) {
+        failure = (err as Error).message;
+      }
+    }
+    if (!cached) {
+      res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+      res.end(failure);
+      return true;
+    }
+    res.writeHead(200, {
+      "content-type": "text/html; charset=utf-8",
+      "content-length": cached.length,
+      "cache-control": "no-cache",
+      "content-security-policy":
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self' ws: wss:; img-src 'self' data:; base-uri 'none'; form-action 'none'",
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+    });
+    res.end(cached);
+    return true;
+  };
+}

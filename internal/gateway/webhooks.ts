@@ -1,0 +1,114 @@
+/**
+ * `POST /hooks/<name>`: inbound webhooks configured under `gateway.hooks`. Each hook authenticates
+ * with its own `secret` (bearer or `X-Familiar-Secret`) or an HMAC-SHA256 signature of the raw body
+ * (`X-Familiar-Signature: sha256=<hex>`, `hmac_secret`); a hook with neither needs the gateway token.
+ * The message (the `template` with `{{body}}` / `{{json.path}}`, or the raw body) is injected into the
+ * hook's session; the reply is optionally delivered to a channel target. Answers 202 at once.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { safeEqual, verifyHmacSignature } from "./auth.js";
+import { bearerToken, clientAddress, HttpError, readBody, sendError, toHttpError } from "./http-util.js";
+import { sendJson } from "./http-server.js";
+import { resolveSessionKey } from "./methods-chat.js";
+import type { GatewayRuntime } from "./runtime.js";
+
+/** Renders a hook template: `{{body}}` is the raw body, `{{json.a.b}}` a field of the JSON body. */
+export function renderTemplate(template: string | undefined, raw: string): string {
+  if (template === undefined) return raw;
+  let parsed: unknown;
+  let parsedOnce = false;
+  return template.replace(/\{\{\s*([a-zA-Z0-9_.[\]-]+)\s*\}\}/g, (_m, expr: string) => {
+    if (expr === "body") return raw;
+    if (!expr.startsWith("json.") && expr !== "json") return "";
+    if (!parsedOnce) {
+      parsedOnce = true;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    let cur: unknown = parsed;
+    for (const seg of expr
+      .split(".")
+      .slice(1)
+      .flatMap((s) => s.split(/[[\]]/).filter(Boolean))) {
+      if (cur === null || typeof cur !== "object") return "";
+      cur = (cur as Record<string, unknown>)[seg];
+    }
+    if (cur === undefined || cur === null) return "";
+    return typeof cur === "string" ? cur : JSON.stringify(cur);
+  });
+}
+
+export function webhookRoutes(rt: GatewayRuntime) {
+  return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> => {
+    if (!url.pathname.startsWith("/hooks/")) return false;
+    try {
+      if (req.method !== "POST")
+        throw new HttpError(405, "method_not_allowed", "webhooks accept POST only", { allow: "POST" });
+      const name = decodeURIComponent(url.pathname.slice("/hooks/".length));
+      const cfg = rt.ctx.config();
+      const hook = Object.hasOwn(cfg.gateway.hooks, name) ? cfg.gateway.hooks[name] : undefined;
+      const addr = clientAddress(req);
+      const limited = rt.auth.limited(addr);
+      if (limited) throw limited;
+      if (!hook)
+        throw new HttpError(404, "not_found", `no webhook named "${name}" (configure gateway.hooks.${name})`);
+      const raw = await readBody(req, cfg.gateway.max_body_bytes);
+      let ok: boolean;
+      if (hook.hmac_secret) {
+        const sig = req.headers["x-familiar-signature"];
+        ok = verifyHmacSignature(hook.hmac_secret, raw, typeof sig === "string" ? sig : undefined);
+      } else if (hook.secret) {
+        const h = req.headers["x-familiar-secret"];
+        const presented = bearerToken(req) ?? (typeof h === "string" ? h : undefined);
+        ok = presented !== undefined && safeEqual(presented, hook.secret);
+      } else {
+        ok = rt.auth.check(addr, bearerToken(req)).ok;
+      }
+      if (!ok) {
+        if (hook.hmac_secret || hook.secret) rt.auth.recordFailure(addr);
+        throw new HttpError(
+          401,
+          "unauthorized",
+          hook.hmac_secret
+            ? "missing or invalid X-Familiar-Signature (sha256=<hex HMAC of the body>)"
+            : "missing or invalid webhook secret",
+        );
+      }
+      const text = renderTemplate(hook.template, raw.toString("utf8"));
+      if (!text.trim()) throw new HttpError(400, "empty_message", "the webhook produced an empty message");
+      const host = rt.maybeHost();
+      if (!host) throw new HttpError(503, "unavailable", "the agent host is not running");
+      const agentId = hook.agent ?? cfg.agents.default;
+      const sessionKey = resolveSessionKey(hook.session, agentId);
+      const handle = host.submit({
+        channel: "hook",
+        sessionKey,
+        agentId,
+        text,
+        sender: { id: `hook:${name}` },
+        originLabel: `webhook "${name}"`,
+        ...(hook.deliver !== "none" ? { replyTarget: hook.deliver } : {}),
+      });
+      const deliver = hook.deliver;
+      void handle.result.then(async (r) => {
+        if (deliver === "none" || !r.text) return;
+        try {
+          await rt.deps.channels.deliver(deliver, r.text);
+        } catch (err) {
+          rt.ctx.logger.warn(
+            { hook: name, target: deliver, err: (err as Error).message },
+            "webhook reply delivery failed",
+          );
+        }
+      });
+      sendJson(res, 202, { accepted: true, runId: handle.runId, sessionKey });
+    } catch (err) {
+      const e = toHttpError(err);
+      if (!res.headersSent) sendError(res, e);
+    }
+    return true;
+  };
+}

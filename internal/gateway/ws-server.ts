@@ -1,0 +1,287 @@
+/**
+ * The websocket side of the gateway (ws, noServer, sharing the HTTP port through `upgrade`).
+ *
+ * Invariants:
+ * - the first frame must be a `connect` request with a valid token (when one is configured), a client
+ *   name and a supported protocol version; anything else closes the socket with a clear reason;
+ * - nothing a client sends can throw out of a handler: bad frames get error responses;
+ * - oversize frames are closed by ws itself with 1009 (maxPayload tracks gateway.max_body_bytes);
+ * - a client whose send buffer exceeds `maxBufferedBytes` is disconnected instead of growing memory.
+ */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type WebSocket, type RawData } from "ws";
+import type { Logger } from "../log/logger.js";
+import type { GatewayAuth } from "./auth.js";
+import { bearerToken, clientAddress, type HttpError } from "./http-util.js";
+import {
+  MethodError,
+  Params,
+  PROTOCOL_VERSION,
+  parseRequest,
+  type EventFrame,
+  type ReqFrame,
+  type ResFrame,
+} from "./protocol.js";
+
+/** What a method handler knows about its caller. */
+export interface WsConn {
+  readonly id: number;
+  readonly clientName: string;
+  readonly address: string;
+  /** Sends an event to this client only. */
+  send(event: string, payload: unknown): void;
+  /** Runs `fn` when the socket closes (unsubscribe followers, etc.). */
+  onClose(fn: () => void): void;
+}
+
+export type MethodHandler = (p: Params, conn: WsConn) => unknown;
+
+export interface WsServerOptions {
+  auth: GatewayAuth;
+  logger: Logger;
+  maxPayload: () => number;
+  methods: Map<string, MethodHandler>;
+  /** Extra facts returned in the `connect` response (server version, default agent...). */
+  hello: () => Record<string, unknown>;
+  /** Disconnect a client whose unsent data exceeds this many bytes. */
+  maxBufferedBytes?: number;
+  /** Close a socket that has not sent `connect` within this many ms. */
+  connectTimeoutMs?: number;
+}
+
+interface Client {
+  ws: WebSocket;
+  conn: WsConn;
+  seq: number;
+  closers: (() => void)[];
+}
+
+export class WsGateway {
+  readonly wss: WebSocketServer;
+  private clients = new Set<Client>();
+  private nextId = 1;
+
+  constructor(private o: WsServerOptions) {
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload(), clientTracking: false });
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** Keeps ws's frame cap in step with gateway.max_body_bytes (read by ws for each new socket). */
+  setMaxPayload(n: number): void {
+    (this.wss.options as { maxPayload?: number }).maxPayload = n;
+  }
+
+  /** `upgrade` listener for the HTTP server. Refuses rate-limited addresses before the handshake. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (url.pathname !== "/ws" && url.pathname !== "/")
+      return rejectUpgrade(socket, 404, "Not Found", "no websocket here");
+    const addr = clientAddress(req);
+    const limited = this.o.auth.limited(addr);
+    if (limited) return rejectUpgrade(socket, 429, "Too Many Requests", limited.message, limited);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req, addr));
+  }
+
+  private accept(ws: WebSocket, req: IncomingMessage, addr: string): void {
+    const headerToken = bearerToken(req);
+    let client: Client | undefined;
+    const timer = setTimeout(
+      () => ws.close(1008, "no connect frame received in time"),
+      this.o.connectTimeoutMs ?? 10_000,
+    );
+    timer.unref();
+    ws.on("error", (err) => this.o.logger.debug({ err: err.message }, "websocket error"));
+    ws.on("close", () => {
+      clearTimeout(timer);
+      if (!client) return;
+      this.clients.delete(client);
+      for (const fn of client.closers) {
+        try {
+          fn();
+        } catch {
+          /* cleanup must not throw */
+        }
+      }
+    });
+    ws.on("message", (data: RawData, isBinary: boolean) => {
+      const text = isBinary ? undefined : rawToString(data);
+      if (!client) {
+        clearTimeout(timer);
+        client = this.handshake(ws, text, addr, headerToken);
+        if (client) this.clients.add(client);
+        return;
+      }
+      if (text === undefined) {
+        this.reply(client, {
+          type: "res",
+          id: null,
+          ok: false,
+          error: { code: "invalid_frame", message: "binary frames are not supported; send JSON text" },
+        });
+        return;
+      }
+      void this.dispatch(client, text);
+    });
+  }
+
+  private handshake(
+    ws: WebSocket,
+    text: string | undefined,
+    addr: string,
+    headerToken?: string,
+  ): Client | undefined {
+    const parsed = text === undefined ? undefined : parseRequest(text);
+    if (!parsed?.ok || parsed.frame.method !== "connect") {
+      ws.close(1008, 'first frame must be a connect request {type:"req", method:"connect"}');
+      return undefined;
+    }
+    const frame = parsed.frame;
+    const fail = (code: string, message: string, closeCode: number): undefined => {
+      sendFrame(ws, { type: "res", id: frame.id, ok: false, error: { code, message } });
+      ws.close(closeCode, truncateReason(message));
+      return undefined;
+    };
+    let p: Params;
+    try {
+      p = new Params(frame.params);
+    } catch (err) {
+      return fail("invalid_params", (err as Error).message, 1008);
+    }
+    const protocol = p.o.protocol;
+    if (protocol !== PROTOCOL_VERSION)
+      return fail(
+        "unsupported_protocol",
+        `protocol version ${JSON.stringify(protocol)} is not supported (server speaks ${PROTOCOL_VERSION})`,
+        1002,
+      );
+    const clientInfo = p.o.client;
+    const name =
+      typeof clientInfo === "object" &&
+      clientInfo !== null &&
+      typeof (clientInfo as { name?: unknown }).name === "string"
+        ? String((clientInfo as { name: string }).name).slice(0, 64)
+        : typeof clientInfo === "string"
+          ? clientInfo.slice(0, 64)
+          : undefined;
+    if (!name) return fail("invalid_params", "params.client.name: expected the client's name", 1008);
+    const token = typeof p.o.token === "string" ? p.o.token : headerToken;
+    const auth = this.o.auth.check(addr, token);
+    if (!auth.ok) return fail(auth.error.code, auth.error.message, 1008);
+
+    const id = this.nextId++;
+    const c: Client = {
+      ws,
+      seq: 0,
+      closers: [],
+      conn: {
+        id,
+        clientName: name,
+        address: addr,
+        send: (event, payload) => this.sendEvent(c, event, payload),
+        onClose: (fn) => c.closers.push(fn),
+      },
+    };
+    this.reply(c, {
+      type: "res",
+      id: frame.id,
+      ok: true,
+      payload: { protocol: PROTOCOL_VERSION, connId: id, ...this.o.hello() },
+    });
+    return c;
+  }
+
+  private async dispatch(c: Client, text: string): Promise<void> {
+    const parsed = parseRequest(text);
+    if (!parsed.ok) return this.reply(c, parsed.res);
+    const f: ReqFrame = parsed.frame;
+    const handler = this.o.methods.get(f.method);
+    if (!handler) {
+      const message = f.method === "connect" ? "already connected" : `unknown method "${f.method}"`;
+      return this.reply(c, {
+        type: "res",
+        id: f.id,
+        ok: false,
+        error: { code: f.method === "connect" ? "invalid_frame" : "unknown_method", message },
+      });
+    }
+    try {
+      const payload = await handler(new Params(f.params), c.conn);
+      this.reply(c, { type: "res", id: f.id, ok: true, payload: payload ?? {} });
+    } catch (err) {
+      const code = err instanceof MethodError ? err.code : "internal";
+      if (code === "internal")
+        this.o.logger.warn({ method: f.method, err: (err as Error).message }, "gateway method failed");
+      this.reply(c, {
+        type: "res",
+        id: f.id,
+        ok: false,
+        error: { code, message: (err as Error)?.message ?? String(err) },
+      });
+    }
+  }
+
+  private reply(c: Client, frame: ResFrame): void {
+    this.write(c, JSON.stringify(frame));
+  }
+
+  private sendEvent(c: Client, event: string, payload: unknown): void {
+    const frame: EventFrame = { type: "event", event, payload, seq: ++c.seq };
+    this.write(c, JSON.stringify(frame));
+  }
+
+  private write(c: Client, text: string): void {
+    if (c.ws.readyState !== c.ws.OPEN) return;
+    if (c.ws.bufferedAmount > (this.o.maxBufferedBytes ?? 8 * 1024 * 1024)) {
+      this.o.logger.warn(
+        { client: c.conn.clientName, buffered: c.ws.bufferedAmount },
+        "disconnecting slow websocket client",
+      );
+      this.clients.delete(c);
+      c.ws.close(1013, "slow consumer: send buffer limit exceeded");
+      // A peer that does not read will not read the close frame either.
+      setTimeout(() => c.ws.terminate(), 1000).unref();
+      return;
+    }
+    c.ws.send(text);
+  }
+
+  /** Sends an event to every connected client. Serialises once per client (seq differs). */
+  broadcast(event: string, payload: unknown): void {
+    for (const c of this.clients) this.sendEvent(c, event, payload);
+  }
+
+  close(): void {
+    for (const c of this.clients) c.ws.close(1001, "gateway shutting down");
+    this.clients.clear();
+    this.wss.close();
+  }
+}
+
+function rawToString(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return Buffer.from(data).toString("utf8");
+}
+
+function sendFrame(ws: WebSocket, frame: ResFrame): void {
+  if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
+}
+
+/** Close reasons are limited to 123 bytes by the websocket spec. */
+function truncateReason(s: string): string {
+  return Buffer.byteLength(s) <= 123 ? s : Buffer.from(s).subarray(0, 120).toString("utf8") + "...";
+}
+
+function rejectUpgrade(socket: Duplex, status: number, text: string, message: string, err?: HttpError): void {
+  const body = JSON.stringify({ error: { code: err?.code ?? "not_found", message } });
+  const extra = Object.entries(err?.headers ?? {})
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`,
+  );
+}
