@@ -38,6 +38,10 @@ export async function buildServices(
   // --- agent host (internal/agent) ---
 
   // --- gateway (internal/gateway) ---
+  if (ctx.config().gateway.enabled) {
+    const { createGatewayService } = await import("../gateway/service.js");
+    services.push(createGatewayService(ctx, { http, host: parts.host, channels, config, parts }));
+  }
 
   // --- channels: telegram (internal/channels/telegram) ---
 
