@@ -1,0 +1,87 @@
+/**
+ * Builds the non-model engines (`cli`, `claude-cli`) per agent, lazily and cached by the agent's
+ * engine settings, so a config edit (hot reload) rebuilds only what changed.
+ */
+import type { CoreContext } from "../../core/context.js";
+import type { Engine } from "../host.js";
+import type { AgentDef } from "../agents.js";
+import type { Usage } from "../../models/types.js";
+import { createCliEngine } from "./cli-engine.js";
+import { ClaudeCliEngine } from "./claude-cli-engine.js";
+
+const DEFAULT_IDLE_TTL_MS = 30 * 60_000;
+
+export class EngineRegistry {
+  private cli = new Map<string, { sig: string; engine: Engine }>();
+  private claude = new Map<string, { sig: string; engine: ClaudeCliEngine }>();
+
+  constructor(
+    private ctx: CoreContext,
+    private normalizeUsage: (raw: unknown) => Usage,
+  ) {}
+
+  /** The `engines` record for the agent host. */
+  engines(): Record<string, Engine> {
+    return {
+      cli: (opts) => this.cliFor(opts.agent)(opts),
+      "claude-cli": (opts) => this.claudeFor(opts.agent).engine()(opts),
+    };
+  }
+
+  /** `/new` on a key: claude-cli sessions of every agent forget it. */
+  reset(sessionKey: string): void {
+    for (const e of this.claude.values()) e.engine.reset(sessionKey);
+  }
+
+  close(): void {
+    for (const e of this.claude.values()) e.engine.close();
+    this.claude.clear();
+  }
+
+  private cliFor(agent: AgentDef): Engine {
+    const cfg = this.ctx.config();
+    if (!agent.command) throw new Error(`agent "${agent.id}" has engine cli but no command`);
+    const sig = JSON.stringify([agent.command, agent.args, agent.timeout_s, cfg.workspace]);
+    const hit = this.cli.get(agent.id);
+    if (hit && hit.sig === sig) return hit.engine;
+    const engine = createCliEngine({
+      command: agent.command,
+      args: agent.args,
+      timeoutMs: (agent.timeout_s ?? 120) * 1000,
+      maxOutputChars: cfg.tools.exec.max_output_chars,
+      cwd: cfg.workspace,
+    });
+    this.cli.set(agent.id, { sig, engine });
+    return engine;
+  }
+
+  private claudeFor(agent: AgentDef): ClaudeCliEngine {
+    const cfg = this.ctx.config();
+    const sig = JSON.stringify([
+      agent.command,
+      agent.model,
+      agent.extra_args,
+      agent.idle_ttl,
+      agent.system_prompt,
+      cfg.workspace,
+    ]);
+    const hit = this.claude.get(agent.id);
+    if (hit && hit.sig === sig) return hit.engine;
+    hit?.engine.close();
+    const model = agent.model?.split("/").slice(1).join("/");
+    const engine = new ClaudeCliEngine({
+      command: agent.command ?? "claude",
+      ...(model ? { model } : {}),
+      extraArgs: agent.extra_args,
+      ...(agent.system_prompt ? { systemPrompt: agent.system_prompt } : {}),
+      idleTtlMs: agent.idle_ttl ?? DEFAULT_IDLE_TTL_MS,
+      partialMessages: true,
+      cwd: cfg.workspace,
+      db: this.ctx.db,
+      logger: this.ctx.logger,
+      normalizeUsage: this.normalizeUsage,
+    });
+    this.claude.set(agent.id, { sig, engine });
+    return engine;
+  }
+}
