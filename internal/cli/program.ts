@@ -46,5 +46,32 @@ export function buildProgram(): Command {
       await runCommand(opts.config);
     });
 
+  program
+    .command("chat")
+    .description("chat with the daemon in the terminal (over the gateway websocket)")
+    .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
+    .option("-s, --session <name>", "session name or full session key", "cli")
+    .option("-a, --agent <id>", "agent to talk to (default agent when absent)")
+    .option("--url <url>", "gateway websocket URL (default from config)")
+    .option("--token <token>", "gateway token (default from config)")
+    .action(
+      async (opts: { config: string; session?: string; agent?: string; url?: string; token?: string }) => {
+        const { chatCommand } = await import("./chat.js");
+        await chatCommand(opts);
+      },
+    );
+
+  program
+    .command("status")
+    .description("show the running daemon's status")
+    .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
+    .option("--url <url>", "gateway websocket URL (default from config)")
+    .option("--token <token>", "gateway token (default from config)")
+    .option("--json", "print the raw status as JSON")
+    .action(async (opts: { config: string; url?: string; token?: string; json?: boolean }) => {
+      const { statusCommand } = await import("./status.js");
+      await statusCommand(opts);
+    });
+
   return program;
 }

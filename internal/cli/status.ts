@@ -1,0 +1,99 @@
+/**
+ * `familiar status`: asks the running daemon's gateway (`status` method) and prints uptime, channels,
+ * models and cooldowns, queue depth, today's tokens, the next heartbeat and cron runs.
+ */
+import { GatewayClient, GatewayClientError } from "../gateway/client.js";
+import { resolveGatewayTarget } from "../gateway/target.js";
+
+export interface StatusOptions {
+  config: string;
+  url?: string;
+  token?: string;
+  json?: boolean;
+}
+
+function duration(s: number): string {
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return [d ? `${d}d` : "", h ? `${h}h` : "", `${m}m`, d || h ? "" : ` ${s % 60}s`].join("").trim();
+}
+
+function when(v: unknown): string {
+  if (typeof v === "number") return new Date(v).toLocaleString();
+  if (typeof v === "string") return v;
+  return "-";
+}
+
+function obj(v: unknown): Record<string, unknown> {
+  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/** Renders the status payload for humans. Unknown shapes of optional parts are printed compactly. */
+export function formatStatus(s: Record<string, unknown>): string {
+  const lines: string[] = [];
+  lines.push(`uptime       ${duration(Number(s.uptimeS ?? 0))} (pid ${String(s.pid ?? "?")})`);
+  lines.push(
+    `agent        ${String(s.defaultAgent ?? "?")}  model ${String(s.primaryModel ?? "(none: echo)")}`,
+  );
+  const fallbacks = Array.isArray(s.fallbacks) ? (s.fallbacks as string[]) : [];
+  if (fallbacks.length) lines.push(`fallbacks    ${fallbacks.join(", ")}`);
+  lines.push(`models       ${compact(s.models)}`);
+  const channels = Object.entries(obj(s.channels));
+  lines.push(`channels     ${channels.length ? "" : "(none)"}`);
+  for (const [id, st] of channels) {
+    const c = obj(st);
+    lines.push(
+      `  ${id.padEnd(10)} ${String(c.state ?? "?")}${c.identity ? ` as ${String(c.identity)}` : ""}${c.detail ? ` (${String(c.detail)})` : ""}`,
+    );
+  }
+  lines.push(`queue        ${s.queueDepth === null ? "host not running" : String(s.queueDepth)}`);
+  const t = obj(s.tokensToday);
+  lines.push(
+    `tokens today ${String(t.total ?? 0)} (in ${String(t.input ?? 0)}, out ${String(t.output ?? 0)}, ${String(t.calls ?? 0)} calls, $${Number(t.cost ?? 0).toFixed(4)})`,
+  );
+  const hb = obj(s.heartbeat);
+  lines.push(
+    `heartbeat    ${hb.nextRunAt !== undefined ? `next ${when(hb.nextRunAt)}` : compact(s.heartbeat)}`,
+  );
+  if (Array.isArray(s.cron)) {
+    lines.push(`cron         ${s.cron.length} job(s)`);
+    for (const j of s.cron as unknown[]) {
+      const job = obj(j);
+      lines.push(
+        `  ${String(job.id ?? "?").padEnd(16)} next ${when(job.nextRunAt ?? job.next)}${job.lastStatus ? `  last ${String(job.lastStatus)}` : ""}`,
+      );
+    }
+  } else lines.push(`cron         ${compact(s.cron)}`);
+  if (s.configError) lines.push(`config error ${String(s.configError)}`);
+  return lines.join("\n");
+}
+
+function compact(v: unknown): string {
+  if (v === undefined || v === null) return "-";
+  const o = obj(v);
+  if (typeof o.state === "string") return `${o.state}${o.detail ? ` (${String(o.detail)})` : ""}`;
+  return JSON.stringify(v);
+}
+
+export async function statusCommand(opts: StatusOptions): Promise<void> {
+  const target = resolveGatewayTarget(opts);
+  let client: GatewayClient;
+  try {
+    client = await GatewayClient.connect({
+      url: target.url,
+      token: target.token,
+      clientName: "familiar-status",
+    });
+  } catch (err) {
+    process.stderr.write(`familiar status: ${(err as GatewayClientError).message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  try {
+    const s = await client.request<Record<string, unknown>>("status");
+    process.stdout.write((opts.json ? JSON.stringify(s, null, 2) : formatStatus(s)) + "\n");
+  } finally {
+    await client.close();
+  }
+}
