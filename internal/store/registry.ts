@@ -6,9 +6,11 @@ import type { MigrationSets } from "./migrations.js";
 import { coreMigrations } from "./core-migrations.js";
 import { subagentMigrations } from "../agent/subagents/subagent-migrations.js";
 import { engineMigrations } from "../agent/engines/engine-migrations.js";
+import { agentsMigrations } from "../agent/catalog/agents-migrations.js";
 
 export const allMigrations: MigrationSets = {
   core: coreMigrations,
   subagents: subagentMigrations,
   engines: engineMigrations,
+  agents: agentsMigrations,
 };

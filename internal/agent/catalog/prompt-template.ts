@@ -1,0 +1,73 @@
+/**
+ * Prompt templates with `{{variable}}` interpolation. Unknown variables are an error at load time
+ * (not a silent empty string at send time); a missing template file falls back to the built-in
+ * prompt with a warning.
+ */
+import { readFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+
+export const TEMPLATE_VARIABLES = [
+  "user_input",
+  "history",
+  "date",
+  "time",
+  "agent",
+  "timezone",
+  "channel",
+  "workspace",
+] as const;
+export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
+
+export class PromptTemplateError extends Error {
+  readonly code = "PROMPT_TEMPLATE_INVALID";
+  constructor(message: string) {
+    super(message);
+    this.name = "PromptTemplateError";
+  }
+}
+
+const VAR = /\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g;
+
+/** A parsed template: the text and the variables it uses (all known). */
+export interface PromptTemplate {
+  source: string;
+  text: string;
+  variables: TemplateVariable[];
+}
+
+/** Validates template text; throws naming every unknown variable. */
+export function parseTemplate(text: string, source: string): PromptTemplate {
+  const used = new Set<string>();
+  for (const m of text.matchAll(VAR)) used.add(m[1] ?? "");
+  const unknown = [...used].filter((v) => !(TEMPLATE_VARIABLES as readonly string[]).includes(v));
+  if (unknown.length > 0)
+    throw new PromptTemplateError(
+      `${source}: unknown template variable(s) ${unknown.map((u) => `{{${u}}}`).join(", ")} (known: ${TEMPLATE_VARIABLES.join(", ")})`,
+    );
+  return { source, text, variables: [...used] as TemplateVariable[] };
+}
+
+/**
+ * Loads a template file relative to `baseDir`. Returns undefined (and calls `warn`) when the file is
+ * missing, so the caller falls back to the built-in prompt; throws on unknown variables.
+ */
+export function loadTemplateFile(
+  file: string,
+  baseDir: string,
+  warn: (msg: string) => void,
+): PromptTemplate | undefined {
+  const path = isAbsolute(file) ? file : resolve(baseDir, file);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    warn(`prompt file ${path} not found: using the built-in prompt`);
+    return undefined;
+  }
+  return parseTemplate(text, path);
+}
+
+/** Fills a template. Values not given render as empty strings (all variables are known). */
+export function renderTemplate(t: PromptTemplate, values: Partial<Record<TemplateVariable, string>>): string {
+  return t.text.replace(VAR, (_m, name: string) => values[name as TemplateVariable] ?? "");
+}
