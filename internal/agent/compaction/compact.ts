@@ -1,0 +1,280 @@
+/**
+ * LLM compaction of a conversation history (REQ-400). Pure apart from the injected summariser:
+ * it decides what to keep, what to summarise and what the successor session starts with; persisting
+ * that is `lineage.ts`'s job.
+ *
+ * Invariants:
+ * - the kept tail never starts on a tool result (an assistant tool call stays with its results);
+ * - the result always fits `budgetTokens` (summary message + kept messages, as estimated);
+ * - it never throws because the summariser failed: it falls back full -> partial -> note -> hard clear.
+ *   It only rethrows when `signal` aborts (the turn itself was cancelled).
+ */
+import type { ChatMessage } from "../../models/types.js";
+import { defaultTokenEstimator, type TokenEstimator } from "./token-estimator.js";
+import { keepSplitIndex, nextSafeSplit, chunkTokenBudget, packChunks, type Block } from "./chunking.js";
+import { chunkSummaryInstructions, mergeInstructions, summaryMessageContent } from "./prompts.js";
+import { renderMessage } from "./transcript.js";
+
+/** Calls the summary model with a prompt and returns its text. Injected (the host passes the router). */
+export type Summarizer = (prompt: ChatMessage[], signal: AbortSignal) => Promise<string>;
+
+/**
+ * - full: every older message is in the summary;
+ * - partial: some chunks could not be summarised; they are listed in a note inside the summary;
+ * - note: no summary at all, only a plain note of what was dropped;
+ * - hard_clear: even that did not fit; the history is cleared down to a marker (and the last user
+ *   message when it fits);
+ * - noop: nothing older than the kept tail; nothing was changed.
+ */
+export type CompactionLevel = "full" | "partial" | "note" | "hard_clear" | "noop";
+
+export interface CompactOptions {
+  /** The session history, oldest first, without the system prompt. */
+  messages: readonly ChatMessage[];
+  keepLastN: number;
+  observationMask: boolean;
+  /** From `/compact <instructions>`. */
+  instructions?: string;
+  /** Tokens the compacted history (summary message + kept messages) must fit in. */
+  budgetTokens: number;
+  /** Context window of the summary model (sizes the chunks). */
+  summaryContextWindow: number;
+  summarize: Summarizer;
+  estimator?: TokenEstimator;
+  signal?: AbortSignal;
+  /** Each summariser failure, for logging; compaction goes on regardless. */
+  onError?: (err: unknown, stage: "chunk" | "merge") => void;
+}
+
+export interface CompactResult {
+  level: CompactionLevel;
+  /** Summary text without the marker (the successor's first message is `summaryMessageContent`). */
+  summary: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Messages copied verbatim into the successor, in order. */
+  keptMessages: ChatMessage[];
+  /** Their indexes in `messages` (a contiguous tail, or only the last user message on hard clear). */
+  keptIndexes: number[];
+  /** Older messages folded into the summary or the note. */
+  messagesSummarised: number;
+  chunks: number;
+  failedChunks: number;
+}
+
+/** Cap on a summary, so it never crowds out the kept tail. */
+export function maxSummaryTokens(budgetTokens: number): number {
+  return Math.max(256, Math.min(4000, Math.floor(budgetTokens * 0.25)));
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error
+    ? reason
+    : Object.assign(new Error("compaction aborted"), { name: "AbortError" });
+}
+
+/** Cuts text to about `maxTokens` (by the text's own chars-per-token ratio). */
+function fitText(text: string, maxTokens: number, est: TokenEstimator): string {
+  const t = est.text(text);
+  if (t <= maxTokens) return text;
+  const chars = Math.max(0, Math.floor((text.length * maxTokens) / t / 1.05) - 40);
+  return `${text.slice(0, chars)}\n[... summary cut to fit]`;
+}
+
+/** A plain description of dropped messages: counts, tools used, and what the user asked. */
+export function dropNote(
+  messages: readonly ChatMessage[],
+  reason: string,
+  maxTokens: number,
+  est: TokenEstimator,
+): string {
+  const counts = { user: 0, assistant: 0, tool: 0, system: 0 };
+  const tools = new Set<string>();
+  const asks: string[] = [];
+  for (const m of messages) {
+    counts[m.role]++;
+    if (m.role === "assistant") for (const c of m.tool_calls ?? []) tools.add(c.name);
+    if (m.role === "user") {
+      const text =
+        typeof m.content === "string"
+          ? m.content
+          : m.content.map((p) => (p.type === "text" ? p.text : "")).join(" ");
+      const line = text.replace(/\s+/g, " ").trim().slice(0, 160);
+      if (line) asks.push(`- ${line}`);
+    }
+  }
+  const head = `${messages.length} earlier messages (${counts.user} from the user, ${counts.assistant} from the assistant, ${counts.tool} tool results) were removed without a summary: ${reason}.`;
+  const parts = [head];
+  if (tools.size > 0) parts.push(`Tools used: ${[...tools].join(", ")}.`);
+  let note = parts.join(" ");
+  if (asks.length > 0) {
+    // Keep the most recent requests when they do not all fit.
+    const lines: string[] = [];
+    let used = est.text(note) + 10;
+    for (let i = asks.length - 1; i >= 0; i--) {
+      const t = est.text(asks[i]!) + 1;
+      if (used + t > maxTokens) break;
+      lines.unshift(asks[i]!);
+      used += t;
+    }
+    if (lines.length > 0)
+      note += `\nWhat the user asked in that part${lines.length < asks.length ? " (most recent)" : ""}:\n${lines.join("\n")}`;
+  }
+  return fitText(note, maxTokens, est);
+}
+
+/** Compacts `opts.messages`. See the module comment for the guarantees. */
+export async function compactHistory(opts: CompactOptions): Promise<CompactResult> {
+  const est = opts.estimator ?? defaultTokenEstimator;
+  const signal = opts.signal ?? new AbortController().signal;
+  const msgs = opts.messages;
+  const tokensBefore = est.messages(msgs);
+  const summaryCap = maxSummaryTokens(opts.budgetTokens);
+  const summaryMsg = (s: string): ChatMessage => ({ role: "system", content: summaryMessageContent(s) });
+
+  // 1. The kept tail, shrunk at safe boundaries until it leaves room for the summary.
+  let keptFrom = keepSplitIndex(msgs, opts.keepLastN);
+  const keptBudget = opts.budgetTokens - summaryCap - 64;
+  while (keptFrom < msgs.length && est.messages(msgs.slice(keptFrom)) > keptBudget)
+    keptFrom = nextSafeSplit(msgs, keptFrom);
+  const older = msgs.slice(0, keptFrom);
+  const kept = msgs.slice(keptFrom);
+  if (older.length === 0) {
+    return {
+      level: "noop",
+      summary: "",
+      tokensBefore,
+      tokensAfter: tokensBefore,
+      keptMessages: [...msgs],
+      keptIndexes: msgs.map((_, i) => i),
+      messagesSummarised: 0,
+      chunks: 0,
+      failedChunks: 0,
+    };
+  }
+
+  // 2. Chunks of stripped transcript.
+  const blocks: Block[] = older.map((m, index) => {
+    const text = renderMessage(m, opts.observationMask);
+    return { index, text, tokens: est.text(text) };
+  });
+  const avg = blocks.reduce((a, b) => a + b.tokens, 0) / blocks.length;
+  const chunkBudget = chunkTokenBudget(avg, opts.summaryContextWindow);
+  const chunks = packChunks(blocks, chunkBudget, (t) => est.text(t));
+
+  // 3. Summarise each chunk; a failing chunk is retried as two halves ("summarise what fits").
+  const call = async (prompt: ChatMessage[], stage: "chunk" | "merge"): Promise<string | undefined> => {
+    if (signal.aborted) throw abortError(signal);
+    try {
+      const out: unknown = await opts.summarize(prompt, signal);
+      if (typeof out !== "string" || out.trim() === "") throw new Error("the summariser returned no text");
+      if (est.text(out) > summaryCap * 1.5) throw new Error("the summariser returned an oversized summary");
+      return out.trim();
+    } catch (err) {
+      if (signal.aborted) throw abortError(signal);
+      opts.onError?.(err, stage);
+      return undefined;
+    }
+  };
+  const system = chunkSummaryInstructions({
+    observationMask: opts.observationMask,
+    ...(opts.instructions ? { instructions: opts.instructions } : {}),
+  });
+  const summarizeBlocks = (part: Block[], label: string) =>
+    call(
+      [
+        { role: "system", content: system },
+        {
+          role: "user",
+          content: `Conversation ${label}, oldest first:\n\n${part.map((b) => b.text).join("\n\n")}`,
+        },
+      ],
+      "chunk",
+    );
+  const summaries: string[] = [];
+  const dropped: ChatMessage[] = [];
+  let failedChunks = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i]!;
+    const label = chunks.length > 1 ? `part ${i + 1} of ${chunks.length}` : "excerpt";
+    const s = await summarizeBlocks(chunk, label);
+    if (s !== undefined) {
+      summaries.push(s);
+      continue;
+    }
+    failedChunks++;
+    const halves =
+      chunk.length > 1 ? [chunk.slice(0, chunk.length >> 1), chunk.slice(chunk.length >> 1)] : [];
+    for (const h of halves) {
+      const hs = await summarizeBlocks(h, `${label} (a smaller piece)`);
+      if (hs !== undefined) summaries.push(hs);
+      else for (const b of h) dropped.push(older[b.index]!);
+    }
+    if (halves.length === 0) for (const b of chunk) dropped.push(older[b.index]!);
+  }
+
+  // 4. Merge, or fall back to a note.
+  let level: CompactionLevel;
+  let summary: string;
+  if (summaries.length === 0) {
+    level = "note";
+    summary = dropNote(older, "the summariser failed", summaryCap, est);
+  } else {
+    let merged: string | undefined = summaries[0];
+    if (summaries.length > 1) {
+      merged = await call(
+        [
+          {
+            role: "system",
+            content: mergeInstructions(opts.instructions ? { instructions: opts.instructions } : {}),
+          },
+          {
+            role: "user",
+            content: summaries.map((s, i) => `Summary ${i + 1} of ${summaries.length}:\n${s}`).join("\n\n"),
+          },
+        ],
+        "merge",
+      );
+      // A failed merge still has every part: concatenate them (cut to the cap).
+      if (merged === undefined) merged = summaries.join("\n\n");
+    }
+    level = dropped.length > 0 ? "partial" : "full";
+    summary = merged ?? "";
+    if (dropped.length > 0) {
+      const noteCap = Math.max(64, Math.floor(summaryCap / 4));
+      summary = `${fitText(summary, summaryCap - noteCap, est)}\n\nNot summarised: ${dropNote(dropped, "the summariser failed on them", noteCap, est)}`;
+    }
+    summary = fitText(summary, summaryCap, est);
+  }
+
+  // 5. The result must fit the budget; if not, hard clear.
+  let keptMessages = kept;
+  let keptIndexes = kept.map((_, i) => keptFrom + i);
+  let tokensAfter = est.messages([summaryMsg(summary), ...keptMessages]);
+  if (tokensAfter > opts.budgetTokens) {
+    level = "hard_clear";
+    const lastUser = msgs.findLast((m) => m.role === "user");
+    const marker = `The conversation history (${msgs.length} messages) was cleared because it could not be made to fit the model's context window.`;
+    summary = fitText(marker, Math.max(16, opts.budgetTokens - 16), est);
+    keptMessages = [];
+    keptIndexes = [];
+    if (lastUser && est.messages([summaryMsg(summary), lastUser]) <= opts.budgetTokens) {
+      keptMessages = [lastUser];
+      keptIndexes = [msgs.lastIndexOf(lastUser)];
+    }
+    tokensAfter = est.messages([summaryMsg(summary), ...keptMessages]);
+  }
+
+  return {
+    level,
+    summary,
+    tokensBefore,
+    tokensAfter,
+    keptMessages: [...keptMessages],
+    keptIndexes,
+    messagesSummarised: older.length,
+    chunks: chunks.length,
+    failedChunks,
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * The auto-compaction gate: compact before a model call when the strategy is `auto` and the estimated
+ * prompt exceeds `threshold * contextWindow - reserveTokens` (defaults: 0.8 and 4096).
+ */
+import type { CompactionSettings } from "./compaction-settings.js";
+
+/** Below this the model cannot hold a useful conversation (REQ-401 context-window guard). */
+export const CONTEXT_WINDOW_MINIMUM = 16_000;
+/** Below this a warning is logged (REQ-401). */
+export const CONTEXT_WINDOW_WARNING = 32_000;
+
+/** Token budget a prompt must stay under: threshold * window - reserve, never below 1/4 of the window. */
+export function compactionBudget(
+  settings: Pick<CompactionSettings, "threshold" | "reserveTokens">,
+  contextWindow: number,
+): number {
+  const raw = Math.floor(settings.threshold * contextWindow) - settings.reserveTokens;
+  // A reserve larger than the threshold would make every prompt "too long"; keep a usable floor.
+  return Math.max(Math.floor(contextWindow / 4), raw);
+}
+
+export interface ShouldCompactInput {
+  settings: Pick<CompactionSettings, "strategy" | "threshold" | "reserveTokens" | "keepLastN">;
+  contextWindow: number;
+  /** Estimated tokens of the full prompt (system + history + tool specs). */
+  promptTokens: number;
+  /** History messages (without the system prompt). */
+  historyMessages: number;
+}
+
+export interface ShouldCompactResult {
+  compact: boolean;
+  budget: number;
+  reason: "over_budget" | "under_budget" | "strategy" | "too_few_messages";
+}
+
+/** Decides whether to compact before a model call. */
+export function shouldCompact(input: ShouldCompactInput): ShouldCompactResult {
+  const budget = compactionBudget(input.settings, input.contextWindow);
+  if (input.settings.strategy !== "auto") return { compact: false, budget, reason: "strategy" };
+  if (input.promptTokens <= budget) return { compact: false, budget, reason: "under_budget" };
+  // Fewer messages than keep_last_n can still be over budget (huge tool outputs); compaction then
+  // shrinks the kept tail, so only a history with nothing to fold is skipped.
+  if (input.historyMessages < 2) return { compact: false, budget, reason: "too_few_messages" };
+  return { compact: true, budget, reason: "over_budget" };
+}
