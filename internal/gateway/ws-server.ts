@@ -88,6 +88,14 @@ export class WsGateway {
 
   private accept(ws: WebSocket, req: IncomingMessage, addr: string): void {
     const headerToken = bearerToken(req);
+    // ws closes oversize frames with 1009 but no reason; give the client a clear one.
+    const limit = this.o.maxPayload();
+    const close = ws.close.bind(ws);
+    ws.close = (code?: number, reason?: string | Buffer) =>
+      close(
+        code,
+        code === 1009 && !reason ? `frame exceeds gateway.max_body_bytes (${limit} bytes)` : reason,
+      );
     let client: Client | undefined;
     const timer = setTimeout(
       () => ws.close(1008, "no connect frame received in time"),

@@ -1,0 +1,221 @@
+/**
+ * Gateway auth and input limits against a real daemon: tokens over HTTP and websocket, open loopback
+ * vs refused non-loopback bind, failure rate limiting, oversize bodies and frames, malformed frames.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { Daemon } from "../../internal/daemon/daemon.js";
+import { GatewayClient, GatewayClientError } from "../../internal/gateway/client.js";
+import { freePort, harnessConfig, startGatewayDaemon, type GatewayHarness } from "./harness.js";
+
+const TOKEN = "test-gateway-token-123";
+
+/** Opens a raw socket and resolves with its close code and reason plus the frames it received. */
+function rawSession(
+  url: string,
+  frames: (string | Buffer)[],
+): Promise<{ code: number; reason: string; received: unknown[] }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    const received: unknown[] = [];
+    ws.on("open", () => {
+      for (const f of frames) ws.send(f);
+    });
+    ws.on("message", (d) => received.push(JSON.parse(String(d))));
+    ws.on("close", (code, reason) => resolve({ code, reason: reason.toString(), received }));
+    ws.on("error", reject);
+  });
+}
+
+const connectFrame = (token?: string, extra: Record<string, unknown> = {}): string =>
+  JSON.stringify({
+    type: "req",
+    id: 1,
+    method: "connect",
+    params: { token, client: { name: "t" }, protocol: 1, ...extra },
+  });
+
+describe("gateway with a token", () => {
+  let h: GatewayHarness;
+  beforeAll(async () => {
+    h = await startGatewayDaemon({
+      gateway: { token: TOKEN, max_body_bytes: 4096, rate_limit: { max_failures: 3, window_s: 60 } },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("healthz needs no token and shows no secrets", async () => {
+    const r = await fetch(`${h.base}/healthz`);
+    const text = await r.text();
+    expect(r.status).toBe(200);
+    expect(text).not.toContain(TOKEN);
+    expect(JSON.parse(text)).toMatchObject({ status: "ok", services: { gateway: { state: "ok" } } });
+  });
+
+  it("HTTP: missing token 401, wrong token 401, right token 200", async () => {
+    const missing = await fetch(`${h.base}/metrics`);
+    expect(missing.status).toBe(401);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
+    const ok = await fetch(`${h.base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(ok.status).toBe(200);
+    const text = await ok.text();
+    expect(text).toContain("# TYPE familiar_turns_total counter");
+    expect(text).toMatch(/familiar_queue_depth \d+/);
+    expect(text).toMatch(/familiar_turn_duration_seconds_bucket\{le="\+Inf"\}/);
+  });
+
+  it("websocket: the token in the connect frame is checked", async () => {
+    const c = await GatewayClient.connect({ url: h.wsUrl, token: TOKEN, clientName: "auth-test" });
+    expect(c.hello.protocol).toBe(1);
+    expect((await c.request<{ agents: { id: string }[] }>("agents.list")).agents.map((a) => a.id)).toContain(
+      "main",
+    );
+    await c.close();
+    const bad = await rawSession(h.wsUrl, [connectFrame("nope")]);
+    expect(bad.code).toBe(1008);
+    expect(bad.reason).toMatch(/invalid gateway token/);
+    expect(bad.received[0]).toMatchObject({
+      type: "res",
+      id: 1,
+      ok: false,
+      error: { code: "invalid_token" },
+    });
+  });
+
+  it("oversize body gets 413 with a clear JSON error and the server keeps serving", async () => {
+    const r = await fetch(`${h.base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "familiar", messages: [{ role: "user", content: "x".repeat(10_000) }] }),
+    });
+    expect(r.status).toBe(413);
+    const body = (await r.json()) as { error: { message: string } };
+    expect(body.error.message).toMatch(/max_body_bytes \(4096 bytes\)/);
+    expect((await fetch(`${h.base}/healthz`)).status).toBe(200);
+  });
+
+  it("oversize websocket frame closes with 1009", async () => {
+    const r = await rawSession(h.wsUrl, [
+      connectFrame(TOKEN),
+      JSON.stringify({ type: "req", id: 2, method: "status", params: { pad: "y".repeat(8000) } }),
+    ]);
+    expect(r.code).toBe(1009);
+    expect(r.reason).toMatch(/frame exceeds gateway.max_body_bytes \(4096 bytes\)/);
+  });
+
+  it("a first frame that is not connect closes the socket with a reason", async () => {
+    const r = await rawSession(h.wsUrl, [JSON.stringify({ type: "req", id: 1, method: "status" })]);
+    expect(r.code).toBe(1008);
+    expect(r.reason).toMatch(/first frame must be a connect request/);
+    const v = await rawSession(h.wsUrl, [connectFrame(TOKEN, { protocol: 99 })]);
+    expect(v.code).toBe(1002);
+    expect(v.reason).toMatch(/protocol version 99/);
+  });
+
+  it("malformed frames, unknown methods and bad params get error responses on a live socket", async () => {
+    const ws = new WebSocket(h.wsUrl);
+    const got: { id: unknown; ok: boolean; error?: { code: string; message: string } }[] = [];
+    await new Promise<void>((resolve, reject) => {
+      ws.on("error", reject);
+      ws.on("message", (d) => {
+        got.push(JSON.parse(String(d)) as (typeof got)[number]);
+        if (got.length === 6) resolve();
+      });
+      ws.on("open", () => {
+        ws.send(connectFrame(TOKEN));
+        ws.send("{not json");
+        ws.send(JSON.stringify([1, 2]));
+        ws.send(JSON.stringify({ type: "req", id: 3, method: "no.such" }));
+        ws.send(JSON.stringify({ type: "req", id: 4, method: "chat.send", params: { sessionKey: "x" } }));
+        ws.send(Buffer.from([1, 2, 3]), { binary: true });
+      });
+    });
+    expect(got[0]).toMatchObject({ ok: true });
+    const byId = (id: unknown) => got.find((g) => g.id === id);
+    const nulls = got.filter((g) => g.id === null).map((g) => g.error?.code);
+    // invalid JSON, a non-object frame and a binary frame have no usable id
+    expect(nulls.sort()).toEqual(["invalid_frame", "invalid_frame", "invalid_json"]);
+    expect(byId(3)).toMatchObject({ ok: false, error: { code: "unknown_method" } });
+    expect(byId(4)).toMatchObject({ ok: false, error: { code: "invalid_params" } });
+    expect(byId(4)?.error?.message).toMatch(/params\.message/);
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+    ws.close();
+  });
+});
+
+describe("failure rate limiting", () => {
+  let h: GatewayHarness;
+  beforeAll(async () => {
+    h = await startGatewayDaemon({
+      gateway: { token: TOKEN, rate_limit: { max_failures: 3, window_s: 120 } },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("answers 429 with Retry-After after repeated failures, even with the right token, and refuses websocket upgrades", async () => {
+    for (let i = 0; i < 3; i++) {
+      const r = await fetch(`${h.base}/v1/models`, { headers: { authorization: "Bearer wrong" } });
+      expect(r.status).toBe(401);
+    }
+    const limited = await fetch(`${h.base}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(limited.status).toBe(429);
+    const retry = Number(limited.headers.get("retry-after"));
+    expect(retry).toBeGreaterThan(0);
+    expect(retry).toBeLessThanOrEqual(120);
+    const err = await GatewayClient.connect({ url: h.wsUrl, token: TOKEN, clientName: "t" }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(GatewayClientError);
+    expect((err as GatewayClientError).message).toMatch(/429/);
+  });
+});
+
+describe("open loopback gateway and bind checks", () => {
+  let h: GatewayHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("without a token on loopback, HTTP and websocket are open", async () => {
+    h = await startGatewayDaemon();
+    expect((await fetch(`${h.base}/metrics`)).status).toBe(200);
+    const c = await GatewayClient.connect({ url: h.wsUrl, clientName: "open" });
+    expect(c.hello.defaultAgent).toBe("main");
+    await c.close();
+  });
+
+  it("refuses to start on a non-loopback bind without a token", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "familiar-gw-bind-"));
+    try {
+      const port = await freePort();
+      const configPath = join(dir, "config.yaml");
+      writeFileSync(
+        configPath,
+        JSON.stringify(harnessConfig(dir, port, "http://127.0.0.1:9/v1", { gateway: { bind: "0.0.0.0" } })),
+      );
+      const sink = new PassThrough().resume();
+      await expect(
+        Daemon.start({ configPath, watchConfig: false, logDestination: sink, env: {} }),
+      ).rejects.toThrow(/not loopback.*gateway.token is not set/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("on a non-loopback bind with a token, requests need the token", async () => {
+    h = await startGatewayDaemon({ gateway: { bind: "0.0.0.0", token: TOKEN } });
+    expect((await fetch(`${h.base}/v1/models`)).status).toBe(401);
+    expect(
+      (await fetch(`${h.base}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } })).status,
+    ).toBe(200);
+  });
+});
