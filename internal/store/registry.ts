@@ -7,10 +7,12 @@ import { coreMigrations } from "./core-migrations.js";
 import { subagentMigrations } from "../agent/subagents/subagent-migrations.js";
 import { engineMigrations } from "../agent/engines/engine-migrations.js";
 import { agentsMigrations } from "../agent/catalog/agents-migrations.js";
+import { compactionMigrations } from "../agent/compaction/compaction-migrations.js";
 
 export const allMigrations: MigrationSets = {
   core: coreMigrations,
   subagents: subagentMigrations,
   engines: engineMigrations,
   agents: agentsMigrations,
+  compaction: compactionMigrations,
 };
