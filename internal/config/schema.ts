@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
+import { scheduleProblem } from "../cron/schedule.js";
 
 /** A duration such as `30m`, `1h30m`, `45s`, `0` or a number of milliseconds. Parsed to ms. */
 export const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -147,7 +148,8 @@ const priceSchema = z
   })
   .strict();
 
-const cronJobSchema = z
+/** One cron job (config `cron.jobs[]`, and runtime jobs created by the tool, gateway or CLI). */
+export const cronJobSchema = z
   .object({
     id: z.string().regex(/^[a-zA-Z0-9_-]+$/, { error: "expected an id of letters, digits, _ or -" }),
     cron: z.string().optional(),
@@ -165,6 +167,13 @@ const cronJobSchema = z
   .strict()
   .refine((j) => [j.cron, j.every, j.at].filter((v) => v !== undefined).length === 1, {
     error: "expected exactly one of cron, every or at",
+  })
+  .superRefine((j, ctx) => {
+    // The expression, duration, ISO time and time zone themselves (croner is loaded lazily, only here).
+    if ([j.cron, j.every, j.at].filter((v) => v !== undefined).length !== 1) return;
+    const p = scheduleProblem(j);
+    if (p)
+      ctx.addIssue({ code: "custom", path: p.field === "schedule" ? [] : [p.field], message: p.message });
   });
 
 const hookSchema = z
@@ -401,7 +410,10 @@ export const configSchema = z
           .object({
             start: z.string().regex(/^\d{2}:\d{2}$/, { error: "expected HH:MM" }),
             end: z.string().regex(/^\d{2}:\d{2}$/, { error: "expected HH:MM" }),
-            timezone: z.string().optional(),
+            timezone: z
+              .string()
+              .refine(isTimeZone, { error: "expected an IANA time zone such as Europe/Berlin" })
+              .optional(),
           })
           .strict()
           .optional(),
@@ -411,7 +423,17 @@ export const configSchema = z
     cron: z
       .object({
         enabled: z.boolean().default(true),
-        jobs: z.array(cronJobSchema).default([]),
+        jobs: z
+          .array(cronJobSchema)
+          .default([])
+          .superRefine((jobs, ctx) => {
+            const seen = new Set<string>();
+            jobs.forEach((j, i) => {
+              if (seen.has(j.id))
+                ctx.addIssue({ code: "custom", path: [i, "id"], message: "duplicate job id" });
+              seen.add(j.id);
+            });
+          }),
       })
       .strict()
       .prefault({}),

@@ -4,6 +4,8 @@
  */
 import type { MigrationSets } from "./migrations.js";
 import { coreMigrations } from "./core-migrations.js";
+import { cronMigrations } from "../cron/cron-migrations.js";
+import { heartbeatMigrations } from "../heartbeat/heartbeat-migrations.js";
 import { subagentMigrations } from "../agent/subagents/subagent-migrations.js";
 import { engineMigrations } from "../agent/engines/engine-migrations.js";
 import { agentsMigrations } from "../agent/catalog/agents-migrations.js";
@@ -11,6 +13,8 @@ import { compactionMigrations } from "../agent/compaction/compaction-migrations.
 
 export const allMigrations: MigrationSets = {
   core: coreMigrations,
+  cron: cronMigrations,
+  heartbeat: heartbeatMigrations,
   subagents: subagentMigrations,
   engines: engineMigrations,
   agents: agentsMigrations,
