@@ -1,0 +1,83 @@
+/**
+ * Context-window resolution and validation.
+ *
+ * Order (first defined wins):
+ *   1. `models.providers.<p>.models.<m>.context_window` (what the operator stated for this model);
+ *   2. the known-model table (`known-models.ts`);
+ *   3. the agent default: `agents.<id>.context_window`, then `agents.defaults.context_window`;
+ *   4. `models.context_window`;
+ *   5. 128 000.
+ */
+import type { Config } from "../config/schema.js";
+import type { Logger } from "../log/logger.js";
+import { ModelError } from "./types.js";
+import { knownContextWindow } from "./known-models.js";
+
+/** Below this the model is refused: the system prompt and tools alone would not leave room to work. */
+export const CONTEXT_WINDOW_MINIMUM = 16_384;
+/** Below this a warning is logged: usable, but compaction will run often. */
+export const CONTEXT_WINDOW_WARNING = 32_768;
+export const CONTEXT_WINDOW_FALLBACK = 128_000;
+
+export type ContextWindowSource =
+  "model-config" | "known-model" | "agent" | "agent-defaults" | "models" | "fallback";
+
+/** Resolves the context window and says where the number came from. */
+export function resolveContextWindowDetailed(
+  config: Config,
+  modelRef: string,
+  agentId?: string,
+): { tokens: number; source: ContextWindowSource } {
+  const slash = modelRef.indexOf("/");
+  const provider = slash > 0 ? modelRef.slice(0, slash) : "";
+  const model = slash > 0 ? modelRef.slice(slash + 1) : modelRef;
+  const perModel = config.models.providers[provider]?.models[model]?.context_window;
+  if (perModel !== undefined) return { tokens: perModel, source: "model-config" };
+  const known = knownContextWindow(model);
+  if (known !== undefined) return { tokens: known, source: "known-model" };
+  if (agentId !== undefined && agentId !== "defaults" && agentId !== "default") {
+    const agent = (config.agents as Record<string, unknown>)[agentId];
+    const cw =
+      agent && typeof agent === "object" ? (agent as { context_window?: unknown }).context_window : undefined;
+    if (typeof cw === "number") return { tokens: cw, source: "agent" };
+  }
+  const defaults = config.agents.defaults.context_window;
+  if (defaults !== undefined) return { tokens: defaults, source: "agent-defaults" };
+  if (config.models.context_window !== undefined)
+    return { tokens: config.models.context_window, source: "models" };
+  return { tokens: CONTEXT_WINDOW_FALLBACK, source: "fallback" };
+}
+
+/** The effective context window in tokens for `modelRef` (`<provider>/<model>`) used by `agentId`. */
+export function resolveContextWindow(config: Config, modelRef: string, agentId?: string): number {
+  return resolveContextWindowDetailed(config, modelRef, agentId).tokens;
+}
+
+/**
+ * Refuses windows below {@link CONTEXT_WINDOW_MINIMUM} with a clear error (code `MODEL_NOT_CONFIGURED`)
+ * and logs a warning below {@link CONTEXT_WINDOW_WARNING}.
+ */
+export function validateContextWindow(
+  tokens: number,
+  opts: { logger?: Logger; modelRef?: string } = {},
+): void {
+  const what = opts.modelRef ?? "the model";
+  if (!Number.isFinite(tokens) || tokens < CONTEXT_WINDOW_MINIMUM) {
+    throw new ModelError(
+      "MODEL_NOT_CONFIGURED",
+      `the context window of ${what} is ${tokens} tokens, below the minimum of ${CONTEXT_WINDOW_MINIMUM}; ` +
+        `pick a model with a larger window or correct context_window in the config`,
+      opts.modelRef ? splitRef(opts.modelRef) : {},
+    );
+  }
+  if (tokens < CONTEXT_WINDOW_WARNING)
+    opts.logger?.warn(
+      { model: opts.modelRef, contextWindow: tokens },
+      `the context window of ${what} is small (${tokens} tokens, under ${CONTEXT_WINDOW_WARNING}); compaction will run often`,
+    );
+}
+
+function splitRef(ref: string): { provider?: string; model?: string } {
+  const i = ref.indexOf("/");
+  return i > 0 ? { provider: ref.slice(0, i), model: ref.slice(i + 1) } : { model: ref };
+}
