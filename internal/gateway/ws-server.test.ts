@@ -1,0 +1,66 @@
+/**
+ * WsGateway on a real HTTP server on 127.0.0.1: slow-consumer disconnect with a small buffer limit.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { GatewayAuth } from "./auth.js";
+import { WsGateway } from "./ws-server.js";
+import { GatewayClient } from "./client.js";
+import { configFromObject } from "../config/load.js";
+import { systemClock } from "../core/clock.js";
+import { silentLogger } from "../log/logger.js";
+
+let server: Server | undefined;
+let gw: WsGateway | undefined;
+afterEach(async () => {
+  gw?.close();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+async function start(maxBufferedBytes: number): Promise<string> {
+  const cfg = configFromObject({ log: { level: "silent" } });
+  gw = new WsGateway({
+    auth: new GatewayAuth(() => cfg, systemClock),
+    logger: silentLogger(),
+    maxPayload: () => 1024 * 1024,
+    methods: new Map([["ping", () => ({ pong: true })]]),
+    hello: () => ({}),
+    maxBufferedBytes,
+  });
+  const g = gw;
+  server = createServer();
+  server.on("upgrade", (req, socket, head) => g.handleUpgrade(req, socket, head));
+  await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
+  return `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`;
+}
+
+describe("WsGateway slow consumers", () => {
+  it("disconnects a client that does not read once its buffer passes the limit; a reading client stays", async () => {
+    const url = await start(256 * 1024);
+    const slow = await GatewayClient.connect({ url, clientName: "slow" });
+    const fast = await GatewayClient.connect({ url, clientName: "fast" });
+    let received = 0;
+    fast.on("big", () => received++);
+    const closed = new Promise<{ code: number; reason: string }>((r) =>
+      slow.onClose((code, reason) => r({ code, reason })),
+    );
+    (slow as unknown as { ws: { _socket: { pause(): void } } }).ws._socket.pause();
+    const chunk = "x".repeat(64 * 1024);
+    // Enough to fill the kernel buffers of the paused peer and then the userland buffer.
+    for (let i = 0; i < 2000 && gw!.size === 2; i++) {
+      gw!.broadcast("big", chunk);
+      if (i % 20 === 0) await new Promise((r) => setImmediate(r));
+    }
+    expect(gw!.size).toBe(1);
+    (slow as unknown as { ws: { _socket: { resume(): void } } }).ws._socket.resume();
+    const c = await closed;
+    expect(c.code).toBe(1013);
+    expect(c.reason).toMatch(/slow consumer/);
+    expect(fast.open).toBe(true);
+    expect(await fast.request("ping")).toEqual({ pong: true });
+    expect(received).toBeGreaterThan(0);
+    await fast.close();
+  }, 60_000);
+});
