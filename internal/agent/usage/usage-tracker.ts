@@ -1,0 +1,242 @@
+/**
+ * Persistent token usage: one row per model call in the core `usage` table, so totals survive
+ * restarts (unlike the in-memory Go original). Cost is computed at record time from `models.pricing`
+ * (USD per 1M tokens, key `<provider>/<model>`); calls without a price keep `cost = NULL` and are
+ * counted as unpriced rather than as free.
+ *
+ * Read methods work on a read-only connection too (the CLI reads while the daemon runs).
+ */
+import type { Config } from "../../config/schema.js";
+import type { Statement } from "better-sqlite3";
+import type { Db } from "../../store/db.js";
+import { classifyStoreError } from "../../store/db.js";
+import { systemClock, type Clock } from "../../core/clock.js";
+import type { Usage } from "../../models/types.js";
+import { costOf } from "../cost.js";
+
+/** One model call to record. */
+export interface UsageRecordInput {
+  sessionId?: string;
+  sessionKey?: string;
+  agentId?: string;
+  provider: string;
+  model: string;
+  requestId?: string;
+  usage: Usage;
+  /** Epoch ms; defaults to the clock's now. */
+  at?: number;
+}
+
+/** Summed usage over some calls. `cost` sums priced calls only (USD). */
+export interface UsageTotals extends Usage {
+  calls: number;
+  cost: number;
+  /** Calls with no configured price (their cost is unknown, not zero). */
+  unpricedCalls: number;
+}
+
+export interface ModelUsage extends UsageTotals {
+  provider: string;
+  model: string;
+}
+
+export interface DayUsage extends UsageTotals {
+  /** `YYYY-MM-DD` in the configured time zone. */
+  day: string;
+}
+
+export interface SessionUsage extends UsageTotals {
+  sessionId: string | null;
+  sessionKey: string | null;
+  agentId: string | null;
+  lastAt: number;
+}
+
+interface TotalsRow {
+  calls: number;
+  input: number | null;
+  output: number | null;
+  cache_read: number | null;
+  cache_write: number | null;
+  reasoning: number | null;
+  total: number | null;
+  cost: number | null;
+  unpriced: number | null;
+}
+
+const SUMS = `COUNT(*) AS calls, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read,
+  SUM(cache_write) AS cache_write, SUM(reasoning) AS reasoning, SUM(total) AS total, SUM(cost) AS cost,
+  SUM(cost IS NULL) AS unpriced`;
+
+function totals(r: TotalsRow | undefined): UsageTotals {
+  return {
+    calls: r?.calls ?? 0,
+    input: r?.input ?? 0,
+    output: r?.output ?? 0,
+    cacheRead: r?.cache_read ?? 0,
+    cacheWrite: r?.cache_write ?? 0,
+    reasoning: r?.reasoning ?? 0,
+    total: r?.total ?? 0,
+    cost: r?.cost ?? 0,
+    unpricedCalls: r?.unpriced ?? 0,
+  };
+}
+
+function add(a: UsageTotals, b: UsageTotals): UsageTotals {
+  return {
+    calls: a.calls + b.calls,
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    reasoning: a.reasoning + b.reasoning,
+    total: a.total + b.total,
+    cost: a.cost + b.cost,
+    unpricedCalls: a.unpricedCalls + b.unpricedCalls,
+  };
+}
+
+// Every real UTC offset is a multiple of 15 minutes, so 15-minute buckets never straddle a local midnight.
+const BUCKET_MS = 15 * 60_000;
+
+export interface UsageTrackerOptions {
+  db: Db;
+  config: () => Config;
+  clock?: Clock;
+}
+
+/** Records and queries token usage. */
+export class UsageTracker {
+  private readonly db: Db;
+  private readonly config: () => Config;
+  private readonly clock: Clock;
+  private insertStmt: Statement<unknown[]> | undefined;
+
+  constructor(opts: UsageTrackerOptions) {
+    this.db = opts.db;
+    this.config = opts.config;
+    this.clock = opts.clock ?? systemClock;
+  }
+
+  /** Records one model call; returns the row id and the computed cost (null when unpriced). */
+  record(input: UsageRecordInput): { id: number; cost: number | null } {
+    const u = input.usage;
+    const cost = costOf(this.config().models.pricing, input.provider, input.model, u);
+    try {
+      // Prepared lazily so a read-only connection (the CLI) can still build a tracker.
+      this.insertStmt ??= this.db.prepare<unknown[]>(
+        `INSERT INTO usage (session_id, session_key, agent_id, provider, model, request_id, input, output,
+           cache_read, cache_write, reasoning, total, cost, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const res = this.insertStmt.run(
+        input.sessionId ?? null,
+        input.sessionKey ?? null,
+        input.agentId ?? null,
+        input.provider,
+        input.model,
+        input.requestId ?? null,
+        u.input,
+        u.output,
+        u.cacheRead,
+        u.cacheWrite,
+        u.reasoning,
+        u.total,
+        cost,
+        input.at ?? this.clock.now(),
+      );
+      return { id: Number(res.lastInsertRowid), cost };
+    } catch (err) {
+      throw classifyStoreError(err);
+    }
+  }
+
+  /** Totals of one session id. */
+  session(sessionId: string): UsageTotals {
+    return totals(
+      this.db.prepare<[string], TotalsRow>(`SELECT ${SUMS} FROM usage WHERE session_id = ?`).get(sessionId),
+    );
+  }
+
+  /** Totals of a session key across resets (every session id that key ever had). */
+  sessionKey(key: string, since = 0): UsageTotals {
+    return totals(
+      this.db
+        .prepare<[string, number], TotalsRow>(
+          `SELECT ${SUMS} FROM usage WHERE session_key = ? AND created_at >= ?`,
+        )
+        .get(key, since),
+    );
+  }
+
+  /** Totals of the calls made for the given request ids (a turn and its subagents). */
+  requests(requestIds: readonly string[]): UsageTotals {
+    let out = totals(undefined);
+    const stmt = this.db.prepare<[string], TotalsRow>(`SELECT ${SUMS} FROM usage WHERE request_id = ?`);
+    for (const id of new Set(requestIds)) out = add(out, totals(stmt.get(id)));
+    return out;
+  }
+
+  /** Totals of everything since `since` (epoch ms, default all time). */
+  aggregate(since = 0): UsageTotals {
+    return totals(
+      this.db.prepare<[number], TotalsRow>(`SELECT ${SUMS} FROM usage WHERE created_at >= ?`).get(since),
+    );
+  }
+
+  /** Per model since `since`, most tokens first. */
+  byModel(since = 0): ModelUsage[] {
+    const rows = this.db
+      .prepare<[number], TotalsRow & { provider: string; model: string }>(
+        `SELECT provider, model, ${SUMS} FROM usage WHERE created_at >= ? GROUP BY provider, model ORDER BY SUM(total) DESC`,
+      )
+      .all(since);
+    return rows.map((r) => ({ provider: r.provider, model: r.model, ...totals(r) }));
+  }
+
+  /** Per session since `since`, most recent first. */
+  bySession(since = 0, limit = 50): SessionUsage[] {
+    const rows = this.db
+      .prepare<
+        [number, number],
+        TotalsRow & {
+          session_id: string | null;
+          session_key: string | null;
+          agent_id: string | null;
+          last_at: number;
+        }
+      >(
+        `SELECT session_id, session_key, agent_id, MAX(created_at) AS last_at, ${SUMS} FROM usage
+         WHERE created_at >= ? GROUP BY session_id ORDER BY last_at DESC LIMIT ?`,
+      )
+      .all(since, limit);
+    return rows.map((r) => ({
+      sessionId: r.session_id,
+      sessionKey: r.session_key,
+      agentId: r.agent_id,
+      lastAt: r.last_at,
+      ...totals(r),
+    }));
+  }
+
+  /** Per calendar day in `timeZone` (default: the configured one) since `since`, oldest first. */
+  byDay(since = 0, timeZone: string = this.config().timezone): DayUsage[] {
+    const rows = this.db
+      .prepare<[number, number], TotalsRow & { bucket: number }>(
+        `SELECT created_at / ? AS bucket, ${SUMS} FROM usage WHERE created_at >= ? GROUP BY bucket ORDER BY bucket`,
+      )
+      .all(BUCKET_MS, since);
+    const fmt = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+    });
+    const days = new Map<string, UsageTotals>();
+    for (const r of rows) {
+      const day = fmt.format(new Date(Math.floor(r.bucket) * BUCKET_MS));
+      days.set(day, add(days.get(day) ?? totals(undefined), totals(r)));
+    }
+    return [...days].map(([day, t]) => ({ day, ...t }));
+  }
+}
