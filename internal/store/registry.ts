@@ -9,6 +9,8 @@ import { heartbeatMigrations } from "../heartbeat/heartbeat-migrations.js";
 import { subagentMigrations } from "../agent/subagents/subagent-migrations.js";
 import { engineMigrations } from "../agent/engines/engine-migrations.js";
 import { agentsMigrations } from "../agent/catalog/agents-migrations.js";
+import { pairingMigrations } from "../channels/common/pairing-migrations.js";
+import { telegramMigrations } from "../channels/telegram/telegram-migrations.js";
 import { compactionMigrations } from "../agent/compaction/compaction-migrations.js";
 
 export const allMigrations: MigrationSets = {
@@ -18,5 +20,7 @@ export const allMigrations: MigrationSets = {
   subagents: subagentMigrations,
   engines: engineMigrations,
   agents: agentsMigrations,
+  pairing: pairingMigrations,
+  telegram: telegramMigrations,
   compaction: compactionMigrations,
 };

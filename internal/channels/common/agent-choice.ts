@@ -1,0 +1,61 @@
+/**
+ * Per-chat explicit agent selection (`/agent <id>`), persisted in the core `kv` table under
+ * `chat_agent:<channel>:<chat scope>` so it survives restarts. Routing order (issue 11): this choice,
+ * then a `routing` config entry, then `agents.default`.
+ */
+import type { Config } from "../../config/schema.js";
+import type { Db } from "../../store/db.js";
+
+const PREFIX = "chat_agent:";
+
+export class AgentChoiceStore {
+  private get;
+  private put;
+  private del;
+
+  constructor(
+    db: Db,
+    private now: () => number = Date.now,
+  ) {
+    this.get = db.prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?");
+    this.put = db.prepare(
+      "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+    );
+    this.del = db.prepare("DELETE FROM kv WHERE key = ?");
+  }
+
+  /** The explicit agent of a chat scope (`<channel>:<chatId>[:<threadId>]`), if any. */
+  choice(scope: string): string | undefined {
+    return this.get.get(PREFIX + scope)?.value;
+  }
+  set(scope: string, agentId: string): void {
+    this.put.run(PREFIX + scope, agentId, this.now());
+  }
+  clear(scope: string): void {
+    this.del.run(PREFIX + scope);
+  }
+}
+
+/** Where a message comes from, for routing. */
+export interface RouteSource {
+  channel: string;
+  chatId: string;
+  guildId?: string;
+}
+
+/**
+ * The agent for a chat: explicit choice > the most specific `routing` entry (chat, then guild, then
+ * channel-wide) > `agents.default`.
+ */
+export function resolveAgentId(config: Config, src: RouteSource, explicit?: string): string {
+  if (explicit) return explicit;
+  let best: { agent: string; score: number } | undefined;
+  for (const r of config.routing) {
+    if (r.channel !== src.channel) continue;
+    if (r.chat !== undefined && r.chat !== src.chatId) continue;
+    if (r.guild !== undefined && r.guild !== src.guildId) continue;
+    const score = r.chat !== undefined ? 3 : r.guild !== undefined ? 2 : 1;
+    if (!best || score > best.score) best = { agent: r.agent, score };
+  }
+  return best?.agent ?? config.agents.default;
+}

@@ -1,0 +1,147 @@
+/**
+ * From an accepted inbound chat message to a turn: commands, routing, session key, reply target,
+ * the owner's last target, and the streamed reply. Shared by Telegram, Discord and the gateway.
+ * Access control (pairing, mentions) happens before this, in the channel.
+ */
+import type { CoreContext } from "../../core/context.js";
+import type { AgentHost, ImageInput, InboundMessage, TurnResult } from "../../core/host.js";
+import type { AgentSource } from "../../agent/agents.js";
+import type { ChannelRegistry } from "../registry.js";
+import { sessionKeys } from "../../session/keys.js";
+import { AgentChoiceStore, resolveAgentId } from "./agent-choice.js";
+import { parseCommand, runCommand, type ApprovalResolver, type CommandContext } from "./commands.js";
+import type { RelayOutcome, StreamRelay } from "./stream-relay.js";
+
+/** One accepted message from a chat. */
+export interface InboundChat {
+  /** Channel id, also the target prefix: `telegram`, `discord`. */
+  channel: string;
+  /** Platform chat/channel id (targets are `<channel>:<chatId>`). */
+  chatId: string;
+  /** Forum topic / thread, for a per-thread group session. */
+  threadId?: string;
+  /** Discord guild, for routing. */
+  guildId?: string;
+  isGroup: boolean;
+  sender: { id: string; name?: string };
+  text: string;
+  images?: ImageInput[];
+  /** Address the relay sends to (opaque; may include the thread). Default: chatId. */
+  relayChatId?: string;
+  /** Bot username, so `/cmd@otherbot` is left alone. */
+  botUsername?: string;
+  /** Human description of the origin for the prompt. */
+  originLabel?: string;
+}
+
+export interface InboundDeps {
+  ctx: CoreContext;
+  host: AgentHost;
+  relay: StreamRelay;
+  registry?: ChannelRegistry;
+  approvals?: ApprovalResolver;
+  agentSources?: readonly AgentSource[];
+  choices?: AgentChoiceStore;
+}
+
+/** What happened to a message. */
+export type InboundOutcome =
+  | { kind: "command"; name: string; reply: string }
+  | { kind: "turn"; result: TurnResult; relay: RelayOutcome };
+
+/** Routes accepted chat messages to the host. One per channel. */
+export class InboundRouter {
+  readonly choices: AgentChoiceStore;
+
+  constructor(private deps: InboundDeps) {
+    this.choices = deps.choices ?? new AgentChoiceStore(deps.ctx.db, () => deps.ctx.clock.now());
+  }
+
+  /** Scope of the per-chat agent choice. */
+  chatScope(m: InboundChat): string {
+    return `${m.channel}:${m.chatId}${m.threadId !== undefined ? `:${m.threadId}` : ""}`;
+  }
+
+  /** The agent answering this chat (explicit `/agent` > routing > default). */
+  agentFor(m: InboundChat): string {
+    const explicit = this.choices.choice(this.chatScope(m));
+    return resolveAgentId(
+      this.deps.ctx.config(),
+      { channel: m.channel, chatId: m.chatId, ...(m.guildId ? { guildId: m.guildId } : {}) },
+      explicit,
+    );
+  }
+
+  /** Session key: per DM user, per group chat, per forum topic/thread. */
+  sessionKey(m: InboundChat, agentId: string): string {
+    return m.isGroup
+      ? sessionKeys.group(agentId, m.channel, m.chatId, m.threadId)
+      : sessionKeys.dm(agentId, m.channel, m.sender.id);
+  }
+
+  /**
+   * Handles one message: a command is answered directly; anything else becomes a turn whose events
+   * stream into the relay. Resolves after the reply was delivered.
+   */
+  async handle(m: InboundChat): Promise<InboundOutcome> {
+    const { host, relay, registry } = this.deps;
+    const agentId = this.agentFor(m);
+    const sessionKey = this.sessionKey(m, agentId);
+    const replyTarget = `${m.channel}:${m.chatId}`;
+    const relayChat = m.relayChatId ?? m.chatId;
+    if (!m.isGroup) registry?.setLastTarget(replyTarget);
+    const cmd = m.images?.length ? undefined : parseCommand(m.text, m.botUsername);
+    if (cmd) {
+      const c: CommandContext = {
+        channel: m.channel,
+        sessionKey,
+        agentId,
+        chatScope: this.chatScope(m),
+        chatId: m.chatId,
+        sender: m.sender,
+      };
+      const reply = await runCommand(cmd, c, {
+        ctx: this.deps.ctx,
+        host,
+        choices: this.choices,
+        ...(this.deps.approvals ? { approvals: this.deps.approvals } : {}),
+        ...(this.deps.agentSources ? { agentSources: this.deps.agentSources } : {}),
+      });
+      await relay.sendText(relayChat, reply, { markdown: false }).catch((err: unknown) => {
+        relay.logger?.warn({ err: (err as Error).message }, "could not send a command reply");
+      });
+      return { kind: "command", name: cmd.name, reply };
+    }
+    const stream = relay.stream(relayChat);
+    stream.startTyping();
+    const msg: InboundMessage = {
+      channel: m.channel,
+      sessionKey,
+      agentId,
+      text: m.text,
+      ...(m.images?.length ? { images: m.images } : {}),
+      sender: m.sender,
+      replyTarget,
+      ...(m.originLabel ? { originLabel: m.originLabel } : {}),
+    };
+    const handle = host.submit(msg, stream.onEvent);
+    const result = await handle.result;
+    // A turn that failed before emitting turn_end (e.g. unknown agent) still gets its reply.
+    if (result.error && result.finishReason === "error")
+      stream.onEvent({
+        type: "error",
+        runId: result.runId,
+        code: result.error.code,
+        message: result.error.message,
+      });
+    stream.onEvent({
+      type: "turn_end",
+      runId: result.runId,
+      text: result.text,
+      finishReason: result.finishReason,
+      usage: result.usage,
+    });
+    const out = await stream.done;
+    return { kind: "turn", result, relay: out };
+  }
+}
