@@ -12,8 +12,8 @@ export interface GatewayTarget {
 }
 
 export function resolveGatewayTarget(opts: { config: string; url?: string; token?: string }): GatewayTarget {
-  let url = opts.url ?? process.env.FAMILIAR_GATEWAY_URL;
-  let token = opts.token ?? process.env.FAMILIAR_GATEWAY_TOKEN;
+  let url = opts.url ?? (process.env.FAMILIAR_GATEWAY_URL || undefined);
+  let token = opts.token ?? (process.env.FAMILIAR_GATEWAY_TOKEN || undefined);
   if ((!url || token === undefined) && existsSync(opts.config)) {
     const cfg = loadConfigFile(opts.config).config;
     url ??= gatewayUrl(cfg.gateway.bind, cfg.gateway.port);

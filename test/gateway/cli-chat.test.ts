@@ -24,7 +24,7 @@ function runCli(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, ["--import", "tsx", join(ROOT, "cmd", "familiar.ts"), ...args], {
-      cwd: h.dir,
+      cwd: ROOT,
       env: { ...process.env, FAMILIAR_GATEWAY_URL: "", FAMILIAR_GATEWAY_TOKEN: "" },
       stdio: ["pipe", "pipe", "pipe"],
     });
