@@ -94,6 +94,8 @@ interface Entry {
 /** Longest single timer: long waits are re-checked so a suspended laptop or a clock step is noticed. */
 const MAX_TIMER_MS = 60 * 60_000;
 const PREVIEW_CHARS = 500;
+/** Turn endings that mean the job did not do its work (they count toward backoff). */
+const FAILED = new Set(["error", "aborted", "loop_breaker"]);
 
 export function createCronService(ctx: CoreContext, deps: CronServiceDeps): CronService {
   const clock = deps.clock ?? ctx.clock;
@@ -239,7 +241,7 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
       const result = await handle.result;
       tokens = result.treeUsage.total || result.usage.total;
       text = result.text;
-      if (result.finishReason === "error" || result.error) {
+      if (FAILED.has(result.finishReason) || result.error) {
         status = "error";
         error = result.error?.message ?? `the turn ended with ${result.finishReason}`;
       } else if (job.deliver !== "none" && text.trim() !== "") {

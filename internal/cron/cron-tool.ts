@@ -1,0 +1,108 @@
+/**
+ * The agent's `cron` tool: list, add, remove and run scheduled jobs. Jobs it adds are runtime jobs
+ * (persisted; they survive a restart). By default a job created from a chat delivers its result back
+ * to that chat and runs in its own isolated session.
+ */
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { defineTool, ToolError, type Tool } from "../tools/tool.js";
+import { CronError } from "./job.js";
+import type { CronJobView, CronService } from "./cron-service.js";
+
+const schema = z
+  .object({
+    action: z.enum(["list", "add", "remove", "run"]).describe("what to do"),
+    id: z
+      .string()
+      .regex(/^[a-zA-Z0-9_-]+$/)
+      .max(64)
+      .optional()
+      .describe("job id (remove, run; optional for add: generated when absent)"),
+    message: z.string().optional().describe("add: the instruction the agent receives when the job runs"),
+    cron: z
+      .string()
+      .optional()
+      .describe('add: cron expression "min hour day month weekday" (6 fields = seconds first)'),
+    every: z.string().optional().describe("add: repeat interval such as 30m, 2h, 1d"),
+    at: z
+      .string()
+      .optional()
+      .describe(
+        "add: one-shot ISO time, e.g. 2026-03-29T09:00 (owner's time zone unless an offset is given)",
+      ),
+    timezone: z.string().optional().describe("add: IANA time zone for cron/at (default: the owner's)"),
+    deliver: z
+      .string()
+      .optional()
+      .describe('add: where the result goes: a channel target, "last", or "none" (default: this chat)'),
+    session: z
+      .enum(["isolated", "main"])
+      .optional()
+      .describe("add: isolated (own session, default) or main (the owner's main conversation)"),
+  })
+  .strict();
+
+function line(j: CronJobView): string {
+  const next = j.nextRunAt ? new Date(j.nextRunAt).toISOString() : j.completed ? "done" : "-";
+  const last = j.lastStatus ? ` last=${j.lastStatus}${j.lastError ? ` (${j.lastError})` : ""}` : "";
+  return `${j.id} [${j.source}${j.enabled ? "" : ", disabled"}] ${j.schedule} next=${next}${last} deliver=${j.deliver}: ${j.message.slice(0, 80)}`;
+}
+
+/** Builds the tool over a running cron service. */
+export function createCronTool(service: CronService): Tool<typeof schema> {
+  return defineTool({
+    name: "cron",
+    group: "cron",
+    description:
+      "Manage scheduled jobs (reminders, routines). action=list shows jobs; action=add creates one with message and exactly one of cron, every or at; action=remove deletes a job by id; action=run runs a job now.",
+    schema,
+    async execute(args, _signal, ctx) {
+      try {
+        switch (args.action) {
+          case "list": {
+            const jobs = service.list();
+            return jobs.length ? jobs.map(line).join("\n") : "no cron jobs";
+          }
+          case "add": {
+            if (!args.message) throw new ToolError("invalid_args", "add needs a message");
+            const id = args.id ?? `job-${randomBytes(3).toString("hex")}`;
+            const input: Record<string, unknown> = {
+              id,
+              message: args.message,
+              session: args.session ?? "isolated",
+              deliver: args.deliver ?? ctx.replyTarget ?? "last",
+              agent: ctx.agentId,
+              // A reminder set while the daemon happens to be down should still reach the owner.
+              catch_up: args.at !== undefined,
+            };
+            for (const k of ["cron", "every", "at", "timezone"] as const)
+              if (args[k] !== undefined) input[k] = args[k];
+            const job = service.add(input);
+            return `added ${line(job)}`;
+          }
+          case "remove": {
+            if (!args.id) throw new ToolError("invalid_args", "remove needs an id");
+            service.remove(args.id);
+            return `removed ${args.id}`;
+          }
+          case "run": {
+            if (!args.id) throw new ToolError("invalid_args", "run needs an id");
+            const job = service.get(args.id);
+            if (!job) throw new ToolError("CRON_NOT_FOUND", `no cron job "${args.id}"`);
+            const pending = service.runNow(args.id);
+            // A main-session run queues behind this very turn: waiting for it would deadlock.
+            if (job.session === "main") {
+              pending.catch(() => undefined);
+              return `started ${args.id}; its result goes to ${job.deliver}`;
+            }
+            const r = await pending;
+            return `run ${r.status}${r.error ? `: ${r.error}` : ""}${r.outputPreview ? `\n${r.outputPreview}` : ""}`;
+          }
+        }
+      } catch (err) {
+        if (err instanceof CronError) throw new ToolError(err.code, err.message);
+        throw err;
+      }
+    },
+  });
+}
