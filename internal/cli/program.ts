@@ -73,5 +73,16 @@ export function buildProgram(): Command {
       await statusCommand(opts);
     });
 
+  program
+    .command("usage")
+    .description("show token usage and cost (reads the database directly; safe while the daemon runs)")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--since <when>", "period start: a duration back from now (7d, 12h) or an ISO date", "30d")
+    .option("--json", "print the report as JSON")
+    .action(async (opts: { config: string; since?: string; json?: boolean }) => {
+      const { usageCommand } = await import("./usage.js");
+      await usageCommand(opts);
+    });
+
   return program;
 }

@@ -62,6 +62,18 @@ export interface ModelRouter extends ModelClient {
   chain(requested?: string): string[];
   /** True when the current config has no provider and the echo model stands in. */
   usingEcho(): boolean;
+  /** Status for `familiar status` / the gateway: state, chain and cooldowns. */
+  status(): RouterStatus;
+}
+
+/** What {@link ModelRouter.status} reports. */
+export interface RouterStatus {
+  /** `degraded` while any model cools down or only echo is available; `error` when misconfigured. */
+  state: "ok" | "degraded" | "error";
+  detail?: string;
+  chain: string[];
+  usingEcho: boolean;
+  cooldowns: CooldownInfo[];
 }
 
 interface CooldownState {
@@ -266,23 +278,41 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
     );
   }
 
+  function cooldowns(): CooldownInfo[] {
+    const now = clock.now();
+    const out: CooldownInfo[] = [];
+    for (const [model, c] of cooling) {
+      if (c.until <= now) continue;
+      out.push({ model, until: c.until, remainingMs: c.until - now, failures: c.failures, reason: c.reason });
+    }
+    return out;
+  }
+
   return {
     stream,
     chain,
-    cooldowns(): CooldownInfo[] {
-      const now = clock.now();
-      const out: CooldownInfo[] = [];
-      for (const [model, c] of cooling) {
-        if (c.until <= now) continue;
-        out.push({
-          model,
-          until: c.until,
-          remainingMs: c.until - now,
-          failures: c.failures,
-          reason: c.reason,
-        });
+    cooldowns,
+    status(): RouterStatus {
+      const usingEcho = noProviders(opts.config());
+      const cd = cooldowns();
+      let refs: string[] = [];
+      try {
+        refs = chain();
+      } catch (err) {
+        return { state: "error", detail: (err as Error).message, chain: [], usingEcho, cooldowns: cd };
       }
-      return out;
+      const detail = usingEcho
+        ? "no provider configured: the offline echo model answers"
+        : cd.length > 0
+          ? `${cd.length} model(s) cooling down`
+          : undefined;
+      return {
+        state: usingEcho || cd.length > 0 ? "degraded" : "ok",
+        ...(detail ? { detail } : {}),
+        chain: refs,
+        usingEcho,
+        cooldowns: cd,
+      };
     },
     clearCooldown(model?: string): void {
       if (model === undefined) cooling.clear();

@@ -16,13 +16,15 @@ import { costOf } from "../cost.js";
 
 /** One model call to record. */
 export interface UsageRecordInput {
-  sessionId?: string;
-  sessionKey?: string;
-  agentId?: string;
+  sessionId?: string | null;
+  sessionKey?: string | null;
+  agentId?: string | null;
   provider: string;
   model: string;
-  requestId?: string;
+  requestId?: string | null;
   usage: Usage;
+  /** A cost already computed by the caller; computed from `models.pricing` when undefined. */
+  cost?: number | null;
   /** Epoch ms; defaults to the clock's now. */
   at?: number;
 }
@@ -121,7 +123,10 @@ export class UsageTracker {
   /** Records one model call; returns the row id and the computed cost (null when unpriced). */
   record(input: UsageRecordInput): { id: number; cost: number | null } {
     const u = input.usage;
-    const cost = costOf(this.config().models.pricing, input.provider, input.model, u);
+    const cost =
+      input.cost !== undefined
+        ? input.cost
+        : costOf(this.config().models.pricing, input.provider, input.model, u);
     try {
       // Prepared lazily so a read-only connection (the CLI) can still build a tracker.
       this.insertStmt ??= this.db.prepare<unknown[]>(
