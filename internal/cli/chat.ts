@@ -44,14 +44,22 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
   }
   const agent = opts.agent ?? String(client.hello.defaultAgent ?? "main");
   const name = opts.session ?? "cli";
+  // The bare name goes to the server, which resolves it (an `/agent` choice can change the agent).
   let sessionKey = name.includes(":") ? name : `agent:${agent}:gateway:${name}`;
+  const sessionParam = name;
   let waiter: Waiter | undefined;
   let exiting = false;
 
-  client.on("chat", (raw) => {
-    const p = raw as ChatEventPayload;
+  // Events can arrive before the chat.send response names the run; they wait here until it does.
+  let early: ChatEventPayload[] = [];
+  const onChat = (p: ChatEventPayload): void => {
     const w = waiter;
-    if (!w || p.sessionKey !== sessionKey || (w.runId && p.runId !== w.runId)) return;
+    if (!w) return;
+    if (!w.runId) {
+      early.push(p);
+      return;
+    }
+    if (p.runId !== w.runId) return;
     switch (p.state) {
       case "delta":
         w.streamed = true;
@@ -80,7 +88,8 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
       default:
         break;
     }
-  });
+  };
+  client.on("chat", (raw) => onChat(raw as ChatEventPayload));
   client.onClose((_code, reason) => {
     if (exiting) return;
     process.stderr.write(`\nfamiliar chat: connection closed${reason ? `: ${reason}` : ""}\n`);
@@ -91,9 +100,10 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     await new Promise<void>((resolve) => {
       const w: Waiter = { runId: undefined, streamed: false, done: () => ((waiter = undefined), resolve()) };
       waiter = w;
+      early = [];
       client
         .request<{ runId: string; sessionKey: string }>("chat.send", {
-          sessionKey,
+          sessionKey: sessionParam,
           message: text,
           ...(opts.agent ? { agent: opts.agent } : {}),
           idempotencyKey: `cli-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
@@ -102,6 +112,9 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
           (r) => {
             w.runId = r.runId;
             sessionKey = r.sessionKey;
+            const buffered = early;
+            early = [];
+            for (const e of buffered) onChat(e);
           },
           (err: Error) => {
             process.stderr.write(`error: ${err.message}\n`);

@@ -38,7 +38,16 @@ export function formatStatus(s: Record<string, unknown>): string {
   );
   const fallbacks = Array.isArray(s.fallbacks) ? (s.fallbacks as string[]) : [];
   if (fallbacks.length) lines.push(`fallbacks    ${fallbacks.join(", ")}`);
-  lines.push(`models       ${compact(s.models)}`);
+  const models = obj(s.models);
+  lines.push(
+    `models       ${compact(s.models)}${Array.isArray(models.chain) ? `  chain ${(models.chain as string[]).join(" -> ") || "-"}` : ""}${models.usingEcho ? "  (echo model: no provider configured)" : ""}`,
+  );
+  for (const cd of Array.isArray(models.cooldowns) ? (models.cooldowns as unknown[]) : []) {
+    const c = obj(cd);
+    lines.push(
+      `  cooldown   ${String(c.model ?? c.ref ?? "?")} until ${when(c.until ?? c.untilMs)}${c.reason ? ` (${String(c.reason)})` : ""}`,
+    );
+  }
   const channels = Object.entries(obj(s.channels));
   lines.push(`channels     ${channels.length ? "" : "(none)"}`);
   for (const [id, st] of channels) {

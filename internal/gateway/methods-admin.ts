@@ -1,9 +1,10 @@
 /**
  * Websocket methods beyond chat: agents.list, status, usage.get, config.get / config.reload,
  * cron.list / cron.run, pairing.list / pairing.approve, logs.tail. Methods that depend on parts
- * other modules register (`parts.extra.cron`, `.usage`, `.pairing`) answer `unavailable` without them.
+ * other modules register (`parts.extra.cron`, `.usage`) answer `unavailable` without them.
  */
 import { listAgents } from "../agent/agents.js";
+import type { PairingStore } from "../channels/common/pairing.js";
 import { MethodError } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import type { LogTail } from "./log-tail.js";
@@ -15,12 +16,9 @@ interface CronPart {
   list(): unknown;
   run(id: string): unknown;
 }
-interface PairingPart {
-  list(channel?: string): unknown;
-  approve(channel: string, code: string): unknown;
-}
 interface UsagePart {
-  summary(opts: { since: number; until?: number }): unknown;
+  aggregate(since?: number): unknown;
+  byModel(since?: number): unknown;
 }
 
 export function adminMethods(
@@ -48,8 +46,8 @@ export function adminMethods(
     const days = p.optInt("days", 1, 3660);
     const since =
       p.optInt("since", 0, Number.MAX_SAFE_INTEGER) ?? (days ? now - days * 86_400_000 : startOfDay(now));
-    const tracker = rt.part<UsagePart>("usage", ["summary"]);
-    if (tracker) return { since, summary: await tracker.summary({ since }) };
+    const tracker = rt.part<UsagePart>("usage", ["aggregate", "byModel"]);
+    if (tracker) return { since, totals: tracker.aggregate(since), byModel: tracker.byModel(since) };
     const byModel = rt.ctx.db
       .prepare<
         [number],
@@ -76,14 +74,18 @@ export function adminMethods(
     return c;
   };
 
-  const pairing = (): PairingPart => {
-    const pp = rt.part<PairingPart>("pairing", ["list", "approve"]);
-    if (!pp)
-      throw new MethodError(
-        "unavailable",
-        "pairing is not available (no channel with dm_policy pairing is running)",
-      );
-    return pp;
+  // Pairing requests live in the store (internal/channels/common/pairing.ts); loaded on first use.
+  let pairingStore: PairingStore | undefined;
+  const pairing = async (): Promise<PairingStore> => {
+    if (pairingStore) return pairingStore;
+    try {
+      const { PairingStore: Store } = await import("../channels/common/pairing.js");
+      const store = new Store(rt.ctx.db, rt.ctx.clock);
+      store.pending();
+      return (pairingStore = store);
+    } catch (err) {
+      throw new MethodError("unavailable", `pairing is not available: ${(err as Error).message}`);
+    }
   };
 
   const tail: MethodHandler = (p, conn) => {
@@ -115,10 +117,27 @@ export function adminMethods(
     ],
     ["cron.list", async () => ({ jobs: await cron().list() })],
     ["cron.run", async (p) => ({ jobId: p.str("id"), result: (await cron().run(p.str("id"))) ?? null })],
-    ["pairing.list", async (p) => ({ requests: await pairing().list(p.optStr("channel")) })],
+    [
+      "pairing.list",
+      async (p) => {
+        const store = await pairing();
+        const channel = p.optStr("channel");
+        return { requests: store.pending(channel), allowed: store.allowed(channel) };
+      },
+    ],
     [
       "pairing.approve",
-      async (p) => ({ approved: (await pairing().approve(p.str("channel"), p.str("code"))) ?? true }),
+      async (p) => {
+        const store = await pairing();
+        const code = p.str("code");
+        const req = store.approve(code, p.optStr("channel"));
+        if (!req)
+          throw new MethodError(
+            "not_found",
+            `no pending pairing request with code ${code} (codes expire after an hour)`,
+          );
+        return { approved: req };
+      },
     ],
     ["logs.tail", tail],
   ];

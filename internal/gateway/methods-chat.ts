@@ -7,6 +7,10 @@ import { findAgent } from "../agent/agents.js";
 import { parseSessionKey, sessionKeys } from "../session/keys.js";
 import type { StoredMessage } from "../session/session-store.js";
 import { IdempotencyCache } from "./idempotency.js";
+import { parseCommand, runCommand, type ApprovalResolver } from "../channels/common/commands.js";
+import { AgentChoiceStore } from "../channels/common/agent-choice.js";
+import { ZERO_USAGE } from "../models/types.js";
+import { randomUUID } from "node:crypto";
 import { MethodError, type Params } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import type { MethodHandler } from "./ws-server.js";
@@ -64,9 +68,15 @@ function safeJson(s: string): unknown {
 export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
   const idem = new IdempotencyCache<SendEntry>(() => rt.ctx.clock.now());
 
+  const choices = new AgentChoiceStore(rt.ctx.db, () => rt.ctx.clock.now());
+  /** The `/agent` choice scope of a gateway session name (or full key). */
+  const scopeOf = (raw: string): string => `gateway:${raw}`;
+
   const agentParam = (p: Params): string => {
     const cfg = rt.ctx.config();
-    const id = p.optStr("agent") ?? cfg.agents.default;
+    const raw = p.o.sessionKey;
+    const chosen = typeof raw === "string" && !raw.includes(":") ? choices.choice(scopeOf(raw)) : undefined;
+    const id = p.optStr("agent") ?? chosen ?? cfg.agents.default;
     if (!findAgent(cfg, id, rt.agentSources())) throw new MethodError("not_found", `unknown agent "${id}"`);
     return id;
   };
@@ -86,6 +96,50 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
         "forbidden",
         `session ${sessionKey} belongs to another channel; set gateway.allow_channel_writes to write to it`,
       );
+    const cmd = parseCommand(message);
+    if (cmd) {
+      // Commands answer directly (never through the model); the reply arrives as a `final` chat event
+      // for this client right after the response, like a turn's.
+      const raw = p.str("sessionKey");
+      const approvals = rt.part<ApprovalResolver>("approvals", ["resolve"]);
+      const text = await runCommand(
+        cmd,
+        {
+          channel: "gateway",
+          sessionKey,
+          agentId,
+          chatScope: scopeOf(raw),
+          chatId: raw,
+          sender: { id: `gateway:${conn.clientName}`, name: conn.clientName },
+        },
+        {
+          ctx: rt.ctx,
+          host: rt.host(),
+          choices,
+          agentSources: rt.agentSources(),
+          ...(approvals ? { approvals } : {}),
+        },
+      );
+      const runId = `cmd-${randomUUID()}`;
+      setImmediate(() =>
+        conn.send("chat", {
+          state: "final",
+          runId,
+          sessionKey,
+          text,
+          finishReason: "stop",
+          usage: { ...ZERO_USAGE },
+          command: cmd.name,
+        }),
+      );
+      return {
+        runId,
+        sessionKey,
+        status: "done",
+        command: cmd.name,
+        result: { runId, text, finishReason: "stop" },
+      };
+    }
     const cached = idemKey ? idem.get(idemKey) : undefined;
     if (cached) {
       if (wait)

@@ -161,4 +161,29 @@ describe("websocket chat", () => {
     expect(text).toMatch(/familiar_tokens_total\{kind="input"\} [1-9]/);
     expect(text).toMatch(/familiar_turn_duration_seconds_count [1-9]/);
   });
+
+  it("slash commands are answered by the shared commands module without a model call", async () => {
+    const r = await c.request<{ runId: string; command: string; result: { text: string } }>("chat.send", {
+      sessionKey: "cmds",
+      message: "/help",
+    });
+    expect(r.command).toBe("help");
+    expect(r.result.text).toMatch(/\/new/);
+    const fin = await waitFor(finalOf(r.runId));
+    expect(fin).toMatchObject({ state: "final", text: r.result.text });
+    const ag = await c.request<{ result: { text: string } }>("chat.send", {
+      sessionKey: "cmds",
+      message: "/agent main",
+    });
+    expect(ag.result.text).toMatch(/main/);
+    expect(h.fake.requests.length).toBe(0);
+  });
+
+  it("pairing.list answers from the store; approving an unknown code is not_found", async () => {
+    const list = await c.request<{ requests: unknown[] }>("pairing.list");
+    expect(list.requests).toEqual([]);
+    await expect(
+      c.request("pairing.approve", { channel: "telegram", code: "ABCDEFGH" }),
+    ).rejects.toMatchObject({ code: "not_found" });
+  });
 });
