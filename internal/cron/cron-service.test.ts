@@ -1,0 +1,299 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server.js";
+import {
+  fakeModels,
+  startHarness,
+  until,
+  type SchedulerHarness,
+} from "../../test/helpers/scheduler-harness.js";
+import { FakeClock } from "../core/clock.js";
+import { openDatabase } from "../store/db.js";
+import { allMigrations } from "../store/registry.js";
+import { sessionKeys } from "../session/keys.js";
+import { createCronService, type CronService } from "./cron-service.js";
+import { CronStore } from "./cron-store.js";
+import { createCronTool } from "./cron-tool.js";
+import { parseJobInput } from "./job.js";
+import type { ToolContext } from "../tools/tool.js";
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+let fake: FakeOpenAI;
+const open: { h: SchedulerHarness; svc: CronService }[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(async () => {
+  await fake.close();
+});
+afterEach(async () => {
+  for (const { h, svc } of open.splice(0)) {
+    await svc.stop();
+    h.core.close();
+  }
+  fake.reset();
+});
+
+async function setup(
+  config: Record<string, unknown>,
+  opts: { clock?: FakeClock; dir?: string; pollClock?: FakeClock } = {},
+) {
+  const h = await startHarness(fake, config, opts);
+  const svc = createCronService(h.core.ctx, {
+    host: h.host,
+    channels: h.channels,
+    pollClock: opts.pollClock ?? new FakeClock(),
+  });
+  await svc.start();
+  open.push({ h, svc });
+  return { h, svc, clock: h.clock };
+}
+
+const idle = (svc: CronService) => until(() => svc.list().every((j) => !j.running), "cron runs to finish");
+
+/** Advances in steps, letting every run that fell due finish (over the real socket) before going on. */
+async function advance(svc: CronService, clock: FakeClock, ms: number, step = 10 * MIN): Promise<void> {
+  for (let done = 0; done < ms; done += step) {
+    await clock.advance(Math.min(step, ms - done));
+    await idle(svc);
+  }
+}
+
+const job = (over: Record<string, unknown>) => ({ message: "ping", deliver: "none", ...over });
+const started = (svc: CronService, id: string) =>
+  svc
+    .runs(id, 100)
+    .filter((r) => r.status !== "skipped")
+    .map((r) => new Date(r.startedAt).toISOString())
+    .reverse();
+const toolCtx = (over: Partial<ToolContext> = {}): ToolContext => ({
+  sessionKey: "agent:main:test:dm:owner",
+  sessionId: "s1",
+  agentId: "main",
+  workspace: "/tmp",
+  replyTarget: "test:owner",
+  requestId: "r1",
+  depth: 0,
+  logger: undefined as never,
+  requestApproval: async () => "denied",
+  ...over,
+});
+
+describe("cron service", () => {
+  it("fires cron, every and at schedules at the right instants across DST in Europe/Berlin", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 2, 27, 12));
+    const { svc } = await setup(
+      {
+        timezone: "Europe/Berlin",
+        cron: {
+          jobs: [
+            job({ id: "morning", cron: "0 9 * * *" }),
+            job({ id: "often", every: "20h" }),
+            job({ id: "once", at: "2026-03-29T09:30" }),
+          ],
+        },
+      },
+      { clock },
+    );
+    expect(svc.get("morning")?.nextRunAt).toBe(Date.UTC(2026, 2, 28, 8));
+    await advance(svc, clock, 4 * 24 * HOUR, HOUR);
+    expect(started(svc, "morning")).toEqual([
+      "2026-03-28T08:00:00.000Z",
+      "2026-03-29T07:00:00.000Z",
+      "2026-03-30T07:00:00.000Z",
+      "2026-03-31T07:00:00.000Z",
+    ]);
+    expect(started(svc, "often")).toEqual([
+      "2026-03-28T08:00:00.000Z",
+      "2026-03-29T04:00:00.000Z",
+      "2026-03-30T00:00:00.000Z",
+      "2026-03-30T20:00:00.000Z",
+    ]);
+    expect(started(svc, "once")).toEqual(["2026-03-29T07:30:00.000Z"]);
+    expect(svc.get("once")).toMatchObject({ completed: true, nextRunAt: null, lastStatus: "ok" });
+    expect(svc.runs("morning", 1)[0]).toMatchObject({ status: "ok", outputPreview: "echo: ping" });
+    expect(svc.runs("morning", 1)[0]!.tokens).toBeGreaterThan(0);
+  });
+
+  it("autumn DST: 09:00 stays 09:00 local", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 9, 24, 12));
+    const { svc } = await setup(
+      { cron: { jobs: [job({ id: "r", cron: "0 9 * * *", timezone: "Europe/Berlin" })] } },
+      { clock },
+    );
+    await advance(svc, clock, 2 * 24 * HOUR, HOUR);
+    expect(started(svc, "r")).toEqual(["2026-10-25T08:00:00.000Z", "2026-10-26T08:00:00.000Z"]);
+  });
+
+  it("isolated jobs use cron:<id>; main jobs use the owner's last session, else the gateway main session", async () => {
+    const { h, svc, clock } = await setup({
+      cron: { jobs: [job({ id: "iso", every: "1h" }), job({ id: "mainjob", every: "1h", session: "main" })] },
+    });
+    await advance(svc, clock, HOUR);
+    expect(svc.runs("iso", 1)[0]?.sessionKey).toBe("cron:iso");
+    expect(svc.runs("mainjob", 1)[0]?.sessionKey).toBe(sessionKeys.gateway("main", "main"));
+    // The owner writes from the test channel: that session becomes "main".
+    h.channels.setLastTarget("test:owner");
+    const ownerKey = sessionKeys.dm("main", "test", "owner");
+    await h.host.submit({ channel: "test", sessionKey: ownerKey, text: "remember the milk" }).result;
+    await advance(svc, clock, HOUR);
+    expect(svc.runs("mainjob", 1)[0]?.sessionKey).toBe(ownerKey);
+    const last = fake.requests.at(-1)?.body?.messages ?? [];
+    expect(JSON.stringify(last)).toContain("remember the milk");
+  });
+
+  it("delivers the result to a channel target and to the last target", async () => {
+    const { h, svc, clock } = await setup({
+      cron: {
+        jobs: [
+          job({ id: "direct", every: "1h", deliver: "test:chat-1", message: "water the plants" }),
+          job({ id: "tolast", every: "1h", deliver: "last", message: "stretch" }),
+        ],
+      },
+    });
+    await advance(svc, clock, HOUR);
+    expect(h.channel.sent.map((m) => [m.target, m.text])).toEqual([["chat-1", "echo: water the plants"]]);
+    expect(svc.get("tolast")).toMatchObject({ lastStatus: "error", failures: 1 });
+    expect(svc.get("tolast")?.lastError).toContain("no last channel target");
+    h.channels.setLastTarget("test:owner");
+    await svc.runNow("tolast");
+    expect(h.channel.sent.at(-1)).toMatchObject({ target: "owner", text: "echo: stretch" });
+    expect(svc.get("tolast")).toMatchObject({ lastStatus: "ok", failures: 0, lastError: null });
+  });
+
+  it("skips a due run while the previous one still runs, and logs it", async () => {
+    const { h, svc, clock } = await setup({ cron: { jobs: [job({ id: "slow", every: "1m" })] } });
+    fake.enqueue({ hang: true });
+    await clock.advance(MIN);
+    await until(() => fake.requests.length === 1, "first model call");
+    await clock.advance(MIN);
+    await clock.advance(MIN);
+    expect(svc.runs("slow").map((r) => r.status)).toEqual(["skipped", "skipped", "running"]);
+    expect(svc.runs("slow")[0]?.error).toBe("the previous run was still running");
+    h.host.abort("cron:slow");
+    await idle(svc);
+    expect(svc.runs("slow")[2]).toMatchObject({ status: "error" });
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("backs off a failing job (1, 5, 15, 60 min), shows the last error, and recovers", async () => {
+    const start = Date.UTC(2026, 0, 1);
+    const { svc, clock } = await setup({ cron: { jobs: [job({ id: "flaky", every: "1m" })] } });
+    fake.setHandler(() => ({ error: { status: 400, message: "bad request from the provider" } }));
+    await advance(svc, clock, 100 * MIN, MIN);
+    const offsets = svc
+      .runs("flaky", 50)
+      .reverse()
+      .map((r) => (r.startedAt - start) / MIN);
+    expect(offsets).toEqual([1, 2, 7, 22, 82]);
+    const view = svc.get("flaky")!;
+    expect(view).toMatchObject({ lastStatus: "error", failures: 5 });
+    expect(view.lastError).toContain("bad request");
+    expect(view.nextRunAt).toBe(start + 142 * MIN);
+    expect(svc.health().state).toBe("degraded");
+    fake.setHandler(undefined);
+    await advance(svc, clock, 45 * MIN, MIN);
+    expect(svc.get("flaky")).toMatchObject({ lastStatus: "ok", failures: 0, lastError: null });
+    expect(svc.get("flaky")?.nextRunAt).toBe(clock.now() + MIN);
+  });
+
+  it("runs a missed run once at start with catch_up, and not without it", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 6));
+    const jobs = [
+      job({ id: "cu", cron: "0 9 * * *", catch_up: true }),
+      job({ id: "nocu", cron: "0 9 * * *" }),
+      job({ id: "remind", at: "2026-01-02T10:00", catch_up: true }),
+    ];
+    const first = await setup({ cron: { jobs } }, { clock });
+    await advance(first.svc, clock, 4 * HOUR, HOUR);
+    expect(started(first.svc, "cu")).toEqual(["2026-01-01T09:00:00.000Z"]);
+    // The daemon goes down for three days.
+    await first.svc.stop();
+    first.h.core.db.close();
+    clock.jump(Date.UTC(2026, 0, 4, 12));
+    const second = await setup({ cron: { jobs } }, { clock, dir: first.h.core.dir });
+    await idle(second.svc);
+    expect(second.svc.runs("cu", 10).map((r) => [r.trigger, new Date(r.dueAt!).toISOString()])).toEqual([
+      ["catch_up", "2026-01-02T09:00:00.000Z"],
+      ["schedule", "2026-01-01T09:00:00.000Z"],
+    ]);
+    expect(second.svc.runs("nocu", 10)).toHaveLength(1);
+    expect(second.svc.runs("remind", 10).map((r) => r.trigger)).toEqual(["catch_up"]);
+    expect(second.svc.get("remind")?.completed).toBe(true);
+    expect(second.svc.get("cu")?.nextRunAt).toBe(Date.UTC(2026, 0, 5, 9));
+  });
+
+  it("reconciles config jobs on hot reload: adds, changes and removes without a restart", async () => {
+    const { h, svc, clock } = await setup({ cron: { jobs: [job({ id: "a", every: "1h" })] } });
+    const models = fakeModels(fake);
+    h.core.setConfig({
+      models,
+      cron: { jobs: [job({ id: "a", every: "30m", message: "changed" }), job({ id: "b", every: "2h" })] },
+    });
+    expect(svc.list().map((j) => [j.id, j.schedule])).toEqual([
+      ["a", "every 30m"],
+      ["b", "every 2h"],
+    ]);
+    await advance(svc, clock, 2 * HOUR);
+    expect(svc.runs("a", 10)).toHaveLength(4);
+    expect(svc.runs("a", 1)[0]?.outputPreview).toBe("echo: changed");
+    expect(svc.runs("b", 10)).toHaveLength(1);
+    h.core.setConfig({ models, cron: { jobs: [job({ id: "b", every: "2h" })] } });
+    expect(svc.list().map((j) => j.id)).toEqual(["b"]);
+    await advance(svc, clock, 2 * HOUR);
+    expect(svc.runs("a", 10)).toHaveLength(4);
+    expect(svc.runs("b", 10)).toHaveLength(2);
+  });
+
+  it("validates runtime jobs at creation and protects config jobs", () => {
+    return (async () => {
+      const { svc } = await setup({ cron: { jobs: [job({ id: "cfg", every: "1h" })] } });
+      expect(() => svc.add(job({ id: "x", cron: "0 9 * * 8" }))).toThrow(
+        /invalid cron job: cron: invalid cron expression/,
+      );
+      expect(() => svc.add(job({ id: "x", at: "2025-01-01T00:00Z" }))).toThrow(/in the past/);
+      expect(() => svc.add(job({ id: "cfg", every: "1h" }))).toThrow(/already exists/);
+      expect(() => svc.remove("cfg")).toThrow(/config.yaml/);
+      expect(() => svc.remove("nope")).toThrow(/no cron job/);
+    })();
+  });
+
+  it("a job created by the cron tool survives a restart and fires", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
+    const first = await setup({}, { clock });
+    const tool = createCronTool(first.svc);
+    const out = await tool.execute(
+      { action: "add", id: "tea", message: "tea time", cron: "0 16 * * *" },
+      new AbortController().signal,
+      toolCtx(),
+    );
+    expect(out).toContain("added tea");
+    expect(String(await tool.execute({ action: "list" }, new AbortController().signal, toolCtx()))).toContain(
+      "tea [runtime]",
+    );
+    await first.svc.stop();
+    first.h.core.db.close();
+    const second = await setup({}, { clock, dir: first.h.core.dir });
+    expect(second.svc.get("tea")).toMatchObject({ source: "runtime", deliver: "test:owner" });
+    await advance(second.svc, clock, 4 * HOUR, HOUR);
+    expect(started(second.svc, "tea")).toEqual(["2026-01-01T16:00:00.000Z"]);
+    expect(second.h.channel.sent).toMatchObject([{ target: "owner", text: "echo: tea time" }]);
+  });
+
+  it("picks up jobs another process (the CLI) wrote to the db", async () => {
+    const pollClock = new FakeClock();
+    const { h, svc, clock } = await setup({}, { pollClock });
+    const cli = openDatabase(h.core.ctx.config().data_dir, { migrations: allMigrations });
+    try {
+      new CronStore(cli).putRuntimeJob(parseJobInput(job({ id: "from-cli", every: "1h" })), clock.now());
+      await pollClock.advance(5000);
+      expect(svc.get("from-cli")?.nextRunAt).toBe(clock.now() + HOUR);
+      new CronStore(cli).deleteRuntimeJob("from-cli");
+      await pollClock.advance(5000);
+      expect(svc.get("from-cli")).toBeUndefined();
+    } finally {
+      cli.close();
+    }
+  });
+});
