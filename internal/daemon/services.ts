@@ -32,6 +32,38 @@ export async function buildServices(
   void ctx;
 
   // --- models (internal/models) ---
+  {
+    // The router reads ctx.config() on every call (hot reload); the openai SDK loads on the first call.
+    const { createModelRouter } = await import("../models/router.js");
+    const { UsageTracker } = await import("../agent/usage/usage-tracker.js");
+    const { resolveContextWindow, validateContextWindow } = await import("../models/context-window.js");
+    const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
+    parts.extra.router = router;
+    parts.extra.usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
+    const checkModels = (): void => {
+      if (router.usingEcho()) {
+        ctx.logger.warn(
+          { module: "models" },
+          "NO MODEL PROVIDER CONFIGURED: the offline echo model (echo/echo) will answer every message. " +
+            "Add a provider under models.providers and set models.primary.",
+        );
+        return;
+      }
+      try {
+        for (const ref of router.chain())
+          validateContextWindow(resolveContextWindow(ctx.config(), ref), {
+            logger: ctx.logger,
+            modelRef: ref,
+          });
+      } catch (err) {
+        ctx.logger.error({ module: "models" }, (err as Error).message);
+      }
+    };
+    checkModels();
+    ctx.onConfig((_next, _prev, changed) => {
+      if (changed.some((c) => c === "models" || c.startsWith("models."))) checkModels();
+    });
+  }
 
   // --- tools, skills, mcp (internal/tools, internal/skills) ---
 
