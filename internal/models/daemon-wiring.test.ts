@@ -29,7 +29,7 @@ describe("daemon wiring of the models section", () => {
     const { parts } = await buildServices(
       core.ctx,
       new HttpServer(() => ({ status: "ok" })),
-      new ChannelRegistry(core.ctx),
+      new ChannelRegistry(),
       core.manager,
     );
     const router = parts.extra.router as ModelRouter;
