@@ -156,7 +156,14 @@ describe("model router", () => {
   });
 
   it("a hanging model times out and the fallback answers", async () => {
-    config = twoProviders({ timeout_s: 0.3, max_retries: 0 });
+    // Only the primary gets the short timeout, so a slow CI machine cannot time out the fallback too.
+    config = twoProviders({
+      providers: {
+        main: { base_url: primary.baseUrl, api_key: "sk-main", timeout_s: 0.3 },
+        backup: { base_url: backup.baseUrl, api_key: "sk-backup" },
+      },
+      max_retries: 0,
+    });
     primary.enqueue({ hang: true });
     const evs = await run(router(), hi);
     expect(done(evs)).toMatchObject({ provider: "backup" });
