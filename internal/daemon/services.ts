@@ -80,6 +80,25 @@ export async function buildServices(
   // --- channels: discord (internal/channels/discord) ---
 
   // --- heartbeat and cron (internal/heartbeat, internal/cron) ---
+  // Both are built even when off (heartbeat.every 0, cron.enabled false): they follow hot reloads.
+  // croner loads only when a cron expression is first parsed.
+  if (parts.host) {
+    const host = parts.host;
+    const { createHeartbeatService } = await import("../heartbeat/heartbeat-service.js");
+    const { createCronService } = await import("../cron/cron-service.js");
+    const { createCronTool } = await import("../cron/cron-tool.js");
+    const heartbeat = createHeartbeatService(ctx, { host, channels });
+    const cron = createCronService(ctx, { host, channels });
+    parts.extra.heartbeat = heartbeat;
+    parts.extra.cron = cron;
+    const tools = parts.extra.tools as
+      { register?: (t: import("../tools/tool.js").Tool) => unknown } | undefined;
+    if (typeof tools?.register === "function")
+      tools.register(createCronTool(cron) as import("../tools/tool.js").Tool);
+    services.push(heartbeat, cron);
+  } else {
+    ctx.logger.warn({ module: "cron" }, "no agent host: heartbeat and cron are not running");
+  }
 
   return { parts, services };
 }
