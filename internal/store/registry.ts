@@ -12,6 +12,7 @@ import { agentsMigrations } from "../agent/catalog/agents-migrations.js";
 import { pairingMigrations } from "../channels/common/pairing-migrations.js";
 import { telegramMigrations } from "../channels/telegram/telegram-migrations.js";
 import { compactionMigrations } from "../agent/compaction/compaction-migrations.js";
+import { memoryMigrations } from "../memory/memory-migrations.js";
 
 export const allMigrations: MigrationSets = {
   core: coreMigrations,
@@ -23,4 +24,5 @@ export const allMigrations: MigrationSets = {
   pairing: pairingMigrations,
   telegram: telegramMigrations,
   compaction: compactionMigrations,
+  memory: memoryMigrations,
 };
