@@ -18,7 +18,13 @@ import { summaryMessageContent } from "./prompts.js";
 /** Typed compaction persistence errors. */
 export class CompactionError extends Error {
   constructor(
-    readonly code: "SESSION_NOT_FOUND" | "SESSION_ARCHIVED" | "MESSAGE_NOT_IN_SESSION",
+    readonly code:
+      | "SESSION_NOT_FOUND"
+      | "SESSION_ARCHIVED"
+      | "MESSAGE_NOT_IN_SESSION"
+      | "COMPACTION_OFF"
+      | "COMPACTION_BUSY"
+      | "NOTHING_TO_COMPACT",
     message: string,
     readonly info: { successorId?: string } = {},
   ) {

@@ -4,11 +4,6 @@
  */
 import type { CompactionSettings } from "./compaction-settings.js";
 
-/** Below this the model cannot hold a useful conversation (REQ-401 context-window guard). */
-export const CONTEXT_WINDOW_MINIMUM = 16_000;
-/** Below this a warning is logged (REQ-401). */
-export const CONTEXT_WINDOW_WARNING = 32_000;
-
 /** Token budget a prompt must stay under: threshold * window - reserve, never below 1/4 of the window. */
 export function compactionBudget(
   settings: Pick<CompactionSettings, "threshold" | "reserveTokens">,
