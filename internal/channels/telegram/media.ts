@@ -1,0 +1,146 @@
+/**
+ * Inbound media: photos and image documents become image input for the model (size-limited);
+ * other files (voice, video, audio, documents) are saved to the workspace when `media.save` is on,
+ * otherwise the user is told they are not supported yet.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Api } from "grammy";
+import type { Message } from "grammy/types";
+import type { ImageInput } from "../../core/host.js";
+
+export interface MediaDeps {
+  api: Api;
+  apiRoot: string;
+  token: string;
+  maxImageBytes: number;
+  /** Aborts downloads on shutdown. */
+  signal?: AbortSignal;
+}
+
+/** What a message carries besides text. */
+export type MediaKind =
+  | { kind: "none" }
+  | { kind: "image"; fileId: string; mime: string; size?: number }
+  | {
+      kind: "file";
+      label: string;
+      fileId: string;
+      fileUniqueId: string;
+      name: string;
+      mime?: string;
+      size?: number;
+    };
+
+/** Classifies a message's attachment. */
+export function mediaOf(m: Message): MediaKind {
+  if (m.photo && m.photo.length > 0) {
+    // The largest size comes last.
+    const p = m.photo[m.photo.length - 1];
+    if (p)
+      return {
+        kind: "image",
+        fileId: p.file_id,
+        mime: "image/jpeg",
+        ...(p.file_size ? { size: p.file_size } : {}),
+      };
+  }
+  const d = m.document;
+  if (d && d.mime_type && /^image\/(jpeg|png|webp|gif)$/.test(d.mime_type))
+    return {
+      kind: "image",
+      fileId: d.file_id,
+      mime: d.mime_type,
+      ...(d.file_size ? { size: d.file_size } : {}),
+    };
+  const file = (
+    label: string,
+    f: {
+      file_id: string;
+      file_unique_id: string;
+      file_size?: number;
+      mime_type?: string;
+      file_name?: string;
+    },
+    ext: string,
+  ): MediaKind => ({
+    kind: "file",
+    label,
+    fileId: f.file_id,
+    fileUniqueId: f.file_unique_id,
+    name: f.file_name ?? `${f.file_unique_id}${ext}`,
+    ...(f.mime_type ? { mime: f.mime_type } : {}),
+    ...(f.file_size ? { size: f.file_size } : {}),
+  });
+  if (m.voice) return file("Voice messages", m.voice, ".ogg");
+  if (m.audio) return file("Audio files", m.audio, ".mp3");
+  if (m.video) return file("Videos", m.video, ".mp4");
+  if (m.video_note) return file("Video messages", { ...m.video_note }, ".mp4");
+  if (d) return file("Files of this type", d, "");
+  if (m.sticker)
+    return {
+      kind: "file",
+      label: "Stickers",
+      fileId: m.sticker.file_id,
+      fileUniqueId: m.sticker.file_unique_id,
+      name: `${m.sticker.file_unique_id}.webp`,
+    };
+  return { kind: "none" };
+}
+
+/** Error for media that could not be fetched; `message` is safe to show the user. */
+export class MediaError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "MediaError";
+  }
+}
+
+/** Downloads a file by id, refusing anything above `maxBytes`. */
+export async function download(deps: MediaDeps, fileId: string, maxBytes: number): Promise<Buffer> {
+  const f = await deps.api.getFile(fileId);
+  if (f.file_size !== undefined && f.file_size > maxBytes)
+    throw new MediaError(`The file is too large (${mb(f.file_size)}; the limit is ${mb(maxBytes)}).`);
+  if (!f.file_path) throw new MediaError("Telegram did not provide the file for download.");
+  const url = `${deps.apiRoot.replace(/\/$/, "")}/file/bot${deps.token}/${f.file_path}`;
+  const res = await fetch(url, deps.signal ? { signal: deps.signal } : {});
+  if (!res.ok) throw new MediaError(`Downloading the file failed (${res.status}).`);
+  const buf = Buffer.from(await res.arrayBuffer());
+  if (buf.length > maxBytes)
+    throw new MediaError(`The file is too large (${mb(buf.length)}; the limit is ${mb(maxBytes)}).`);
+  return buf;
+}
+
+/** Downloads an image as model input. */
+export async function fetchImage(
+  deps: MediaDeps,
+  media: Extract<MediaKind, { kind: "image" }>,
+): Promise<ImageInput> {
+  if (media.size !== undefined && media.size > deps.maxImageBytes)
+    throw new MediaError(
+      `The image is too large (${mb(media.size)}; the limit is ${mb(deps.maxImageBytes)}).`,
+    );
+  const buf = await download(deps, media.fileId, deps.maxImageBytes);
+  return { mime: media.mime, data: buf.toString("base64") };
+}
+
+/** Saves a file to `<workspace>/inbox/telegram/<date>/`; returns the workspace-relative path. */
+export async function saveFile(
+  deps: MediaDeps,
+  workspace: string,
+  media: Extract<MediaKind, { kind: "file" }>,
+  now: number,
+  maxBytes = 50 * 1024 * 1024,
+): Promise<string> {
+  const buf = await download(deps, media.fileId, maxBytes);
+  const day = new Date(now).toISOString().slice(0, 10);
+  const safe = media.name.replace(/[^\w.-]+/g, "_").slice(-100) || media.fileUniqueId;
+  const rel = join("inbox", "telegram", day, `${media.fileUniqueId}-${safe}`);
+  await mkdir(join(workspace, "inbox", "telegram", day), { recursive: true });
+  await writeFile(join(workspace, rel), buf);
+  return rel;
+}
+
+function mb(n: number): string {
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}

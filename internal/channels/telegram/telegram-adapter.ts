@@ -1,0 +1,179 @@
+/**
+ * The Telegram side of the stream relay: send/edit/delete/typing over grammY's Api, with markdown
+ * rendered as Telegram HTML (plain-text fallback when Telegram cannot parse it), approval buttons,
+ * per-chat pacing, and errors mapped to ChannelError (refused vs unreachable).
+ *
+ * Chat addresses are `<chatId>` or `<chatId>:<threadId>` (forum topics).
+ */
+import { GrammyError, HttpError, type Api } from "grammy";
+import type { InlineKeyboardMarkup } from "grammy/types";
+import { ChannelError } from "../channel.js";
+import { TELEGRAM_LIMITS } from "../common/chunking.js";
+import type { ChatAdapter, OutboundOptions } from "../common/stream-relay.js";
+import { sleep, type Clock } from "../../core/clock.js";
+import { markdownToTelegramHtml } from "./markdown-html.js";
+
+/** Minimum gap between messages to one chat (Telegram: ~1/s per chat, 20/min in groups). */
+export const PRIVATE_GAP_MS = 50;
+export const GROUP_GAP_MS = 1000;
+
+export function parseChatAddress(addr: string): { chatId: string; threadId?: number } {
+  const m = /^(-?\d+)(?::(\d+))?$/.exec(addr.trim());
+  if (!m)
+    throw new ChannelError(
+      "CHANNEL_UNKNOWN_TARGET",
+      `invalid Telegram chat "${addr}" (expected a numeric chat id)`,
+    );
+  return m[2] ? { chatId: m[1] ?? "", threadId: Number(m[2]) } : { chatId: m[1] ?? "" };
+}
+
+/** True for Telegram's "can't parse entities" family of 400s. */
+export function isParseError(err: unknown): boolean {
+  return (
+    err instanceof GrammyError &&
+    err.error_code === 400 &&
+    /can't parse entities|unsupported start tag|can't find end tag/i.test(err.description)
+  );
+}
+
+function isNotModified(err: unknown): boolean {
+  return (
+    err instanceof GrammyError && err.error_code === 400 && /message is not modified/i.test(err.description)
+  );
+}
+
+/** Maps a grammY failure to a ChannelError. */
+export function toChannelError(err: unknown, what: string): ChannelError {
+  if (err instanceof ChannelError) return err;
+  if (err instanceof GrammyError)
+    return new ChannelError(
+      "CHANNEL_REFUSED",
+      `Telegram refused ${what}: ${err.error_code} ${err.description}`,
+      { cause: err },
+    );
+  if (err instanceof HttpError)
+    return new ChannelError("CHANNEL_UNREACHABLE", `Telegram unreachable during ${what}: ${err.message}`, {
+      cause: err,
+    });
+  return new ChannelError("CHANNEL_UNREACHABLE", `${what} failed: ${(err as Error).message}`, { cause: err });
+}
+
+function keyboard(approvalId: string): InlineKeyboardMarkup {
+  return {
+    inline_keyboard: [
+      [
+        { text: "✅ Approve", callback_data: `approve:${approvalId}` },
+        { text: "❌ Deny", callback_data: `deny:${approvalId}` },
+      ],
+    ],
+  };
+}
+
+export class TelegramAdapter implements ChatAdapter {
+  readonly limits = TELEGRAM_LIMITS;
+  private lastSend = new Map<string, number>();
+  private chains = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private api: () => Api,
+    private clock: Clock,
+  ) {}
+
+  /** Serialises calls per chat and keeps the minimum gap between them. */
+  private paced<T>(chatId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.chains.get(chatId) ?? Promise.resolve();
+    const gap = chatId.startsWith("-") ? GROUP_GAP_MS : PRIVATE_GAP_MS;
+    const run = async (): Promise<T> => {
+      const wait = (this.lastSend.get(chatId) ?? 0) + gap - this.clock.now();
+      if (wait > 0) await sleep(this.clock, wait);
+      try {
+        return await fn();
+      } finally {
+        this.lastSend.set(chatId, this.clock.now());
+      }
+    };
+    const p = prev.then(run, run);
+    const tail = p.catch(() => undefined);
+    this.chains.set(chatId, tail);
+    void tail.then(() => {
+      if (this.chains.get(chatId) === tail) this.chains.delete(chatId);
+    });
+    return p;
+  }
+
+  async send(addr: string, text: string, opts: OutboundOptions): Promise<string> {
+    const { chatId, threadId } = parseChatAddress(addr);
+    const other = {
+      ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
+      link_preview_options: { is_disabled: true },
+      ...(opts.silent ? { disable_notification: true } : {}),
+      ...(opts.approvalId ? { reply_markup: keyboard(opts.approvalId) } : {}),
+    };
+    return this.paced(chatId, async () => {
+      try {
+        if (opts.markdown) {
+          try {
+            const m = await this.api().sendMessage(chatId, markdownToTelegramHtml(text), {
+              ...other,
+              parse_mode: "HTML",
+            });
+            return String(m.message_id);
+          } catch (err) {
+            if (!isParseError(err)) throw err;
+          }
+        }
+        const m = await this.api().sendMessage(chatId, text, other);
+        return String(m.message_id);
+      } catch (err) {
+        throw toChannelError(err, "sendMessage");
+      }
+    });
+  }
+
+  async edit(addr: string, messageId: string, text: string, opts: OutboundOptions): Promise<void> {
+    const { chatId } = parseChatAddress(addr);
+    const other = {
+      link_preview_options: { is_disabled: true },
+      ...(opts.approvalId ? { reply_markup: keyboard(opts.approvalId) } : {}),
+    };
+    await this.paced(chatId, async () => {
+      try {
+        if (opts.markdown) {
+          try {
+            await this.api().editMessageText(chatId, Number(messageId), markdownToTelegramHtml(text), {
+              ...other,
+              parse_mode: "HTML",
+            });
+            return;
+          } catch (err) {
+            if (isNotModified(err)) return;
+            if (!isParseError(err)) throw err;
+          }
+        }
+        await this.api().editMessageText(chatId, Number(messageId), text, other);
+      } catch (err) {
+        if (isNotModified(err)) return;
+        throw toChannelError(err, "editMessageText");
+      }
+    });
+  }
+
+  async delete(addr: string, messageId: string): Promise<void> {
+    const { chatId } = parseChatAddress(addr);
+    await this.paced(chatId, async () => {
+      try {
+        await this.api().deleteMessage(chatId, Number(messageId));
+      } catch (err) {
+        throw toChannelError(err, "deleteMessage");
+      }
+    });
+  }
+
+  async typing(addr: string): Promise<void> {
+    const { chatId, threadId } = parseChatAddress(addr);
+    // Not paced: a typing indicator must never delay a real message.
+    await this.api()
+      .sendChatAction(chatId, "typing", threadId !== undefined ? { message_thread_id: threadId } : {})
+      .catch(() => undefined);
+  }
+}

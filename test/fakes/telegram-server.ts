@@ -1,0 +1,453 @@
+/**
+ * A fake Telegram Bot API server on 127.0.0.1 (node:http, port 0) for tests. grammY talks to it via
+ * `client.apiRoot`. It keeps just enough state to behave like the real thing:
+ *
+ * - `getUpdates` does REAL long polling: the request is held until an update is pushed or `timeout`
+ *   seconds pass; `offset` confirms (drops) every earlier update, as Telegram does;
+ * - messages get per-chat ids; `editMessageText` with unchanged text answers Telegram's
+ *   "message is not modified" 400; edits/deletes of unknown messages answer 400;
+ * - `parse_mode: HTML` is validated (known tags, balanced nesting, entities) and answers
+ *   "can't parse entities" like Telegram; `rejectHtml` forces that for matching texts;
+ * - failures are scripted per method (`failNext`): 429 with `parameters.retry_after`, 5xx, 401;
+ * - files registered with `addFile` are served by `getFile` and `/file/bot<token>/<path>`;
+ * - every call is recorded in `calls` (method, params, time, outcome).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface RecordedCall {
+  method: string;
+  params: Record<string, unknown>;
+  at: number;
+  /** HTTP status answered. */
+  status: number;
+}
+
+export interface FakeMessage {
+  chatId: string;
+  messageId: number;
+  text: string;
+  parseMode?: string;
+  threadId?: number;
+  replyMarkup?: unknown;
+  deleted: boolean;
+  /** Every text the message had, in order (send, then edits). */
+  history: string[];
+}
+
+export interface ScriptedFailure {
+  status: number;
+  description?: string;
+  retryAfter?: number;
+}
+
+export interface FakeUser {
+  id: number;
+  first_name: string;
+  username?: string;
+  is_bot?: boolean;
+}
+
+const ALLOWED_TAGS = new Set([
+  "b",
+  "strong",
+  "i",
+  "em",
+  "u",
+  "ins",
+  "s",
+  "strike",
+  "del",
+  "code",
+  "pre",
+  "a",
+  "tg-spoiler",
+  "span",
+  "blockquote",
+  "tg-emoji",
+]);
+
+/** Validates Telegram HTML roughly as the Bot API does. Returns an error description or undefined. */
+export function telegramHtmlProblem(text: string): string | undefined {
+  const stack: string[] = [];
+  const re = /<(\/?)([a-zA-Z-]+)([^>]*)>|&([a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);|[<>&]/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m[0] === "<" || m[0] === ">")
+      return `can't parse entities: unexpected "${m[0]}" at byte offset ${m.index}`;
+    if (m[0] === "&") return `can't parse entities: unescaped "&" at byte offset ${m.index}`;
+    if (m[4] !== undefined) {
+      if (/^[a-zA-Z]+$/.test(m[4]) && !["lt", "gt", "amp", "quot"].includes(m[4]))
+        return `can't parse entities: unsupported entity "&${m[4]};" at byte offset ${m.index}`;
+      continue;
+    }
+    const tag = (m[2] ?? "").toLowerCase();
+    if (!ALLOWED_TAGS.has(tag))
+      return `can't parse entities: unsupported start tag "${tag}" at byte offset ${m.index}`;
+    if (m[1]) {
+      if (stack.pop() !== tag)
+        return `can't parse entities: can't find end tag corresponding to start tag "${tag}"`;
+    } else stack.push(tag);
+  }
+  if (stack.length > 0)
+    return `can't parse entities: can't find end tag corresponding to start tag "${stack.at(-1)}"`;
+  return undefined;
+}
+
+/** Visible length of Telegram HTML (tags removed, entities decoded). */
+export function visibleLength(html: string): number {
+  return html.replace(/<[^>]+>/g, "").replace(/&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);/g, "x").length;
+}
+
+export class FakeTelegramServer {
+  readonly calls: RecordedCall[] = [];
+  readonly messages: FakeMessage[] = [];
+  readonly bot: FakeUser = { id: 4242, first_name: "Familiar", username: "familiar_test_bot", is_bot: true };
+  /** Commands set with setMyCommands. */
+  commands: { command: string; description: string }[] = [];
+  /** Texts (before HTML validation) matching this are rejected as unparsable HTML. */
+  rejectHtml: ((text: string) => boolean) | undefined;
+  private server: Server;
+  private updates: { update_id: number; [k: string]: unknown }[] = [];
+  private nextUpdateId = 1000;
+  private nextMsgId = new Map<string, number>();
+  private waiters = new Set<() => void>();
+  private failures = new Map<string, ScriptedFailure[]>();
+  private files = new Map<string, { path: string; data: Buffer }>();
+  private changeWaiters = new Set<() => void>();
+  private userMsgId = 1;
+  /** Highest offset a getUpdates call confirmed. */
+  confirmedOffset = 0;
+
+  constructor(readonly token = "123456:TEST-token") {
+    this.server = createServer((req, res) => void this.handle(req, res));
+  }
+
+  /** Starts listening; resolves with the api root for grammY (`client.apiRoot`). */
+  async start(): Promise<string> {
+    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
+    return this.apiRoot;
+  }
+  get apiRoot(): string {
+    const { port } = this.server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
+  }
+  async close(): Promise<void> {
+    for (const w of this.waiters) w();
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  /** Scripts the next `count` calls of `method` to fail. */
+  failNext(method: string, failure: ScriptedFailure, count = 1): void {
+    const list = this.failures.get(method) ?? [];
+    for (let i = 0; i < count; i++) list.push(failure);
+    this.failures.set(method, list);
+  }
+
+  /** Registers a downloadable file; returns its file_id. */
+  addFile(data: Buffer, path = `photos/file_${this.files.size + 1}.jpg`): string {
+    const id = `FILE${this.files.size + 1}`;
+    this.files.set(id, { path, data });
+    return id;
+  }
+
+  // --- pushing updates ------------------------------------------------------------------------
+
+  /** Queues a raw update (an `update_id` is assigned). Returns the id. */
+  pushUpdate(update: Record<string, unknown>): number {
+    const update_id = this.nextUpdateId++;
+    this.updates.push({ update_id, ...update });
+    for (const w of [...this.waiters]) w();
+    return update_id;
+  }
+
+  private baseMessage(
+    chat: Record<string, unknown>,
+    from: FakeUser,
+    extra: Record<string, unknown>,
+  ): Record<string, unknown> {
+    return { message_id: this.userMsgId++, date: Math.floor(Date.now() / 1000), chat, from, ...extra };
+  }
+
+  /** A private (DM) text message from `from`. */
+  pushText(from: FakeUser, text: string, extra: Record<string, unknown> = {}): number {
+    const chat = { id: from.id, type: "private", first_name: from.first_name };
+    const entities = /^\/\w+/.test(text)
+      ? [{ type: "bot_command", offset: 0, length: (/^\/\S+/.exec(text)?.[0] ?? "").length }]
+      : undefined;
+    return this.pushUpdate({
+      message: this.baseMessage(chat, from, { text, ...(entities ? { entities } : {}), ...extra }),
+    });
+  }
+
+  /** A group message. */
+  pushGroupText(chatId: number, from: FakeUser, text: string, extra: Record<string, unknown> = {}): number {
+    const chat = { id: chatId, type: "supergroup", title: "Test group" };
+    return this.pushUpdate({ message: this.baseMessage(chat, from, { text, ...extra }) });
+  }
+
+  /** A private photo message (the file must be registered with addFile). */
+  pushPhoto(from: FakeUser, fileId: string, caption?: string, size = 1000): number {
+    const chat = { id: from.id, type: "private", first_name: from.first_name };
+    const photo = [
+      { file_id: `${fileId}_small`, file_unique_id: `${fileId}u_s`, width: 90, height: 90, file_size: 100 },
+      { file_id: fileId, file_unique_id: `${fileId}u`, width: 800, height: 600, file_size: size },
+    ];
+    return this.pushUpdate({
+      message: this.baseMessage(chat, from, { photo, ...(caption ? { caption } : {}) }),
+    });
+  }
+
+  /** A callback query (inline button press) on a bot message. */
+  pushCallback(from: FakeUser, data: string, messageId = 1): number {
+    const chat = { id: from.id, type: "private", first_name: from.first_name };
+    return this.pushUpdate({
+      callback_query: {
+        id: `cb${this.nextUpdateId}`,
+        from,
+        chat_instance: "ci",
+        data,
+        message: { message_id: messageId, date: Math.floor(Date.now() / 1000), chat, text: "approval" },
+      },
+    });
+  }
+
+  // --- inspecting ---------------------------------------------------------------------------
+
+  /** Messages of a chat that are not deleted, in order. */
+  visible(chatId: number | string): FakeMessage[] {
+    return this.messages.filter((m) => m.chatId === String(chatId) && !m.deleted);
+  }
+  /** Recorded calls of one method. */
+  callsOf(method: string): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+  /** Waits until `pred` holds (re-checked on every call), or rejects after `timeoutMs`. */
+  async waitFor(pred: () => boolean, timeoutMs = 15_000, what = "condition"): Promise<void> {
+    if (pred()) return;
+    await new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (!pred()) return;
+        cleanup();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(
+          new Error(`timed out waiting for ${what}; calls: ${this.calls.map((c) => c.method).join(",")}`),
+        );
+      }, timeoutMs);
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        this.changeWaiters.delete(check);
+      };
+      this.changeWaiters.add(check);
+    });
+  }
+  private changed(): void {
+    for (const w of [...this.changeWaiters]) w();
+  }
+
+  // --- HTTP -----------------------------------------------------------------------------------
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://x");
+    const fileMatch = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+    if (fileMatch) {
+      const f = [...this.files.values()].find((x) => x.path === fileMatch[2]);
+      if (fileMatch[1] !== this.token || !f) {
+        res.writeHead(404).end("Not Found");
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/octet-stream" }).end(f.data);
+      return;
+    }
+    const m = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
+    if (!m) {
+      res.writeHead(404).end(JSON.stringify({ ok: false, error_code: 404, description: "Not Found" }));
+      return;
+    }
+    const method = m[2] ?? "";
+    const params = await readParams(req, url);
+    const reply = (status: number, body: Record<string, unknown>): void => {
+      this.calls.push({ method, params, at: Date.now(), status });
+      if (!res.writableEnded && !res.destroyed) {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      }
+      this.changed();
+    };
+    const ok = (result: unknown): void => reply(200, { ok: true, result });
+    const fail = (status: number, description: string, parameters?: Record<string, unknown>): void =>
+      reply(status, { ok: false, error_code: status, description, ...(parameters ? { parameters } : {}) });
+    if (m[1] !== this.token) return fail(401, "Unauthorized");
+    const scripted = this.failures.get(method)?.shift();
+    if (scripted) {
+      if (scripted.status === 429)
+        return fail(
+          429,
+          scripted.description ?? `Too Many Requests: retry after ${scripted.retryAfter ?? 1}`,
+          {
+            retry_after: scripted.retryAfter ?? 1,
+          },
+        );
+      return fail(scripted.status, scripted.description ?? "Internal Server Error");
+    }
+    switch (method) {
+      case "getMe":
+        return ok(this.bot);
+      case "getUpdates":
+        return this.getUpdates(params, res, ok);
+      case "deleteWebhook":
+      case "setWebhook":
+      case "sendChatAction":
+      case "answerCallbackQuery":
+        return ok(true);
+      case "setMyCommands":
+        this.commands = (params.commands as { command: string; description: string }[]) ?? [];
+        return ok(true);
+      case "getFile": {
+        const f = this.files.get(String(params.file_id));
+        if (!f) return fail(400, "Bad Request: invalid file_id");
+        return ok({
+          file_id: params.file_id,
+          file_unique_id: `${String(params.file_id)}u`,
+          file_size: f.data.length,
+          file_path: f.path,
+        });
+      }
+      case "sendMessage": {
+        const chatId = String(params.chat_id);
+        const text = String(params.text ?? "");
+        const problem = this.textProblem(text, params.parse_mode);
+        if (problem) return fail(400, `Bad Request: ${problem}`);
+        const id = (this.nextMsgId.get(chatId) ?? 0) + 1;
+        this.nextMsgId.set(chatId, id);
+        const msg: FakeMessage = {
+          chatId,
+          messageId: id,
+          text,
+          ...(params.parse_mode ? { parseMode: String(params.parse_mode) } : {}),
+          ...(params.message_thread_id !== undefined ? { threadId: Number(params.message_thread_id) } : {}),
+          ...(params.reply_markup ? { replyMarkup: params.reply_markup } : {}),
+          deleted: false,
+          history: [text],
+        };
+        this.messages.push(msg);
+        return ok({
+          message_id: id,
+          date: Math.floor(Date.now() / 1000),
+          chat: { id: Number(chatId), type: "private" },
+          text,
+        });
+      }
+      case "editMessageText": {
+        const msg = this.find(params);
+        if (!msg) return fail(400, "Bad Request: message to edit not found");
+        const text = String(params.text ?? "");
+        const problem = this.textProblem(text, params.parse_mode);
+        if (problem) return fail(400, `Bad Request: ${problem}`);
+        if (text === msg.text && String(params.parse_mode ?? "") === (msg.parseMode ?? ""))
+          return fail(
+            400,
+            "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
+          );
+        msg.text = text;
+        msg.history.push(text);
+        if (params.parse_mode) msg.parseMode = String(params.parse_mode);
+        else delete msg.parseMode;
+        return ok({
+          message_id: msg.messageId,
+          date: 0,
+          chat: { id: Number(msg.chatId), type: "private" },
+          text,
+        });
+      }
+      case "deleteMessage": {
+        const msg = this.find(params);
+        if (!msg) return fail(400, "Bad Request: message to delete not found");
+        msg.deleted = true;
+        return ok(true);
+      }
+      default:
+        return fail(404, "Not Found: method not found");
+    }
+  }
+
+  private textProblem(text: string, parseMode: unknown): string | undefined {
+    if (text.trim().length === 0) return "message text is empty";
+    if (parseMode === "HTML") {
+      if (this.rejectHtml?.(text)) return 'can\'t parse entities: unsupported start tag "x" at byte offset 0';
+      const p = telegramHtmlProblem(text);
+      if (p) return p;
+      if (visibleLength(text) > 4096) return "message is too long";
+    } else if (text.length > 4096) return "message is too long";
+    return undefined;
+  }
+
+  private find(params: Record<string, unknown>): FakeMessage | undefined {
+    return this.messages.find(
+      (x) => x.chatId === String(params.chat_id) && x.messageId === Number(params.message_id) && !x.deleted,
+    );
+  }
+
+  private getUpdates(params: Record<string, unknown>, res: ServerResponse, ok: (r: unknown) => void): void {
+    const offset = Number(params.offset ?? 0);
+    if (offset > 0) {
+      this.confirmedOffset = Math.max(this.confirmedOffset, offset);
+      this.updates = this.updates.filter((u) => u.update_id >= offset);
+    }
+    const limit = Number(params.limit ?? 100);
+    const timeoutS = Number(params.timeout ?? 0);
+    const pending = (): typeof this.updates =>
+      this.updates.filter((u) => u.update_id >= offset).slice(0, limit);
+    const now = pending();
+    if (now.length > 0 || timeoutS <= 0) return ok(now);
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      this.waiters.delete(wake);
+      ok(pending());
+    };
+    const wake = (): void => finish();
+    const timer = setTimeout(finish, timeoutS * 1000);
+    this.waiters.add(wake);
+    res.once("close", () => {
+      done = true;
+      clearTimeout(timer);
+      this.waiters.delete(wake);
+    });
+  }
+}
+
+async function readParams(req: IncomingMessage, url: URL): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of url.searchParams) out[k] = v;
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const body = Buffer.concat(chunks).toString("utf8");
+  if (!body) return out;
+  const type = req.headers["content-type"] ?? "";
+  if (type.includes("json")) return { ...out, ...(JSON.parse(body) as Record<string, unknown>) };
+  if (type.includes("x-www-form-urlencoded")) {
+    for (const [k, v] of new URLSearchParams(body)) out[k] = tryJson(v);
+  }
+  return out;
+}
+
+function tryJson(v: string): unknown {
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+}
+
+/** Starts a fake server; `close()` it in afterEach. */
+export async function startFakeTelegram(token?: string): Promise<FakeTelegramServer> {
+  const s = new FakeTelegramServer(token);
+  await s.start();
+  return s;
+}
