@@ -11,6 +11,7 @@ import { engineMigrations } from "../agent/engines/engine-migrations.js";
 import { agentsMigrations } from "../agent/catalog/agents-migrations.js";
 import { pairingMigrations } from "../channels/common/pairing-migrations.js";
 import { telegramMigrations } from "../channels/telegram/telegram-migrations.js";
+import { discordMigrations } from "../channels/discord/discord-migrations.js";
 import { compactionMigrations } from "../agent/compaction/compaction-migrations.js";
 import { memoryMigrations } from "../memory/memory-migrations.js";
 
@@ -23,6 +24,7 @@ export const allMigrations: MigrationSets = {
   agents: agentsMigrations,
   pairing: pairingMigrations,
   telegram: telegramMigrations,
+  discord: discordMigrations,
   compaction: compactionMigrations,
   memory: memoryMigrations,
 };
