@@ -7,7 +7,7 @@
  *   - "ok":       run the tool.
  *   - "warning":  run the tool, append `check.message` to the result the model sees.
  *   - "critical": do NOT run the tool; give the model an error result with `check.message`.
- *   - "breaker":  do NOT run the tool; end the turn and show `check.message` to the user.
+ *   - "breaker":  do NOT run the tool; end the turn; `check.message` is the reason to tell the user.
  *   detector.afterCall({ name, args }, rawResultText)   // only for calls that actually ran
  * Log every finding (detector, count, tool).
  *
@@ -51,7 +51,7 @@ export interface LoopCheck {
   findings: LoopFinding[];
   /**
    * What to show: warning -> append to the tool result; critical -> the error result given to the
-   * model instead of running the tool; breaker -> the message to the user. Empty for "ok".
+   * model instead of running the tool; breaker -> the reason given to the user. Empty for "ok".
    */
   message: string;
   /** For poll tools without progress: a suggested delay before the next poll, in ms (0 = none). */
@@ -182,7 +182,7 @@ export function createLoopDetector(cfg: LoopDetectionConfig): LoopDetector {
           message:
             lv === "warning"
               ? `You have called ${tool} with identical arguments ${count} times in this turn. Repeating it will not give a different answer: use the result you already have, change the arguments, or try another approach.`
-              : `Blocked: ${tool} was called with identical arguments ${count} times in this turn, so this call was not run. Use the results you already have, change approach, or answer the user.`,
+              : `${tool} was called with identical arguments ${count} times in this turn, so this call was not run. Use the results you already have, change approach, or answer the user.`,
         });
     }
 
@@ -200,7 +200,7 @@ export function createLoopDetector(cfg: LoopDetectionConfig): LoopDetector {
           message:
             lv === "warning"
               ? `${tool} has returned the same result ${count} times in a row: no progress. ${backoff.text}`
-              : `Blocked: ${tool} returned the same result ${count} times in a row, so this poll was not run. Stop polling and tell the user the current state.`,
+              : `${tool} returned the same result ${count} times in a row, so this poll was not run. Stop polling and tell the user the current state.`,
         });
       }
     }
@@ -219,7 +219,7 @@ export function createLoopDetector(cfg: LoopDetectionConfig): LoopDetector {
           message:
             lv === "warning"
               ? `You have been alternating between ${pair} for ${count} calls with no change in their results. Break the cycle: try something different or answer with what you know.`
-              : `Blocked: alternating between ${pair} for ${count} calls with no change in results, so this call was not run. Stop and answer the user with what you know.`,
+              : `Alternating between ${pair} for ${count} calls with no change in results, so this call was not run. Stop and answer the user with what you know.`,
         });
       }
     }
@@ -234,7 +234,8 @@ export function createLoopDetector(cfg: LoopDetectionConfig): LoopDetector {
           level: "breaker",
           count,
           tool,
-          message: `I stopped this turn: the tool ${tool} was called with the same arguments ${count} times, which looks like a loop. Tell me how you would like to continue.`,
+          // A reason, not a sentence to the user: the loop wraps it in its own "I stopped because ..." text.
+          message: `${tool} was called with the same arguments ${count} times`,
         });
     }
 
@@ -250,10 +251,8 @@ export function createLoopDetector(cfg: LoopDetectionConfig): LoopDetector {
     return {
       verdict,
       findings,
-      message:
-        verdict === "warning"
-          ? `[loop detection] ${shown.map((f) => f.message).join(" ")}`
-          : shown.map((f) => f.message).join(" "),
+      // The agent loop frames these ("[loop detection warning] ...", "Blocked by loop detection: ...").
+      message: shown.map((f) => f.message).join(" "),
       backoffMs,
     };
   }
