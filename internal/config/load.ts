@@ -4,9 +4,9 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { parseDocument } from "yaml";
+import { isMap, isPair, isScalar, isSeq, parseDocument, type Document, type Node } from "yaml";
 import { configSchema, type Config } from "./schema.js";
-import { ConfigError, issuesToProblems, type ConfigProblem } from "./errors.js";
+import { ConfigError, describe, issuesToProblems, type ConfigProblem } from "./errors.js";
 
 /** A loaded config plus where it came from. */
 export interface LoadedConfig {
@@ -40,25 +40,82 @@ export function parseConfigText(
       file,
       doc.errors.map((e) => ({
         path: "",
-        message: `YAML syntax error: ${e.message.split("\n")[0] ?? e.message}`,
+        // yaml's first line reads "<what> at line L, column C:" followed by a code frame; keep the line.
+        message: `YAML syntax error: ${(e.message.split("\n")[0] ?? e.message).replace(/:\s*$/, "")}`,
       })),
     );
   }
   const raw: unknown = doc.toJS() ?? {};
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new ConfigError(file, [
-      { path: "", message: `expected a mapping at the top level, got ${typeof raw}` },
+      { path: "", message: `expected a mapping of keys at the top level, got ${describe(raw)}` },
     ]);
   }
   const envProblems: ConfigProblem[] = [];
-  const substituted = substituteEnv(raw, env, [], envProblems);
-  const parsed = configSchema.safeParse(substituted);
+  const whole: (string | number)[][] = [];
+  let substituted = substituteEnv(raw, env, [], envProblems, whole);
+  let parsed = configSchema.safeParse(substituted);
+  if (!parsed.success && whole.length > 0) {
+    // `port: ${PORT}` yields the string "8080"; a value that is entirely one variable reference takes
+    // the type the schema wants (number or boolean) when it reads as one. Strings stay strings.
+    const coerced = coerceSubstituted(substituted, parsed.error.issues, whole);
+    if (coerced !== substituted) {
+      substituted = coerced;
+      parsed = configSchema.safeParse(substituted);
+    }
+  }
   const problems = [...envProblems];
-  if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues, substituted));
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(file, problems);
+  if (!parsed.success) {
+    // A key whose variable is missing already has its error; what the empty value then fails is noise.
+    const envPaths = envProblems.map((p) => p.path);
+    const under = (path: string): boolean =>
+      envPaths.some((e) => path === e || path.startsWith(`${e}.`) || path.startsWith(`${e}[`));
+    problems.push(
+      ...issuesToProblems(parsed.error.issues, substituted, configSchema).filter((p) => !under(p.path)),
+    );
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(file, sortBySource(problems, doc));
   const baseDir = dirname(file);
   const config = resolvePaths(parsed.data, baseDir);
   return { config, file, baseDir };
+}
+
+/**
+ * Orders problems as their keys appear in the file, so `config check` reads top to bottom. A problem
+ * about a missing key sorts at its parent; problems without a path (file-level) come first.
+ */
+function sortBySource(problems: ConfigProblem[], doc: Document): ConfigProblem[] {
+  const offsets = new Map<string, number>();
+  const walk = (node: unknown, path: string): void => {
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        if (!isPair(pair)) continue;
+        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        const sub = path ? `${path}.${key}` : key;
+        offsets.set(sub, (pair.key as Node | null)?.range?.[0] ?? 0);
+        walk(pair.value, sub);
+      }
+    } else if (isSeq(node)) {
+      node.items.forEach((item, i) => {
+        const sub = `${path}[${i}]`;
+        offsets.set(sub, (item as Node | null)?.range?.[0] ?? 0);
+        walk(item, sub);
+      });
+    }
+  };
+  walk(doc.contents, "");
+  const offsetOf = (path: string): number => {
+    for (let p = path; p; p = p.replace(/(\.[^.[\]]*|\[\d+\])$/, "")) {
+      const o = offsets.get(p);
+      if (o !== undefined) return o;
+      if (!/(\.[^.[\]]*|\[\d+\])$/.test(p)) break;
+    }
+    return -1;
+  };
+  return problems
+    .map((p, i) => ({ p, i, o: offsetOf(p.path) }))
+    .sort((a, b) => a.o - b.o || a.i - b.i)
+    .map((x) => x.p);
 }
 
 const VAR_RE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -69,8 +126,11 @@ export function substituteEnv(
   env: NodeJS.ProcessEnv,
   path: (string | number)[],
   problems: ConfigProblem[],
+  /** Collects the paths of values that were exactly one `${VAR}` reference (candidates for coercion). */
+  wholeRefs?: (string | number)[][],
 ): unknown {
   if (typeof value === "string") {
+    if (wholeRefs && WHOLE_RE.test(value)) wholeRefs.push(path);
     return value.replace(VAR_RE, (_m, name: string, def: string | undefined) => {
       const v = env[name];
       if (v !== undefined && v !== "") return v;
@@ -82,13 +142,67 @@ export function substituteEnv(
       return "";
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...path, i], problems));
+  if (Array.isArray(value))
+    return value.map((v, i) => substituteEnv(v, env, [...path, i], problems, wholeRefs));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = substituteEnv(v, env, [...path, k], problems);
+    for (const [k, v] of Object.entries(value))
+      out[k] = substituteEnv(v, env, [...path, k], problems, wholeRefs);
     return out;
   }
   return value;
+}
+
+const WHOLE_RE = /^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$/;
+
+/**
+ * Returns a copy where every whole-reference string that failed a number/boolean type check is
+ * converted, when it reads as one ("8080", "true"). Returns the same object when nothing changed.
+ */
+function coerceSubstituted(
+  root: unknown,
+  issues: readonly { code: string; path: PropertyKey[]; expected?: string }[],
+  wholeRefs: (string | number)[][],
+): unknown {
+  const keyOf = (p: readonly PropertyKey[]): string => JSON.stringify(p.map(String));
+  const refs = new Set(wholeRefs.map(keyOf));
+  let out = root;
+  for (const issue of issues) {
+    if (issue.code !== "invalid_type" || !refs.has(keyOf(issue.path))) continue;
+    const cur = getAt(out, issue.path);
+    if (typeof cur !== "string") continue;
+    let v: unknown;
+    if ((issue.expected === "number" || issue.expected === "int") && /^-?\d+(\.\d+)?$/.test(cur.trim()))
+      v = Number(cur);
+    else if (issue.expected === "boolean" && /^(true|false)$/i.test(cur.trim()))
+      v = cur.trim().toLowerCase() === "true";
+    else continue;
+    out = setAt(out, issue.path, v);
+  }
+  return out;
+}
+
+function getAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let cur = root;
+  for (const p of path) {
+    if (cur === null || typeof cur !== "object") return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[p];
+  }
+  return cur;
+}
+
+function setAt(root: unknown, path: readonly PropertyKey[], value: unknown): unknown {
+  const [head, ...rest] = path;
+  if (head === undefined) return value;
+  const copy: Record<PropertyKey, unknown> | unknown[] = Array.isArray(root)
+    ? [...(root as unknown[])]
+    : { ...(root as Record<PropertyKey, unknown>) };
+  (copy as Record<PropertyKey, unknown>)[head] = setAt(
+    (root as Record<PropertyKey, unknown>)[head],
+    rest,
+    value,
+  );
+  return copy;
 }
 
 function resolvePaths(config: Config, baseDir: string): Config {
@@ -99,6 +213,7 @@ function resolvePaths(config: Config, baseDir: string): Config {
 /** Validates an in-memory object (tests, API). Paths resolve against `baseDir`. */
 export function configFromObject(obj: unknown, baseDir = process.cwd()): Config {
   const parsed = configSchema.safeParse(obj);
-  if (!parsed.success) throw new ConfigError("<object>", issuesToProblems(parsed.error.issues, obj));
+  if (!parsed.success)
+    throw new ConfigError("<object>", issuesToProblems(parsed.error.issues, obj, configSchema));
   return resolvePaths(parsed.data, baseDir);
 }

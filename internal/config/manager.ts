@@ -34,6 +34,7 @@ export class ConfigManager {
   private errorListeners = new Set<(msg: string) => void>();
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private watchReady: Promise<void> | undefined;
   private lastError: string | undefined;
 
   constructor(
@@ -64,29 +65,41 @@ export class ConfigManager {
     return () => this.errorListeners.delete(fn);
   }
 
-  /** Starts watching the file. Watches the directory so rename-saves (vim, VS Code) are seen. */
-  watch(debounceMs = 250): void {
-    if (this.watcher) return;
+  /**
+   * Starts watching the file. Watches the directory so rename-saves (vim, VS Code) are seen. The
+   * returned promise resolves once the watcher is ready: edits made before that may be missed.
+   */
+  watch(debounceMs = 250): Promise<void> {
+    if (this.watcher) return this.watchReady ?? Promise.resolve();
+    const dir = dirname(this.file);
     const name = basename(this.file);
-    this.watcher = watch(dirname(this.file), {
+    const watcher = watch(dir, {
       ignoreInitial: true,
       depth: 0,
-      ignored: (p: string) => p !== dirname(this.file) && basename(p) !== name,
+      // Only the config file itself: an editor's temp and backup files never trigger a reload.
+      ignored: (p: string) => p !== dir && basename(p) !== name,
     });
+    this.watcher = watcher;
     const kick = (): void => {
       if (this.timer) clearTimeout(this.timer);
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        this.reload();
+        if (this.watcher) this.reload();
       }, debounceMs);
     };
-    this.watcher.on("add", kick).on("change", kick);
+    watcher.on("add", kick).on("change", kick);
+    watcher.on("error", (err) => this.logger.warn({ err }, "config watcher error"));
+    this.watchReady = new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+    return this.watchReady;
   }
 
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
-    await this.watcher?.close();
+    this.timer = undefined;
+    const w = this.watcher;
     this.watcher = undefined;
+    this.watchReady = undefined;
+    await w?.close();
   }
 
   /** Re-reads and applies the file now. Never throws. */
