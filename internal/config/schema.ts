@@ -53,6 +53,22 @@ const compactSchema = z
   })
   .strict();
 
+/**
+ * Per-agent overrides of `agents.defaults.compact`: the same keys without defaults, so a key the agent
+ * does not set falls back to the defaults block instead of to the schema's default.
+ */
+const agentCompactSchema = z
+  .object({
+    strategy: z.enum(["auto", "manual", "off"]).optional(),
+    keep_last_n: z.number().int().min(0).max(200).optional(),
+    observation_mask: z.boolean().optional(),
+    summary_model: modelRef.optional(),
+    threshold: z.number().gt(0).max(1).optional(),
+    reserve_tokens: z.number().int().min(0).optional(),
+    memory_flush: z.boolean().optional(),
+  })
+  .strict();
+
 const detectorSchema = z
   .object({
     enabled: z.boolean().default(true),
@@ -111,7 +127,7 @@ export const agentSchema = z
     timeout_s: z.number().int().positive().optional(),
     idle_ttl: durationSchema.optional(),
     capabilities: z.array(capabilitySchema).default([]),
-    compact: compactSchema.partial().optional(),
+    compact: agentCompactSchema.optional(),
     context_window: z.number().int().positive().optional(),
   })
   .strict();
