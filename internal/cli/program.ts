@@ -5,6 +5,7 @@ import { Command } from "commander";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
+import { registerCronCommands } from "./cron.js";
 
 /** Root of the installed package (where config.yaml, workspace/ and skills/ live). */
 export function packageRoot(): string {
@@ -83,6 +84,8 @@ export function buildProgram(): Command {
       const { usageCommand } = await import("./usage.js");
       await usageCommand(opts);
     });
+
+  registerCronCommands(program, DEFAULT_CONFIG);
 
   return program;
 }
