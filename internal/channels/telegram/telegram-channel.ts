@@ -221,6 +221,7 @@ export class TelegramChannel implements Channel {
       return;
     }
     await api.deleteWebhook({}, gs(signal)).catch(() => undefined);
+    this.setState("connected", "long polling");
     await this.poll(api, token, apiRoot);
   }
 
@@ -255,7 +256,7 @@ export class TelegramChannel implements Channel {
           { offset: this.store?.offset() ?? 0, timeout, limit: 100 },
           gs(req.signal),
         );
-        if (this.st.state !== "connected") this.setState("connected");
+        if (this.st.state !== "connected") this.setState("connected", "long polling");
         delay = 1000;
         this.accept(api, token, apiRoot, updates);
       } catch (err) {

@@ -1,0 +1,281 @@
+/**
+ * End to end: the Telegram channel against the fake Bot API server (real sockets), the real agent
+ * host over the fake OpenAI server, real SQLite in a temp dir.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startFakeOpenAI, type FakeOpenAI } from "../../../test/fakes/openai-server.js";
+import {
+  startFakeTelegram,
+  type FakeTelegramServer,
+  type FakeUser,
+} from "../../../test/fakes/telegram-server.js";
+import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
+import { createModelRouter } from "../../models/router.js";
+import { createAgentHost } from "../../agent/host.js";
+import { ChannelRegistry } from "../registry.js";
+import { createTelegramChannel, type TelegramChannel } from "./telegram-channel.js";
+import { markdownToTelegramHtml } from "./markdown-html.js";
+import { PairingStore } from "../common/pairing.js";
+
+let llm: FakeOpenAI;
+let tg: FakeTelegramServer;
+let core: TestCore | undefined;
+const channels: TelegramChannel[] = [];
+
+const owner: FakeUser = { id: 111, first_name: "Ann", username: "ann" };
+const stranger: FakeUser = { id: 222, first_name: "Bob" };
+
+beforeAll(async () => {
+  llm = await startFakeOpenAI();
+});
+afterAll(async () => {
+  await llm.close();
+});
+afterEach(async () => {
+  for (const ch of channels.splice(0)) await ch.stop();
+  await tg?.close();
+  core?.close();
+  core = undefined;
+  llm.reset();
+});
+
+function config(tgExtra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    models: {
+      providers: { a: { base_url: llm.baseUrl, api_key: "sk-a" } },
+      primary: "a/m1",
+      max_retries: 0,
+      timeout_s: 10,
+    },
+    channels: {
+      telegram: {
+        enabled: true,
+        token: tg.token,
+        api_root: tg.apiRoot,
+        dm_policy: "allowlist",
+        allow_from: [owner.id],
+        stream: { edit_interval_ms: 200 },
+        ...tgExtra,
+      },
+    },
+  };
+}
+
+async function setup(tgExtra: Record<string, unknown> = {}, reuse?: TestCore): Promise<TelegramChannel> {
+  core = reuse ?? createTestCore(config(tgExtra));
+  const c = core;
+  const router = createModelRouter({
+    config: () => c.ctx.config(),
+    logger: c.ctx.logger,
+    clock: c.ctx.clock,
+  });
+  const host = createAgentHost({ ctx: c.ctx, model: router });
+  const registry = new ChannelRegistry();
+  const ch = createTelegramChannel(c.ctx, { host, registry });
+  registry.add(ch);
+  channels.push(ch);
+  await ch.start();
+  await until(() => ch.status().state === "connected", "channel connected");
+  return ch;
+}
+
+async function until(pred: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const botTexts = (chatId: number): string[] => tg.visible(chatId).map((m) => m.text);
+
+describe("telegram channel (fake Bot API + fake model)", () => {
+  // A fresh fake per test: state (messages, updates) never leaks between tests.
+  beforeEach(async () => {
+    tg = await startFakeTelegram();
+  });
+
+  it("answers a DM with one streamed, edited message and registers the commands", async () => {
+    await setup();
+    const answer = "Here is **the answer** you asked for, streamed in many small pieces so edits happen.";
+    llm.enqueue({ text: answer, chunkSize: 4, delayMs: 40 });
+    tg.pushText(owner, "hello");
+    await tg.waitFor(
+      () => tg.visible(owner.id).some((m) => m.text === markdownToTelegramHtml(answer)),
+      20_000,
+      "final",
+    );
+    const msgs = tg.visible(owner.id);
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]?.parseMode).toBe("HTML");
+    expect(msgs[0]?.history.length).toBeGreaterThan(2);
+    expect(tg.callsOf("sendChatAction").length).toBeGreaterThan(0);
+    expect(tg.commands.map((c) => c.command)).toContain("stop");
+    expect(llm.requests[0]?.body?.messages?.at(-1)?.content).toBe("hello");
+  });
+
+  it("pairs a stranger: code only, then answers after approval", async () => {
+    const ch = await setup({ dm_policy: "pairing" });
+    tg.pushText(stranger, "hi there");
+    await tg.waitFor(() => botTexts(stranger.id).length === 1, 15_000, "pairing reply");
+    const reply = botTexts(stranger.id)[0] ?? "";
+    const code = /familiar pairing approve ([A-Z2-9]{8})/.exec(reply)?.[1];
+    expect(code).toBeDefined();
+    expect(llm.requests).toHaveLength(0);
+    expect(ch.pairing.pending("telegram").map((p) => p.userId)).toEqual([String(stranger.id)]);
+    // The owner approves from the CLI: a separate store over the same database.
+    const approved = new PairingStore(core!.db, core!.ctx.clock).approve(code!.toLowerCase());
+    expect(approved?.userId).toBe(String(stranger.id));
+    tg.pushText(stranger, "now?");
+    await tg.waitFor(() => botTexts(stranger.id).includes("echo: now?"), 15_000, "answer after approval");
+    expect(llm.requests).toHaveLength(1);
+  });
+
+  it("ignores a group message without a mention and answers one with a mention", async () => {
+    await setup({ groups: ["*"] });
+    const group = -100500;
+    tg.pushGroupText(group, owner, "just chatting");
+    tg.pushGroupText(group, owner, "@familiar_test_bot what is up?");
+    await tg.waitFor(() => botTexts(group).includes("echo: what is up?"), 15_000, "group answer");
+    expect(llm.requests).toHaveLength(1);
+    expect(botTexts(group)).toEqual(["echo: what is up?"]);
+  });
+
+  it("splits a 10,000-character answer with code blocks into valid chunks", async () => {
+    await setup({ stream: { mode: "off" } });
+    const para = (i: number): string => `Paragraph ${i}: ${"lorem ipsum dolor sit amet. ".repeat(12)}`;
+    const code = (i: number): string =>
+      "```python\n" +
+      Array.from({ length: 30 }, (_, j) => `print("block ${i} line ${j}")  # x < y & z`).join("\n") +
+      "\n```";
+    let answer = "";
+    for (let i = 0; answer.length < 10_000; i++) answer += `${para(i)}\n\n${code(i)}\n\n`;
+    answer = answer.trim();
+    llm.enqueue({ text: answer, chunkSize: 500 });
+    tg.pushText(owner, "long please");
+    await tg.waitFor(
+      () =>
+        tg.visible(owner.id).length >= 3 &&
+        !tg.calls.some((c) => c.status !== 200 && c.method === "sendMessage"),
+      20_000,
+      "chunks",
+    );
+    await until(
+      () => (llm.requests.length === 1 && tg.visible(owner.id).at(-1)?.text.includes("block")) ?? false,
+      "last chunk",
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const msgs = tg.visible(owner.id);
+    expect(msgs.length).toBeGreaterThanOrEqual(3);
+    for (const m of msgs) {
+      expect(m.parseMode).toBe("HTML");
+      // Every <pre> is closed within its own message (the fake validated the HTML too).
+      expect((m.text.match(/<pre>|<pre><code/g) ?? []).length).toBe((m.text.match(/<\/pre>/g) ?? []).length);
+    }
+    const all = msgs.map((m) => m.text).join("\n");
+    for (let i = 0; answer.includes(`block ${i} line 0`); i++) {
+      for (let j = 0; j < 30; j++) expect(all).toContain(`print("block ${i} line ${j}")`);
+    }
+  });
+
+  it("falls back to plain text when Telegram rejects the HTML", async () => {
+    await setup({ stream: { mode: "off" } });
+    tg.rejectHtml = () => true;
+    const answer = "Some *markdown* that Telegram refuses to parse";
+    llm.enqueue({ text: answer });
+    tg.pushText(owner, "go");
+    await tg.waitFor(() => botTexts(owner.id).includes(answer), 15_000, "plain fallback");
+    const m = tg.visible(owner.id)[0];
+    expect(m?.parseMode).toBeUndefined();
+    expect(tg.callsOf("sendMessage").filter((c) => c.status === 400)).toHaveLength(1);
+  });
+
+  it("obeys a 429 storm on edits and delivers the final text exactly once", async () => {
+    await setup();
+    tg.failNext("editMessageText", { status: 429, retryAfter: 1 }, 3);
+    const answer =
+      "A streamed answer that needs several edits while Telegram keeps saying too many requests.";
+    llm.enqueue({ text: answer, chunkSize: 3, delayMs: 30 });
+    tg.pushText(owner, "storm");
+    const final = markdownToTelegramHtml(answer);
+    await tg.waitFor(() => tg.visible(owner.id).some((m) => m.text === final), 30_000, "final after storm");
+    await new Promise((r) => setTimeout(r, 500));
+    expect(tg.visible(owner.id).filter((m) => m.text === final)).toHaveLength(1);
+    expect(tg.visible(owner.id)).toHaveLength(1);
+    const edits = tg.callsOf("editMessageText");
+    const limited = edits.filter((c) => c.status === 429);
+    expect(limited).toHaveLength(3);
+    // Each retry waited at least retry_after (1 s) after the 429.
+    for (const l of limited) {
+      const next = edits.find((c) => c.at > l.at);
+      expect(next).toBeDefined();
+      expect(next!.at - l.at).toBeGreaterThanOrEqual(900);
+    }
+  });
+
+  it("answers each update of a burst exactly once across a restart", async () => {
+    const first = await setup();
+    const users: FakeUser[] = Array.from({ length: 6 }, (_, i) => ({ id: 900 + i, first_name: `U${i}` }));
+    core!.setConfig({ ...config({ dm_policy: "open" }) });
+    for (const u of users.slice(0, 3)) tg.pushText(u, `burst ${u.id}`);
+    await tg.waitFor(
+      () => tg.callsOf("getUpdates").some((c) => Number(c.params.offset) > 0),
+      15_000,
+      "first batch",
+    );
+    // Stop while the burst is being answered; more updates arrive while the bot is down.
+    await first.stop();
+    channels.splice(channels.indexOf(first), 1);
+    for (const u of users.slice(3)) tg.pushText(u, `burst ${u.id}`);
+    await setup({}, core);
+    for (const u of users)
+      await tg.waitFor(() => botTexts(u.id).includes(`echo: burst ${u.id}`), 20_000, `answer to ${u.id}`);
+    await new Promise((r) => setTimeout(r, 500));
+    for (const u of users) expect(botTexts(u.id)).toEqual([`echo: burst ${u.id}`]);
+    expect(llm.requests).toHaveLength(6);
+  });
+
+  it("/stop aborts the running turn", async () => {
+    await setup();
+    llm.enqueue({ hang: true, text: "I am thinking about this for a long time" });
+    tg.pushText(owner, "take your time");
+    await tg.waitFor(() => tg.visible(owner.id).length === 1, 15_000, "preview");
+    tg.pushText(owner, "/stop");
+    await tg.waitFor(() => botTexts(owner.id).includes("Stopped."), 15_000, "stopped reply");
+    await until(() => !tg.visible(owner.id).some((m) => m.text.includes("…")), "preview settled");
+    expect(botTexts(owner.id)[0]).toContain("I am thinking");
+  });
+
+  it("passes a photo to the model as an image part", async () => {
+    await setup();
+    const bytes = Buffer.from("fake-jpeg-bytes-\u00ff\u00d8");
+    const fileId = tg.addFile(bytes);
+    tg.pushPhoto(owner, fileId, "what is this?");
+    await tg.waitFor(() => tg.visible(owner.id).length === 1, 15_000, "photo answer");
+    await until(() => llm.requests.length === 1, "model request");
+    const content = llm.requests[0]?.body?.messages?.at(-1)?.content as {
+      type: string;
+      image_url?: { url: string };
+      text?: string;
+    }[];
+    expect(content.find((p) => p.type === "text")?.text).toBe("what is this?");
+    expect(content.find((p) => p.type === "image_url")?.image_url?.url).toBe(
+      `data:image/jpeg;base64,${bytes.toString("base64")}`,
+    );
+  });
+
+  it("stops with one clear error on a rejected token and keeps the process alive", async () => {
+    core = createTestCore(config({ token: "999:wrong" }));
+    const c = core;
+    const host = createAgentHost({
+      ctx: c.ctx,
+      model: createModelRouter({ config: () => c.ctx.config(), logger: c.ctx.logger }),
+    });
+    const ch = createTelegramChannel(c.ctx, { host });
+    channels.push(ch);
+    await ch.start();
+    await until(() => ch.status().state === "error", "error state");
+    expect(ch.status().detail).toMatch(/rejected the bot token.*channels\.telegram\.token/);
+    await expect(ch.send(String(owner.id), "hi")).rejects.toMatchObject({ code: "CHANNEL_NOT_RUNNING" });
+  });
+});
