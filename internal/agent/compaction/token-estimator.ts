@@ -41,22 +41,28 @@ const WORD_CHARS = 5;
 /** Overall safety factor: the heuristic must not under-estimate. */
 const SAFETY = 1.05;
 
-const enum C {
-  Letter,
-  Digit,
-  Space,
-  Newline,
-  Punct,
-  Other,
-}
+// Character classes (plain numbers: const enums are not inlined under per-file transpilers).
+const LETTER = 0;
+const DIGIT = 1;
+const SPACE = 2;
+const NEWLINE = 3;
+const PUNCT = 4;
+const OTHER = 5;
 
-function cls(c: number): C {
-  if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) return C.Letter;
-  if (c >= 48 && c <= 57) return C.Digit;
-  if (c === 32 || c === 9) return C.Space;
-  if (c === 10 || c === 13) return C.Newline;
-  if (c < 128) return C.Punct;
-  return C.Other;
+/** Class of each ASCII code; everything >= 128 is `Other`. A table keeps the hot loop branch-light. */
+const ASCII_CLASS = (() => {
+  const t = new Uint8Array(128).fill(PUNCT);
+  for (let c = 0; c < 128; c++) {
+    if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) t[c] = LETTER;
+    else if (c >= 48 && c <= 57) t[c] = DIGIT;
+    else if (c === 32 || c === 9) t[c] = SPACE;
+    else if (c === 10 || c === 13) t[c] = NEWLINE;
+  }
+  return t;
+})();
+
+function cls(c: number): number {
+  return c < 128 ? ASCII_CLASS[c]! : OTHER;
 }
 
 /** Cost of one non-ASCII code unit (surrogate halves are charged one each). */
@@ -76,49 +82,73 @@ function wordCost(len: number, upperInside: number): number {
   return Math.max(1 + upperInside, len <= SHORT_WORD ? 1 : Math.ceil(len / WORD_CHARS));
 }
 
-/** Default character-class token estimate of `s`. */
+/** Texts at least this long are memoised: history is re-estimated on every model call. */
+const CACHE_MIN_CHARS = 32;
+/** Bound on the characters the cache keeps alive (~8 MB of UTF-16). */
+const CACHE_MAX_CHARS = 4_000_000;
+const cache = new Map<string, number>();
+let cachedChars = 0;
+
+/** Default character-class token estimate of `s` (memoised for long texts). */
 export function estimateTextTokens(s: string): number {
+  if (s.length < CACHE_MIN_CHARS) return scan(s);
+  const hit = cache.get(s);
+  if (hit !== undefined) return hit;
+  const t = scan(s);
+  if (s.length > CACHE_MAX_CHARS / 8) return t;
+  // Evict the oldest entries: Map iterates in insertion order.
+  while (cachedChars + s.length > CACHE_MAX_CHARS) {
+    const oldest = cache.keys().next().value as string;
+    cache.delete(oldest);
+    cachedChars -= oldest.length;
+  }
+  cache.set(s, t);
+  cachedChars += s.length;
+  return t;
+}
+
+function scan(s: string): number {
   let tokens = 0;
   let i = 0;
   const n = s.length;
   while (i < n) {
     const c = s.charCodeAt(i);
     const k = cls(c);
-    if (k === C.Letter) {
+    if (k === LETTER) {
       // Letters and digits never share a pre-token in cl100k/o200k, so ids and hashes such as
       // 3f9a2c71 cost one token per letter/digit alternation; camelCase humps split words.
       let j = i + 1;
       let humps = 0;
       while (j < n) {
         const d = s.charCodeAt(j);
-        if (cls(d) !== C.Letter) break;
+        if (cls(d) !== LETTER) break;
         if (d <= 90 && s.charCodeAt(j - 1) > 90) humps++;
         j++;
       }
       tokens += wordCost(j - i, humps);
       i = j;
-    } else if (k === C.Digit) {
+    } else if (k === DIGIT) {
       let j = i + 1;
-      while (j < n && cls(s.charCodeAt(j)) === C.Digit) j++;
+      while (j < n && cls(s.charCodeAt(j)) === DIGIT) j++;
       tokens += Math.ceil((j - i) / 3);
       i = j;
-    } else if (k === C.Space) {
+    } else if (k === SPACE) {
       let j = i + 1;
-      while (j < n && cls(s.charCodeAt(j)) === C.Space) j++;
+      while (j < n && cls(s.charCodeAt(j)) === SPACE) j++;
       // One space before a word is part of the word's token; indentation runs cost about one token.
-      const next = j < n ? cls(s.charCodeAt(j)) : C.Newline;
-      if (j - i > 1 || next === C.Newline || next === C.Digit) tokens += 1;
+      const next = j < n ? cls(s.charCodeAt(j)) : NEWLINE;
+      if (j - i > 1 || next === NEWLINE || next === DIGIT) tokens += 1;
       i = j;
-    } else if (k === C.Newline) {
+    } else if (k === NEWLINE) {
       let j = i + 1;
-      while (j < n && cls(s.charCodeAt(j)) === C.Newline) j++;
+      while (j < n && cls(s.charCodeAt(j)) === NEWLINE) j++;
       tokens += Math.ceil((j - i) / 2);
       i = j;
-    } else if (k === C.Punct) {
+    } else if (k === PUNCT) {
       // Punctuation clusters (`":`, `");`, `=>`, `*/`) often merge into one token.
       let j = i + 1;
-      while (j < n && cls(s.charCodeAt(j)) === C.Punct) j++;
-      const beforeWord = j < n && cls(s.charCodeAt(j)) === C.Letter;
+      while (j < n && cls(s.charCodeAt(j)) === PUNCT) j++;
+      const beforeWord = j < n && cls(s.charCodeAt(j)) === LETTER;
       // The last mark before a word is often part of the word's token (`.js`, `_fetch`, `"name`).
       tokens += beforeWord
         ? j - i === 1
