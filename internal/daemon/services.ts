@@ -66,6 +66,19 @@ export async function buildServices(
   }
 
   // --- tools, skills, mcp (internal/tools, internal/skills) ---
+  // The registry holds the built-ins; other modules add theirs with parts.extra.tools.register(tool).
+  // Pass to the agent host: toolsFor: (agent) => tools.registry.forAgent(agent.id, agent.tools),
+  // skillsSection: () => tools.skills.promptSection(), requestApproval: tools.requestApproval.
+  {
+    const { createToolsService } = await import("../tools/service.js");
+    const tools = createToolsService(ctx, { channels });
+    parts.extra.tools = tools.registry;
+    parts.extra.approvals = tools.approvals;
+    parts.extra.skills = tools.skills;
+    parts.extra.memory = tools.memory;
+    parts.extra.toolsParts = tools;
+    services.push(tools.service);
+  }
 
   // --- agent host (internal/agent) ---
 
@@ -76,6 +89,25 @@ export async function buildServices(
   }
 
   // --- channels: telegram (internal/channels/telegram) ---
+  // grammy and marked load only when the channel is enabled. The channel connects in the background;
+  // a bad token leaves it in state "error" (shown in /healthz) while the daemon keeps running.
+  if (ctx.config().channels.telegram.enabled) {
+    if (parts.host) {
+      const { createTelegramChannel } = await import("../channels/telegram/telegram-channel.js");
+      const approvals = parts.extra.approvals as
+        import("../channels/common/commands.js").ApprovalResolver | undefined;
+      const telegram = createTelegramChannel(ctx, {
+        host: parts.host,
+        registry: channels,
+        ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
+      });
+      channels.add(telegram);
+      parts.extra.telegram = telegram;
+      services.push(telegram);
+    } else {
+      ctx.logger.error({ module: "telegram" }, "no agent host: the Telegram channel is not running");
+    }
+  }
 
   // --- channels: discord (internal/channels/discord) ---
 
