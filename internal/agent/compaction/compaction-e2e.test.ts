@@ -272,7 +272,7 @@ describe("compaction end to end (fake OpenAI server)", () => {
       expect(seen).toContain(id);
       expect(live).toContain(id);
     }
-  });
+  }, 180_000); // ~1,000 model calls over loopback: generous for a loaded 2-core CI machine
 
   it.each([
     { level: "full", failure: () => undefined },
