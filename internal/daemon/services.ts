@@ -66,6 +66,19 @@ export async function buildServices(
   }
 
   // --- tools, skills, mcp (internal/tools, internal/skills) ---
+  // The registry holds the built-ins; other modules add theirs with parts.extra.tools.register(tool).
+  // Pass to the agent host: toolsFor: (agent) => tools.registry.forAgent(agent.id, agent.tools),
+  // skillsSection: () => tools.skills.promptSection(), requestApproval: tools.requestApproval.
+  {
+    const { createToolsService } = await import("../tools/service.js");
+    const tools = createToolsService(ctx, { channels });
+    parts.extra.tools = tools.registry;
+    parts.extra.approvals = tools.approvals;
+    parts.extra.skills = tools.skills;
+    parts.extra.memory = tools.memory;
+    parts.extra.toolsParts = tools;
+    services.push(tools.service);
+  }
 
   // --- agent host (internal/agent) ---
 

@@ -46,6 +46,11 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   description: string;
   group: ToolGroup;
   schema: S;
+  /**
+   * Raw JSON schema sent to the model instead of `z.toJSONSchema(schema)`; for tools whose schema
+   * comes from elsewhere (MCP servers). `schema` still validates the arguments.
+   */
+  parameters?: Record<string, unknown>;
   execute(args: z.infer<S>, signal: AbortSignal, ctx: ToolContext): Promise<string | ToolResult>;
 }
 

@@ -1,0 +1,162 @@
+/**
+ * Approval requests: a tool asks the owner, on the channel the request came from, before doing
+ * something risky (an exec outside the allow list). Channels resolve requests from `/approve <id>`,
+ * `/deny <id>` or their buttons.
+ *
+ * Invariants:
+ * - `request` always settles: approved, denied, or expired after `tools.exec.approval_timeout_s`
+ *   (on the injected clock); with no reply target or a failed delivery it is denied at once;
+ * - an id resolves at most once; later `resolve` calls return false.
+ */
+import { randomBytes } from "node:crypto";
+import type { Clock, TimerHandle } from "../core/clock.js";
+import type { Logger } from "../log/logger.js";
+import type { SendOptions } from "../channels/channel.js";
+import type { ApprovalDecision } from "./tool.js";
+
+/** What ApprovalManager needs from the channel registry. */
+export interface ApprovalDelivery {
+  deliver(target: string, text: string, opts?: SendOptions): Promise<void>;
+}
+
+export interface ApprovalRequestInput {
+  /** Channel target of the originating chat (`telegram:123`). */
+  replyTarget?: string | undefined;
+  sessionKey: string;
+  /** What will happen, e.g. the shell command. */
+  summary: string;
+  kind?: string;
+}
+
+/** A pending request as listed by {@link ApprovalManager.list}. */
+export interface PendingApproval {
+  id: string;
+  replyTarget: string;
+  sessionKey: string;
+  summary: string;
+  kind: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** The settled outcome with a reason for logs and the model. */
+export interface ApprovalOutcome {
+  decision: ApprovalDecision;
+  reason: string;
+}
+
+interface Entry extends PendingApproval {
+  settle: (o: ApprovalOutcome) => void;
+  timer: TimerHandle;
+}
+
+export interface ApprovalManagerOptions {
+  clock: Clock;
+  channels: ApprovalDelivery;
+  /** Seconds before a request expires (read on every request so hot reloads apply). */
+  timeoutS: () => number;
+  logger?: Logger;
+}
+
+const ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
+
+export class ApprovalManager {
+  private pending = new Map<string, Entry>();
+
+  constructor(private opts: ApprovalManagerOptions) {}
+
+  private newId(): string {
+    for (;;) {
+      const bytes = randomBytes(6);
+      let id = "";
+      for (const b of bytes) id += ID_ALPHABET[b % ID_ALPHABET.length];
+      if (!this.pending.has(id)) return id;
+    }
+  }
+
+  /** Asks the owner; resolves with the decision (never rejects, never hangs past the timeout). */
+  async request(input: ApprovalRequestInput): Promise<ApprovalDecision> {
+    return (await this.requestDetailed(input)).decision;
+  }
+
+  /** Like {@link request}, with the reason (no target, delivery failed, owner denied, expired). */
+  requestDetailed(input: ApprovalRequestInput): Promise<ApprovalOutcome> {
+    const target = input.replyTarget;
+    if (!target || target === "none")
+      return Promise.resolve({
+        decision: "denied",
+        reason: "no channel to ask the owner on (this session has no reply target)",
+      });
+    const id = this.newId();
+    const timeoutS = this.opts.timeoutS();
+    const now = this.opts.clock.now();
+    const kind = input.kind ?? "action";
+    return new Promise<ApprovalOutcome>((resolve) => {
+      const timer = this.opts.clock.setTimeout(() => {
+        this.finish(id, { decision: "expired", reason: `no answer within ${timeoutS}s` });
+      }, timeoutS * 1000);
+      timer.unref?.();
+      this.pending.set(id, {
+        id,
+        replyTarget: target,
+        sessionKey: input.sessionKey,
+        summary: input.summary,
+        kind,
+        createdAt: now,
+        expiresAt: now + timeoutS * 1000,
+        settle: resolve,
+        timer,
+      });
+      const text =
+        `Approval needed (${kind}):\n${input.summary}\n\n` +
+        `Reply /approve ${id} to allow or /deny ${id} to refuse (expires in ${formatSeconds(timeoutS)}).`;
+      this.opts.channels.deliver(target, text, { approvalId: id, markdown: false }).catch((err: unknown) => {
+        this.opts.logger?.warn({ id, target, err: (err as Error).message }, "approval request not delivered");
+        this.finish(id, {
+          decision: "denied",
+          reason: `could not ask the owner on ${target}: ${(err as Error).message}`,
+        });
+      });
+    });
+  }
+
+  /**
+   * Settles a pending request. With `fromTarget`, only the chat the request was sent to may answer.
+   * Returns false for unknown, already settled or foreign ids.
+   */
+  resolve(id: string, decision: "approved" | "denied", opts: { fromTarget?: string } = {}): boolean {
+    const key = id.trim().toLowerCase();
+    const e = this.pending.get(key);
+    if (!e) return false;
+    if (opts.fromTarget !== undefined && opts.fromTarget !== e.replyTarget) return false;
+    return this.finish(key, {
+      decision,
+      reason: decision === "approved" ? "approved by the owner" : "denied by the owner",
+    });
+  }
+
+  /** Pending requests, oldest first. */
+  list(): PendingApproval[] {
+    return [...this.pending.values()].map(({ settle: _s, timer: _t, ...p }) => p);
+  }
+
+  /** Denies everything pending (daemon shutdown). */
+  denyAll(reason = "the daemon is shutting down"): void {
+    for (const id of [...this.pending.keys()]) this.finish(id, { decision: "denied", reason });
+  }
+
+  private finish(id: string, outcome: ApprovalOutcome): boolean {
+    const e = this.pending.get(id);
+    if (!e) return false;
+    this.pending.delete(id);
+    this.opts.clock.clearTimeout(e.timer);
+    this.opts.logger?.info({ id, kind: e.kind, decision: outcome.decision }, "approval settled");
+    e.settle(outcome);
+    return true;
+  }
+}
+
+function formatSeconds(s: number): string {
+  if (s % 60 === 0 && s >= 60) return `${s / 60} min`;
+  return `${s}s`;
+}

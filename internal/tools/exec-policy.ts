@@ -1,0 +1,102 @@
+/**
+ * Exec policy: does a shell command match `tools.exec.allowlist`, and must the owner be asked?
+ *
+ * Invariant: a command is allow-listed only when EVERY segment of it (split on `;`, `&&`, `||`, `|`,
+ * `&`, newlines) matches a pattern, and it contains no command substitution (`$(...)`, backticks,
+ * `<(...)`) or redirection. So `echo hi; rm -rf ~` does not ride on the `echo *` pattern.
+ */
+
+/** `allow` = run now; `ask` = ask the owner first; `deny` = refuse (with the reason). */
+export type ExecVerdict =
+  { action: "allow" } | { action: "ask"; reason: string } | { action: "deny"; reason: string };
+
+export interface ExecPolicy {
+  security: "deny" | "allowlist" | "full";
+  ask: "off" | "on-miss" | "always";
+  allowlist: readonly string[];
+}
+
+/** Splits a command into its simple-command segments; `unsafe` is set for substitutions/redirections. */
+export function splitCommand(cmd: string): { segments: string[]; unsafe: string | undefined } {
+  const segments: string[] = [];
+  let cur = "";
+  let quote: "'" | '"' | undefined;
+  let unsafe: string | undefined;
+  for (let i = 0; i < cmd.length; i++) {
+    const c = cmd[i] as string;
+    const next = cmd[i + 1];
+    if (quote) {
+      if (c === quote) quote = undefined;
+      else if (quote === '"' && c === "\\") {
+        cur += c + (next ?? "");
+        i++;
+        continue;
+      } else if (quote === '"' && (c === "`" || (c === "$" && next === "(")))
+        unsafe ??= "command substitution";
+      cur += c;
+      continue;
+    }
+    if (c === "\\") {
+      cur += c + (next ?? "");
+      i++;
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      quote = c;
+      cur += c;
+      continue;
+    }
+    if (c === "`" || (c === "$" && next === "(")) unsafe ??= "command substitution";
+    if ((c === "<" || c === ">") && next === "(") unsafe ??= "process substitution";
+    else if (c === "<" || c === ">") unsafe ??= "redirection";
+    if (c === ";" || c === "&" || c === "|" || c === "\n") {
+      if (cur.trim()) segments.push(cur.trim());
+      cur = "";
+      if ((c === "&" || c === "|") && next === c) i++;
+      continue;
+    }
+    cur += c;
+  }
+  if (quote) unsafe ??= "unbalanced quotes";
+  if (cur.trim()) segments.push(cur.trim());
+  return { segments, unsafe };
+}
+
+function patternToRegExp(pattern: string): RegExp {
+  let p = pattern.trim().replace(/\s+/g, " ");
+  // `ls *` also allows a bare `ls`.
+  const optionalArgs = p.endsWith(" *");
+  if (optionalArgs) p = p.slice(0, -2);
+  const body = p
+    .split("*")
+    .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  return new RegExp("^" + body + (optionalArgs ? "( .*)?" : "") + "$", "s");
+}
+
+/** True when the whole command is covered by the allow list (see the module invariant). */
+export function matchesAllowlist(cmd: string, allowlist: readonly string[]): boolean {
+  const { segments, unsafe } = splitCommand(cmd);
+  if (unsafe || segments.length === 0) return false;
+  const res = allowlist.map(patternToRegExp);
+  return segments.every((s) => {
+    const norm = s.replace(/\s+/g, " ");
+    return res.some((r) => r.test(norm));
+  });
+}
+
+/** Decides what to do with a command under the policy. */
+export function evaluateExec(cmd: string, p: ExecPolicy): ExecVerdict {
+  if (p.security === "deny")
+    return { action: "deny", reason: "exec is disabled (tools.exec.security: deny)" };
+  if (p.ask === "always")
+    return { action: "ask", reason: "every command needs approval (tools.exec.ask: always)" };
+  if (p.security === "full") return { action: "allow" };
+  if (matchesAllowlist(cmd, p.allowlist)) return { action: "allow" };
+  if (p.ask === "off")
+    return {
+      action: "deny",
+      reason: "the command is not in tools.exec.allowlist and approvals are off (tools.exec.ask: off)",
+    };
+  return { action: "ask", reason: "the command is not in tools.exec.allowlist" };
+}

@@ -1,0 +1,258 @@
+/**
+ * One MCP server connection (stdio or streamable HTTP) with reconnect-on-failure.
+ *
+ * Invariants:
+ * - a failure to start, a failed tool listing or a crash never throws out of this class: it is logged,
+ *   the state becomes `backoff`, and a reconnect is scheduled on the clock with exponential backoff
+ *   (1s, 2s, 4s... capped at 60s; reset after a successful connect);
+ * - while reconnecting the server's tools stay registered and answer with a clear "not connected"
+ *   error, so the model's tool list does not flicker; `stop()` unregisters them;
+ * - the SDK is imported lazily, only when a server is configured.
+ */
+import { z } from "zod";
+import type { Clock, TimerHandle } from "../../core/clock.js";
+import type { Logger } from "../../log/logger.js";
+import { ToolError, type Tool, type ToolResult } from "../tool.js";
+
+/** Config of one server (`mcp.servers.<name>`). */
+export interface McpServerConfig {
+  command?: string | undefined;
+  args: string[];
+  env: Record<string, string>;
+  url?: string | undefined;
+  headers: Record<string, string>;
+  enabled: boolean;
+}
+
+export interface McpServerHealth {
+  state: "connecting" | "connected" | "backoff" | "stopped";
+  tools: number;
+  restarts: number;
+  lastError?: string;
+  nextRetryAt?: number;
+  pid?: number;
+}
+
+export interface McpConnectionDeps {
+  clock: Clock;
+  logger: Logger;
+  register: (tool: Tool) => () => void;
+  cwd?: string;
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  callTimeoutMs?: number;
+}
+
+type SdkClient = import("@modelcontextprotocol/sdk/client/index.js").Client;
+type SdkTransport = import("@modelcontextprotocol/sdk/shared/transport.js").Transport;
+
+const argsSchema = z.record(z.string(), z.unknown());
+
+/** `mcp__<server>__<tool>` with characters outside [a-zA-Z0-9_-] replaced, at most 64 chars. */
+export function mcpToolName(server: string, tool: string): string {
+  const clean = (s: string): string => s.replace(/[^a-zA-Z0-9_-]/g, "_");
+  return `mcp__${clean(server)}__${clean(tool)}`.slice(0, 64);
+}
+
+/** Converts an MCP call result to text for the model. */
+export function mcpResultToText(r: {
+  content?: unknown;
+  structuredContent?: unknown;
+  isError?: unknown;
+}): ToolResult {
+  const parts: string[] = [];
+  const content = Array.isArray(r.content) ? (r.content as Record<string, unknown>[]) : [];
+  for (const c of content) {
+    if (c.type === "text" && typeof c.text === "string") parts.push(c.text);
+    else if (c.type === "image" || c.type === "audio")
+      parts.push(`[${String(c.type)}: ${String(c.mimeType ?? "")}]`);
+    else if (c.type === "resource") {
+      const res = (c.resource ?? {}) as Record<string, unknown>;
+      parts.push(typeof res.text === "string" ? res.text : `[resource ${String(res.uri ?? "")}]`);
+    } else if (c.type === "resource_link") parts.push(`[resource ${String(c.uri ?? "")}]`);
+  }
+  if (parts.length === 0 && r.structuredContent !== undefined)
+    parts.push(JSON.stringify(r.structuredContent));
+  return { content: parts.join("\n") || "(no content)", isError: r.isError === true };
+}
+
+export class McpConnection {
+  private client: SdkClient | undefined;
+  private transport: SdkTransport | undefined;
+  private unregister: (() => void)[] = [];
+  private timer: TimerHandle | undefined;
+  private attempts = 0;
+  private stopped = false;
+  private generation = 0;
+  private h: McpServerHealth = { state: "stopped", tools: 0, restarts: 0 };
+
+  constructor(
+    readonly name: string,
+    readonly config: McpServerConfig,
+    private deps: McpConnectionDeps,
+  ) {}
+
+  health(): McpServerHealth {
+    return { ...this.h };
+  }
+
+  /** Starts connecting in the background; resolves after the first attempt (success or not). */
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const gen = ++this.generation;
+    this.h.state = "connecting";
+    delete this.h.nextRetryAt;
+    try {
+      const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+      const client = new Client({ name: "familiar", version: "0.1.0" });
+      const transport = await this.makeTransport();
+      client.onclose = () => this.onClosed(gen, "connection closed");
+      client.onerror = (err) =>
+        this.deps.logger.debug({ server: this.name, err: err.message }, "mcp transport error");
+      await client.connect(transport);
+      if (gen !== this.generation || this.stopped) {
+        await client.close().catch(() => undefined);
+        return;
+      }
+      this.client = client;
+      this.transport = transport;
+      await this.refreshTools();
+      const { ToolListChangedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        this.refreshTools().catch((err: unknown) =>
+          this.deps.logger.warn(
+            { server: this.name, err: (err as Error).message },
+            "mcp tool refresh failed",
+          ),
+        );
+      });
+      this.attempts = 0;
+      this.h.state = "connected";
+      delete this.h.lastError;
+      const pid = (transport as { pid?: number | null }).pid;
+      if (typeof pid === "number") this.h.pid = pid;
+      else delete this.h.pid;
+      this.deps.logger.info({ server: this.name, tools: this.h.tools }, "mcp server connected");
+    } catch (err) {
+      if (gen !== this.generation) return;
+      this.onClosed(gen, (err as Error).message ?? String(err));
+    }
+  }
+
+  private async makeTransport(): Promise<SdkTransport> {
+    const c = this.config;
+    if (c.url) {
+      const { StreamableHTTPClientTransport } =
+        await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+    }
+    const { StdioClientTransport, getDefaultEnvironment } =
+      await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const t = new StdioClientTransport({
+      command: c.command ?? "",
+      args: c.args,
+      env: { ...getDefaultEnvironment(), ...c.env },
+      stderr: "pipe",
+      ...(this.deps.cwd ? { cwd: this.deps.cwd } : {}),
+    });
+    t.stderr?.on("data", (d: Buffer) => {
+      const line = d.toString("utf8").trim();
+      if (line)
+        this.deps.logger.debug({ server: this.name, stderr: line.slice(0, 500) }, "mcp server stderr");
+    });
+    return t;
+  }
+
+  private onClosed(gen: number, why: string): void {
+    if (gen !== this.generation || this.stopped) return;
+    this.generation++; // ignore further events of this attempt
+    const old = this.client;
+    this.client = undefined;
+    this.transport = undefined;
+    old?.close().catch(() => undefined);
+    const delay = Math.min(
+      (this.deps.baseBackoffMs ?? 1000) * 2 ** this.attempts,
+      this.deps.maxBackoffMs ?? 60_000,
+    );
+    this.attempts++;
+    this.h.state = "backoff";
+    this.h.lastError = why;
+    this.h.nextRetryAt = this.deps.clock.now() + delay;
+    delete this.h.pid;
+    this.deps.logger.warn(
+      { server: this.name, err: why, retryInMs: delay },
+      "mcp server unavailable; will retry",
+    );
+    this.timer = this.deps.clock.setTimeout(() => {
+      this.timer = undefined;
+      if (this.stopped) return;
+      this.h.restarts++;
+      void this.connect();
+    }, delay);
+    this.timer.unref?.();
+  }
+
+  private async refreshTools(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const listed: { name: string; description?: string; inputSchema: Record<string, unknown> }[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined);
+      listed.push(...(page.tools as typeof listed));
+      cursor = page.nextCursor;
+    } while (cursor);
+    for (const u of this.unregister) u();
+    this.unregister = listed.map((t) => this.deps.register(this.wrap(t)));
+    this.h.tools = listed.length;
+  }
+
+  private wrap(t: { name: string; description?: string; inputSchema: Record<string, unknown> }): Tool {
+    const remoteName = t.name;
+    const parameters = { type: "object", properties: {}, ...t.inputSchema };
+    return {
+      name: mcpToolName(this.name, t.name),
+      group: "mcp",
+      description: `[${this.name}] ${(t.description ?? remoteName).slice(0, 1000)}`,
+      schema: argsSchema,
+      parameters,
+      execute: async (args, signal) => {
+        const client = this.client;
+        if (!client)
+          throw new ToolError(
+            "MCP_UNAVAILABLE",
+            `MCP server "${this.name}" is not connected (${this.h.lastError ?? this.h.state}); try again later`,
+          );
+        const r = await client.callTool(
+          { name: remoteName, arguments: args as Record<string, unknown> },
+          undefined,
+          {
+            signal,
+            timeout: this.deps.callTimeoutMs ?? 120_000,
+            resetTimeoutOnProgress: true,
+          },
+        );
+        return mcpResultToText(r as { content?: unknown; structuredContent?: unknown; isError?: unknown });
+      },
+    };
+  }
+
+  /** Disconnects, cancels retries and unregisters the tools. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.generation++;
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const u of this.unregister) u();
+    this.unregister = [];
+    const c = this.client;
+    this.client = undefined;
+    this.transport = undefined;
+    this.h = { state: "stopped", tools: 0, restarts: this.h.restarts };
+    await c?.close().catch(() => undefined);
+  }
+}

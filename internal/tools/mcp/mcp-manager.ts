@@ -1,0 +1,69 @@
+/**
+ * MCP manager: keeps one {@link McpConnection} per enabled `mcp.servers.<name>` and follows config
+ * reloads live (new servers start, changed ones restart, removed or disabled ones stop). A server that
+ * fails never takes the daemon down; its state shows in `health()`.
+ */
+import type { Config } from "../../config/schema.js";
+import type { Clock } from "../../core/clock.js";
+import type { Logger } from "../../log/logger.js";
+import type { Tool } from "../tool.js";
+import { McpConnection, type McpServerConfig, type McpServerHealth } from "./mcp-connection.js";
+
+export interface McpManagerDeps {
+  config: () => Config;
+  clock: Clock;
+  logger: Logger;
+  register: (tool: Tool) => () => void;
+  baseBackoffMs?: number;
+}
+
+export class McpManager {
+  private conns = new Map<string, { conn: McpConnection; key: string }>();
+
+  constructor(private deps: McpManagerDeps) {}
+
+  /** Brings running servers in line with config. Connect attempts run in the background. */
+  async sync(): Promise<void> {
+    const wanted = new Map<string, McpServerConfig>();
+    for (const [name, s] of Object.entries(this.deps.config().mcp.servers))
+      if (s.enabled) wanted.set(name, s);
+    const stops: Promise<void>[] = [];
+    for (const [name, { conn, key }] of this.conns) {
+      const next = wanted.get(name);
+      if (!next || JSON.stringify(next) !== key) {
+        this.deps.logger.info(
+          { server: name },
+          next ? "mcp server config changed; restarting" : "mcp server removed",
+        );
+        this.conns.delete(name);
+        stops.push(conn.stop());
+      }
+    }
+    await Promise.all(stops);
+    for (const [name, cfg] of wanted) {
+      if (this.conns.has(name)) continue;
+      const conn = new McpConnection(name, cfg, {
+        clock: this.deps.clock,
+        logger: this.deps.logger,
+        register: this.deps.register,
+        cwd: this.deps.config().workspace,
+        ...(this.deps.baseBackoffMs !== undefined ? { baseBackoffMs: this.deps.baseBackoffMs } : {}),
+      });
+      this.conns.set(name, { conn, key: JSON.stringify(cfg) });
+      void conn.start();
+    }
+  }
+
+  /** Health per server. */
+  health(): Record<string, McpServerHealth> {
+    const out: Record<string, McpServerHealth> = {};
+    for (const [name, { conn }] of this.conns) out[name] = conn.health();
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    const all = [...this.conns.values()].map(({ conn }) => conn.stop());
+    this.conns.clear();
+    await Promise.all(all);
+  }
+}

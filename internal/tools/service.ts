@@ -1,0 +1,149 @@
+/**
+ * The tools service: builds the registry with every built-in tool, the approval manager, the skills
+ * loader (hot reload) and the memory index, and runs the MCP manager. Other modules add their tools
+ * with `registry.register(tool)` (cron, delegate, dispatch...).
+ *
+ * Heavy parts stay lazy: the MCP SDK loads only when a server is configured, chokidar only at start,
+ * html-to-text only on the first HTML page fetched.
+ */
+import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { ApprovalDecision, ApprovalRequest } from "./tool.js";
+import { ApprovalManager, type ApprovalDelivery } from "./approvals.js";
+import { ToolRegistry } from "./registry.js";
+import { createFsTools } from "./fs-tools.js";
+import { createExecTool } from "./exec-tool.js";
+import { createWebFetchTool } from "./web-fetch-tool.js";
+import { createSendMessageTool, createTimeTool } from "./basic-tools.js";
+import { McpManager } from "./mcp/mcp-manager.js";
+import { MemoryIndex } from "../memory/memory-index.js";
+import { createMemoryTools } from "../memory/memory-tools.js";
+import { SkillsLoader } from "../skills/skills-loader.js";
+import { createSkillTool } from "../skills/skill-tool.js";
+
+export interface ToolsServiceDeps {
+  channels: ApprovalDelivery;
+  approvals?: ApprovalManager;
+  /** Bundled skills folder override (tests). */
+  bundledSkillsDir?: string;
+  /** First MCP reconnect delay (default 1000 ms). */
+  mcpBaseBackoffMs?: number;
+}
+
+export interface ToolsParts {
+  service: Service;
+  registry: ToolRegistry;
+  approvals: ApprovalManager;
+  skills: SkillsLoader;
+  memory: MemoryIndex;
+  mcp: McpManager;
+  /** Adapter for AgentHostDeps.requestApproval. */
+  requestApproval: (
+    target: string | undefined,
+    sessionKey: string,
+    req: ApprovalRequest,
+  ) => Promise<ApprovalDecision>;
+}
+
+/** Builds the tools, skills, memory and MCP parts and the service that runs them. */
+export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): ToolsParts {
+  const config = ctx.config;
+  const registry = new ToolRegistry({ config, logger: ctx.logger });
+  const approvals =
+    deps.approvals ??
+    new ApprovalManager({
+      clock: ctx.clock,
+      channels: deps.channels,
+      timeoutS: () => ctx.config().tools.exec.approval_timeout_s,
+      logger: ctx.logger,
+    });
+  const skills = new SkillsLoader({
+    workspace: () => ctx.config().workspace,
+    disabled: () => ctx.config().skills.disabled,
+    ...(deps.bundledSkillsDir ? { bundledDir: deps.bundledSkillsDir } : {}),
+    logger: ctx.logger,
+  });
+  const memory = new MemoryIndex(ctx.db, () => ctx.config().workspace);
+  const mcp = new McpManager({
+    config,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    register: (t) => registry.register(t),
+    ...(deps.mcpBaseBackoffMs !== undefined ? { baseBackoffMs: deps.mcpBaseBackoffMs } : {}),
+  });
+
+  for (const t of createFsTools()) registry.register(t);
+  registry.register(createExecTool(config));
+  registry.register(createWebFetchTool(config));
+  for (const t of createMemoryTools({ config, clock: ctx.clock, index: memory })) registry.register(t);
+  registry.register(createTimeTool({ config, clock: ctx.clock }));
+  registry.register(createSendMessageTool({ config, channels: deps.channels }));
+  registry.register(createSkillTool(skills));
+
+  let offConfig: (() => void) | undefined;
+  let state: ServiceHealth["state"] = "starting";
+  let detail: string | undefined;
+
+  const service: Service = {
+    name: "tools",
+    async start() {
+      offConfig = ctx.onConfig((_next, prev, changed) => {
+        if (
+          changed.some((c) => c === "mcp" || c.startsWith("mcp.")) ||
+          prev.workspace !== ctx.config().workspace
+        )
+          void mcp
+            .sync()
+            .catch((err: unknown) => ctx.logger.warn({ err: (err as Error).message }, "mcp sync failed"));
+        if (changed.some((c) => c === "skills" || c === "workspace")) skills.reload();
+      });
+      try {
+        memory.syncFiles();
+      } catch (err) {
+        ctx.logger.warn({ err: (err as Error).message }, "memory index sync failed");
+      }
+      await skills.watch().catch((err: unknown) => {
+        detail = `skills watcher: ${(err as Error).message}`;
+      });
+      await mcp.sync();
+      state = "ok";
+    },
+    async stop() {
+      offConfig?.();
+      approvals.denyAll();
+      await Promise.all([skills.close(), mcp.stop()]);
+      state = "disabled";
+    },
+    health() {
+      const servers = mcp.health();
+      const down = Object.entries(servers).filter(([, h]) => h.state !== "connected");
+      return {
+        state: state === "ok" && down.length ? "degraded" : state,
+        ...(detail || down.length
+          ? {
+              detail: [
+                detail,
+                ...down.map(([n, h]) => `mcp ${n}: ${h.state}${h.lastError ? ` (${h.lastError})` : ""}`),
+              ]
+                .filter(Boolean)
+                .join("; "),
+            }
+          : {}),
+        tools: registry.list().length,
+        skills: skills.list().length,
+        pendingApprovals: approvals.list().length,
+        mcp: servers,
+      };
+    },
+  };
+
+  return {
+    service,
+    registry,
+    approvals,
+    skills,
+    memory,
+    mcp,
+    requestApproval: (target, sessionKey, req) =>
+      approvals.request({ replyTarget: target, sessionKey, summary: req.summary, kind: req.kind }),
+  };
+}

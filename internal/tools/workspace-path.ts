@@ -1,0 +1,64 @@
+/**
+ * Workspace confinement for the file tools.
+ *
+ * Invariant: a path is accepted only when its *real* location (symlinks resolved) is the workspace or
+ * inside it. For a path that does not exist yet, the nearest existing ancestor is resolved instead, so
+ * `link-to-etc/new-file` is refused even though `new-file` does not exist. `..` segments are refused
+ * outright: the model never needs them and they are the classic escape.
+ */
+import { realpath } from "node:fs/promises";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { ToolError } from "./tool.js";
+
+function inside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === "" || (!rel.startsWith(".." + sep) && rel !== ".." && !isAbsolute(rel));
+}
+
+async function realOrNearest(p: string): Promise<string> {
+  let cur = p;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      const real = await realpath(cur);
+      return rest.length ? join(real, ...rest.reverse()) : real;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
+      const parent = dirname(cur);
+      if (parent === cur) return p;
+      rest.push(cur.slice(parent.length).replace(/^[\\/]+/, ""));
+      cur = parent;
+    }
+  }
+}
+
+/**
+ * Resolves a model-supplied path inside the workspace and returns the real absolute path.
+ * Throws ToolError `PATH_OUTSIDE_WORKSPACE` for traversal, outside absolute paths and escaping symlinks.
+ */
+export async function resolveInWorkspace(workspace: string, input: string): Promise<string> {
+  if (input.includes("\0")) throw new ToolError("PATH_INVALID", "path contains a NUL byte");
+  const parts = input.split(/[\\/]+/);
+  if (parts.includes(".."))
+    throw new ToolError("PATH_OUTSIDE_WORKSPACE", `path "${input}" uses "..", which is not allowed`);
+  const root = await realpath(resolve(workspace)).catch(() => resolve(workspace));
+  const abs = isAbsolute(input) ? resolve(input) : resolve(root, input);
+  if (isAbsolute(input) && !inside(root, abs) && !inside(resolve(workspace), abs))
+    throw new ToolError("PATH_OUTSIDE_WORKSPACE", `path "${input}" is outside the workspace`);
+  // An absolute path given through the unresolved workspace path is re-rooted on the real one.
+  const candidate = inside(root, abs) ? abs : join(root, relative(resolve(workspace), abs));
+  const real = await realOrNearest(candidate);
+  if (!inside(root, real))
+    throw new ToolError(
+      "PATH_OUTSIDE_WORKSPACE",
+      `path "${input}" resolves outside the workspace (through a symlink)`,
+    );
+  return real;
+}
+
+/** The path relative to the workspace for messages (`.` for the root). */
+export async function displayPath(workspace: string, real: string): Promise<string> {
+  const root = await realpath(resolve(workspace)).catch(() => resolve(workspace));
+  return relative(root, real) || ".";
+}
