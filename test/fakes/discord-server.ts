@@ -47,6 +47,8 @@ export interface FakeGuild {
   name?: string;
   /** Text channels (type 0) of the guild. */
   channels: { id: string; name?: string }[];
+  /** Public threads (type 11) and their parent channel. */
+  threads?: { id: string; parentId: string; name?: string }[];
 }
 
 export interface FakeDiscordOptions {
@@ -554,6 +556,10 @@ export class FakeDiscord {
         recipients: [{ id: rid, username: `user${rid}`, discriminator: "0" }],
       });
     }
+    if ((m = /^\/channels\/(\d+)$/.exec(path)) && method === "GET") {
+      const ch = this.channelPayload(m[1] ?? "");
+      return ch ? reply(200, ch) : reply(404, { message: "Unknown Channel", code: 10003 });
+    }
     if ((m = /^\/channels\/(\d+)\/typing$/.exec(path)) && method === "POST") return reply(204);
     if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === "POST")
       return reply(200, this.storeMessage(m[1] ?? "", b));
@@ -607,6 +613,40 @@ export class FakeDiscord {
       return reply(200, list);
     }
     return reply(404, { message: `404: Not Found (${method} ${path})`, code: 0 });
+  }
+
+  private channelPayload(id: string): Record<string, unknown> | undefined {
+    for (const g of this.guilds) {
+      const c = g.channels.find((x) => x.id === id);
+      if (c)
+        return {
+          id,
+          type: 0,
+          guild_id: g.id,
+          name: c.name ?? "channel",
+          permission_overwrites: [],
+          parent_id: null,
+        };
+      const t = g.threads?.find((x) => x.id === id);
+      if (t)
+        return {
+          id,
+          type: 11,
+          guild_id: g.id,
+          name: t.name ?? "thread",
+          parent_id: t.parentId,
+          thread_metadata: {
+            archived: false,
+            auto_archive_duration: 1440,
+            locked: false,
+            archive_timestamp: new Date().toISOString(),
+          },
+        };
+    }
+    for (const [uid, cid] of this.dmChannels)
+      if (cid === id)
+        return { id, type: 1, recipients: [{ id: uid, username: `user${uid}`, discriminator: "0" }] };
+    return undefined;
   }
 
   private storeMessage(

@@ -1,0 +1,196 @@
+/**
+ * The Discord side of the stream relay: send/edit/delete/typing over discord.js's REST client
+ * (whose queue obeys 429 `retry_after` and the bucket headers), approval buttons, and errors mapped
+ * to ChannelError (refused vs unreachable).
+ *
+ * Addresses (opaque to the relay):
+ * - `<channelId>`: a guild text channel, a thread or a DM channel;
+ * - `ix:<applicationId>:<token>`: the reply of a slash command or button interaction. The first send
+ *   fills the deferred original response, later sends are follow-ups; the token lives 15 minutes.
+ *
+ * Invariant: every message body carries `allowed_mentions: { parse: [] }`, so `@everyone`, `@here`,
+ * role and user mentions in model output are shown but never ping anyone.
+ */
+import { DiscordAPIError, HTTPError, Routes, type REST } from "discord.js";
+import { ChannelError } from "../channel.js";
+import type { ChunkLimits } from "../common/chunking.js";
+import type { ChatAdapter, OutboundOptions } from "../common/stream-relay.js";
+
+/** Discord's message length limit. */
+export const DISCORD_MAX_LENGTH = 2000;
+/** Message flag that suppresses push notifications (`@silent`). */
+const SUPPRESS_NOTIFICATIONS = 1 << 12;
+/** Interaction tokens are valid for 15 minutes. */
+const INTERACTION_TTL_MS = 15 * 60 * 1000;
+
+/** Mentions are rendered but never resolved into pings. */
+export const NO_MENTIONS = { parse: [] as string[] };
+
+/** Maps a discord.js failure to a ChannelError. */
+export function toChannelError(err: unknown, what: string): ChannelError {
+  if (err instanceof ChannelError) return err;
+  if (err instanceof DiscordAPIError)
+    return new ChannelError(
+      "CHANNEL_REFUSED",
+      `Discord refused ${what}: ${err.status} ${err.message} (code ${String(err.code)})`,
+      { cause: err },
+    );
+  if (err instanceof HTTPError)
+    return new ChannelError("CHANNEL_UNREACHABLE", `Discord failed ${what}: HTTP ${err.status}`, {
+      cause: err,
+    });
+  return new ChannelError(
+    "CHANNEL_UNREACHABLE",
+    `Discord unreachable during ${what}: ${(err as Error).message}`,
+    {
+      cause: err,
+    },
+  );
+}
+
+/** Approve/deny buttons; the custom ids come back as INTERACTION_CREATE (`approve:<id>`). */
+export function approvalComponents(approvalId: string): unknown[] {
+  return [
+    {
+      type: 1,
+      components: [
+        { type: 2, style: 3, label: "Approve", custom_id: `approve:${approvalId}` },
+        { type: 2, style: 4, label: "Deny", custom_id: `deny:${approvalId}` },
+      ],
+    },
+  ];
+}
+
+/** The address of an interaction's reply. */
+export function interactionAddress(applicationId: string, token: string): string {
+  return `ix:${applicationId}:${token}`;
+}
+
+interface InteractionState {
+  /** The deferred original response is still empty: the next send fills it. */
+  originalPending: boolean;
+  expiresAt: number;
+}
+
+export class DiscordAdapter implements ChatAdapter {
+  private interactions = new Map<string, InteractionState>();
+
+  constructor(
+    private rest: () => REST,
+    private limitsOf: () => ChunkLimits,
+    private now: () => number = Date.now,
+  ) {}
+
+  get limits(): ChunkLimits {
+    return this.limitsOf();
+  }
+
+  /**
+   * Registers a deferred interaction: `originalPending` when the original response (the
+   * "thinking…" placeholder) should carry the first reply.
+   */
+  registerInteraction(address: string, originalPending: boolean): void {
+    const now = this.now();
+    for (const [k, v] of this.interactions) if (v.expiresAt <= now) this.interactions.delete(k);
+    this.interactions.set(address, { originalPending, expiresAt: now + INTERACTION_TTL_MS });
+  }
+
+  private body(text: string, opts: Partial<OutboundOptions>): Record<string, unknown> {
+    return {
+      content: text,
+      allowed_mentions: NO_MENTIONS,
+      ...(opts.approvalId ? { components: approvalComponents(opts.approvalId) } : {}),
+      ...(opts.silent ? { flags: SUPPRESS_NOTIFICATIONS } : {}),
+    };
+  }
+
+  async send(addr: string, text: string, opts: OutboundOptions): Promise<string> {
+    const ix = parseInteraction(addr);
+    try {
+      if (ix) {
+        const state = this.interactions.get(addr);
+        if (state?.originalPending) {
+          state.originalPending = false;
+          const body = this.body(text, opts);
+          delete body.flags;
+          await this.rest().patch(Routes.webhookMessage(ix.app, ix.token, "@original"), {
+            body,
+            auth: false,
+          });
+          return "@original";
+        }
+        const m = (await this.rest().post(Routes.webhook(ix.app, ix.token), {
+          body: this.body(text, opts),
+          auth: false,
+        })) as { id: string };
+        return m.id;
+      }
+      const m = (await this.rest().post(Routes.channelMessages(channelOf(addr)), {
+        body: this.body(text, opts),
+      })) as { id: string };
+      return m.id;
+    } catch (err) {
+      throw toChannelError(err, "sending a message");
+    }
+  }
+
+  async edit(addr: string, messageId: string, text: string, opts: OutboundOptions): Promise<void> {
+    const ix = parseInteraction(addr);
+    const body = this.body(text, opts);
+    delete body.flags;
+    try {
+      if (ix)
+        await this.rest().patch(Routes.webhookMessage(ix.app, ix.token, messageId), { body, auth: false });
+      else await this.rest().patch(Routes.channelMessage(channelOf(addr), messageId), { body });
+    } catch (err) {
+      throw toChannelError(err, "editing a message");
+    }
+  }
+
+  async delete(addr: string, messageId: string): Promise<void> {
+    const ix = parseInteraction(addr);
+    try {
+      if (ix) await this.rest().delete(Routes.webhookMessage(ix.app, ix.token, messageId), { auth: false });
+      else await this.rest().delete(Routes.channelMessage(channelOf(addr), messageId));
+    } catch (err) {
+      throw toChannelError(err, "deleting a message");
+    }
+  }
+
+  async typing(addr: string): Promise<void> {
+    // An interaction shows Discord's own "thinking…" state while deferred.
+    if (parseInteraction(addr)) return;
+    try {
+      await this.rest().post(Routes.channelTyping(channelOf(addr)));
+    } catch (err) {
+      throw toChannelError(err, "sending the typing indicator");
+    }
+  }
+
+  /** Opens (or reuses) the DM channel with a user; returns its channel id. */
+  async openDm(userId: string): Promise<string> {
+    try {
+      const ch = (await this.rest().post(Routes.userChannels(), { body: { recipient_id: userId } })) as {
+        id: string;
+      };
+      return ch.id;
+    } catch (err) {
+      throw toChannelError(err, `opening a DM with user ${userId}`);
+    }
+  }
+}
+
+function parseInteraction(addr: string): { app: string; token: string } | undefined {
+  if (!addr.startsWith("ix:")) return undefined;
+  const i = addr.indexOf(":", 3);
+  return { app: addr.slice(3, i), token: addr.slice(i + 1) };
+}
+
+function channelOf(addr: string): string {
+  if (!/^\d{1,25}$/.test(addr))
+    throw new ChannelError(
+      "CHANNEL_UNKNOWN_TARGET",
+      `invalid Discord channel "${addr}" (expected a numeric id)`,
+    );
+  return addr;
+}

@@ -1,0 +1,54 @@
+/**
+ * Who the bot answers in guilds: `channels.discord.guilds.<guildId>.channels` allow lists (`*` = every
+ * channel; a thread follows its parent channel) and mention gating (answer only when mentioned or
+ * replied to, unless `require_mention: false` on the guild or the whole channel config).
+ * A guild that is not listed (and no `*` guild entry) is ignored entirely.
+ */
+
+export interface GuildGateConfig {
+  guilds: Record<string, { channels: string[]; require_mention: boolean }>;
+  require_mention: boolean;
+}
+
+export interface GuildVerdict {
+  allowed: boolean;
+  requireMention: boolean;
+}
+
+/** Whether a guild channel (or a thread whose parent is `parentId`) is allowed, and if it needs a mention. */
+export function guildVerdict(
+  cfg: GuildGateConfig,
+  guildId: string,
+  channelId: string,
+  parentId?: string,
+): GuildVerdict {
+  const g = cfg.guilds[guildId] ?? cfg.guilds["*"];
+  if (!g) return { allowed: false, requireMention: true };
+  const allowed =
+    g.channels.includes("*") ||
+    g.channels.includes(channelId) ||
+    (!!parentId && g.channels.includes(parentId));
+  return { allowed, requireMention: g.require_mention && cfg.require_mention };
+}
+
+/** The parts of a MESSAGE_CREATE the mention check reads. */
+export interface MentionSource {
+  content: string;
+  mentions?: readonly { id: string }[];
+  referenced_message?: { author?: { id: string } } | null;
+}
+
+/** True when the message mentions the bot (`<@id>` / `<@!id>`) or replies to one of its messages. */
+export function isAddressed(m: MentionSource, botId: string): boolean {
+  if (m.mentions?.some((u) => u.id === botId)) return true;
+  if (m.content.includes(`<@${botId}>`) || m.content.includes(`<@!${botId}>`)) return true;
+  return m.referenced_message?.author?.id === botId;
+}
+
+/** Removes the bot's mentions from the text (so `@bot /status` is the command `/status`). */
+export function stripBotMention(text: string, botId: string): string {
+  return text
+    .replace(new RegExp(`<@!?${botId}>`, "g"), " ")
+    .replace(/[ \t]{2,}/g, " ")
+    .trim();
+}
