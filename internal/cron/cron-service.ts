@@ -18,17 +18,10 @@ import { systemClock, type Clock, type TimerHandle } from "../core/clock.js";
 import type { ChannelRegistry } from "../channels/registry.js";
 import { sessionKeys } from "../session/keys.js";
 import { CronStore, type CronRunRecord, type CronState } from "./cron-store.js";
-import {
-  AT_MAX_ATTEMPTS,
-  backoffMs,
-  CronError,
-  jobSchedule,
-  parseJobInput,
-  plannedNext,
-  type CronJobDef,
-} from "./job.js";
+import { CronError, jobSchedule, parseJobInput, plannedNext, type CronJobDef } from "./job.js";
 import { describeSchedule, nextRunAfter, scheduleKey, type Schedule } from "./schedule.js";
 import { MainSessionTracker } from "./main-session.js";
+import { executeRun, type RunnerDeps } from "./cron-runner.js";
 
 export interface CronServiceDeps {
   host: AgentHost;
@@ -93,9 +86,6 @@ interface Entry {
 
 /** Longest single timer: long waits are re-checked so a suspended laptop or a clock step is noticed. */
 const MAX_TIMER_MS = 60 * 60_000;
-const PREVIEW_CHARS = 500;
-/** Turn endings that mean the job did not do its work (they count toward backoff). */
-const FAILED = new Set(["error", "aborted", "loop_breaker"]);
 
 export function createCronService(ctx: CoreContext, deps: CronServiceDeps): CronService {
   const clock = deps.clock ?? ctx.clock;
@@ -105,6 +95,15 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
   const store = new CronStore(ctx.db);
   const mains = new MainSessionTracker(ctx.bus, deps.channels);
   const entries = new Map<string, Entry>();
+  const runner: RunnerDeps = {
+    host: deps.host,
+    channels: deps.channels,
+    store,
+    clock,
+    log,
+    bus: ctx.bus,
+    onOneShotDone: (job) => completeOneShot(job),
+  };
   let started = false;
   let pollTimer: TimerHandle | undefined;
   let dataVersion = 0;
@@ -207,107 +206,13 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
     store.putState({ ...st, lastRunAt: now, lastDueAt: kind === "manual" ? st.lastDueAt : (dueAt ?? now) });
     ctx.bus.emit("cron", { jobId: job.id, status: "started" });
     log.info({ job: job.id, trigger: kind, sessionKey }, `cron job ${job.id}: run started`);
-    const p = execute(job, runId, sessionKey, agentId).finally(() => {
+    const p = executeRun(runner, job, runId, sessionKey, agentId).finally(() => {
       e.running = undefined;
       const cur = entries.get(job.id);
       if (cur) arm(cur);
     });
     e.running = p;
     return p;
-  }
-
-  async function execute(
-    job: CronJobDef,
-    runId: number,
-    sessionKey: string,
-    agentId: string | undefined,
-  ): Promise<CronRunRecord> {
-    let status: "ok" | "error" = "ok";
-    let error: string | null = null;
-    let tokens = 0;
-    let text = "";
-    let delivered = false;
-    const target = job.deliver === "last" ? deps.channels.lastTarget() : job.deliver;
-    try {
-      const handle = deps.host.submit({
-        channel: "cron",
-        sessionKey,
-        ...(agentId ? { agentId } : {}),
-        text: job.message,
-        lightContext: job.light_context,
-        originLabel: `scheduled job "${job.id}"`,
-        ...(target && target !== "none" ? { replyTarget: target } : {}),
-      });
-      const result = await handle.result;
-      tokens = result.treeUsage.total || result.usage.total;
-      text = result.text;
-      if (FAILED.has(result.finishReason) || result.error) {
-        status = "error";
-        error = result.error?.message ?? `the turn ended with ${result.finishReason}`;
-      } else if (job.deliver !== "none" && text.trim() !== "") {
-        try {
-          await deps.channels.deliver(job.deliver, text);
-          delivered = true;
-        } catch (err) {
-          status = "error";
-          error = `delivery to ${job.deliver} failed: ${(err as Error).message}`;
-        }
-      }
-    } catch (err) {
-      status = "error";
-      error = (err as Error).message;
-    }
-    const end = clock.now();
-    try {
-      store.finishRun(runId, job.id, {
-        endedAt: end,
-        status,
-        error,
-        tokens,
-        preview: text ? text.slice(0, PREVIEW_CHARS) : null,
-        delivered,
-      });
-      const st = store.state(job.id);
-      if (st) {
-        const failures = status === "ok" ? 0 : st.failures + 1;
-        const done =
-          job.at !== undefined && (status === "ok" || failures >= AT_MAX_ATTEMPTS) ? end : st.completedAt;
-        store.putState({
-          ...st,
-          lastEndAt: end,
-          lastStatus: status,
-          lastError: status === "ok" ? null : error,
-          failures,
-          completedAt: done,
-        });
-        if (done != null && job.at !== undefined) completeOneShot(job);
-        if (status === "error")
-          log.warn(
-            { job: job.id, err: error, failures },
-            `cron job ${job.id} failed (${failures} in a row): ${error}; backing off ${backoffMs(failures) / 60_000} min`,
-          );
-        else log.info({ job: job.id, tokens, delivered }, `cron job ${job.id}: run finished`);
-      }
-    } catch (err) {
-      log.error({ job: job.id, err: (err as Error).message }, "cron: could not record a run");
-    }
-    ctx.bus.emit("cron", { jobId: job.id, status, ...(error ? { detail: error } : {}) });
-    return (
-      store.run(runId) ?? {
-        id: runId,
-        jobId: job.id,
-        trigger: "manual",
-        dueAt: null,
-        startedAt: end,
-        endedAt: end,
-        status,
-        error,
-        tokens,
-        outputPreview: text.slice(0, PREVIEW_CHARS),
-        delivered,
-        sessionKey,
-      }
-    );
   }
 
   /** A runtime one-shot is disabled in its stored spec too, so every list shows it is done. */

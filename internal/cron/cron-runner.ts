@@ -1,0 +1,121 @@
+/**
+ * One cron run: submit the job's message to the agent host, deliver the reply, record the outcome and
+ * update the job's state (failures for backoff, last error, one-shot completion). Never throws.
+ */
+import type { AgentHost } from "../core/host.js";
+import type { Clock } from "../core/clock.js";
+import type { EventBus } from "../core/event-bus.js";
+import type { Logger } from "../log/logger.js";
+import type { ChannelRegistry } from "../channels/registry.js";
+import type { CronRunRecord, CronStore } from "./cron-store.js";
+import { AT_MAX_ATTEMPTS, backoffMs, type CronJobDef } from "./job.js";
+
+export interface RunnerDeps {
+  host: AgentHost;
+  channels: ChannelRegistry;
+  store: CronStore;
+  clock: Clock;
+  log: Logger;
+  bus: EventBus;
+  /** Called when a one-shot `at` job is done for good. */
+  onOneShotDone(job: CronJobDef): void;
+}
+
+const PREVIEW_CHARS = 500;
+/** Turn endings that mean the job did not do its work (they count toward backoff). */
+const FAILED = new Set(["error", "aborted", "loop_breaker"]);
+
+export async function executeRun(
+  d: RunnerDeps,
+  job: CronJobDef,
+  runId: number,
+  sessionKey: string,
+  agentId: string | undefined,
+): Promise<CronRunRecord> {
+  let status: "ok" | "error" = "ok";
+  let error: string | null = null;
+  let tokens = 0;
+  let text = "";
+  let delivered = false;
+  const target = job.deliver === "last" ? d.channels.lastTarget() : job.deliver;
+  try {
+    const handle = d.host.submit({
+      channel: "cron",
+      sessionKey,
+      ...(agentId ? { agentId } : {}),
+      text: job.message,
+      lightContext: job.light_context,
+      originLabel: `scheduled job "${job.id}"`,
+      ...(target && target !== "none" ? { replyTarget: target } : {}),
+    });
+    const result = await handle.result;
+    tokens = result.treeUsage.total || result.usage.total;
+    text = result.text;
+    if (FAILED.has(result.finishReason) || result.error) {
+      status = "error";
+      error = result.error?.message ?? `the turn ended with ${result.finishReason}`;
+    } else if (job.deliver !== "none" && text.trim() !== "") {
+      try {
+        await d.channels.deliver(job.deliver, text);
+        delivered = true;
+      } catch (err) {
+        status = "error";
+        error = `delivery to ${job.deliver} failed: ${(err as Error).message}`;
+      }
+    }
+  } catch (err) {
+    status = "error";
+    error = (err as Error).message;
+  }
+  const end = d.clock.now();
+  try {
+    d.store.finishRun(runId, job.id, {
+      endedAt: end,
+      status,
+      error,
+      tokens,
+      preview: text ? text.slice(0, PREVIEW_CHARS) : null,
+      delivered,
+    });
+    const st = d.store.state(job.id);
+    if (st) {
+      const failures = status === "ok" ? 0 : st.failures + 1;
+      const done =
+        job.at !== undefined && (status === "ok" || failures >= AT_MAX_ATTEMPTS) ? end : st.completedAt;
+      d.store.putState({
+        ...st,
+        lastEndAt: end,
+        lastStatus: status,
+        lastError: status === "ok" ? null : error,
+        failures,
+        completedAt: done,
+      });
+      if (done != null && job.at !== undefined) d.onOneShotDone(job);
+      if (status === "error")
+        d.log.warn(
+          { job: job.id, err: error, failures },
+          `cron job ${job.id} failed (${failures} in a row): ${error}; backing off ${backoffMs(failures) / 60_000} min`,
+        );
+      else d.log.info({ job: job.id, tokens, delivered }, `cron job ${job.id}: run finished`);
+    }
+  } catch (err) {
+    d.log.error({ job: job.id, err: (err as Error).message }, "cron: could not record a run");
+  }
+  d.bus.emit("cron", { jobId: job.id, status, ...(error ? { detail: error } : {}) });
+  return (
+    d.store.run(runId) ?? {
+      id: runId,
+      jobId: job.id,
+      trigger: "manual",
+      dueAt: null,
+      startedAt: end,
+      endedAt: end,
+      status,
+      error,
+      tokens,
+      outputPreview: text.slice(0, PREVIEW_CHARS),
+      delivered,
+      sessionKey,
+    }
+  );
+}
