@@ -110,6 +110,25 @@ export async function buildServices(
   }
 
   // --- channels: discord (internal/channels/discord) ---
+  // discord.js loads only when the channel is enabled. The channel connects in the background; a bad
+  // token leaves it in state "error" (shown in /healthz) while the daemon keeps running.
+  if (ctx.config().channels.discord.enabled) {
+    if (parts.host) {
+      const { createDiscordChannel } = await import("../channels/discord/discord-channel.js");
+      const approvals = parts.extra.approvals as
+        import("../channels/common/commands.js").ApprovalResolver | undefined;
+      const discord = createDiscordChannel(ctx, {
+        host: parts.host,
+        registry: channels,
+        ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
+      });
+      channels.add(discord);
+      parts.extra.discord = discord;
+      services.push(discord);
+    } else {
+      ctx.logger.error({ module: "discord" }, "no agent host: the Discord channel is not running");
+    }
+  }
 
   // --- heartbeat and cron (internal/heartbeat, internal/cron) ---
   // Both are built even when off (heartbeat.every 0, cron.enabled false): they follow hot reloads.
