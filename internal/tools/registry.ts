@@ -171,8 +171,9 @@ export class ToolRegistry {
       return out;
     } catch (err) {
       if (signal.aborted) return { isError: true, content: "aborted" };
-      if (!(err instanceof ToolError))
-        ctx.logger.warn({ tool: call.name, err: (err as Error).message }, "tool failed");
+      // ToolError messages are written for the model; anything else is unexpected and logged.
+      if (err instanceof ToolError) return { isError: true, content: err.message };
+      ctx.logger.warn({ tool: call.name, err: (err as Error).message }, "tool failed");
       return { isError: true, content: `error: ${(err as Error).message ?? String(err)}` };
     } finally {
       if (onAbort) signal.removeEventListener("abort", onAbort);

@@ -1,0 +1,165 @@
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { evaluateExec, matchesAllowlist } from "../../internal/tools/exec-policy.js";
+import { createToolsHarness, FakeClock, waitFor, type ToolsHarness } from "./harness.js";
+
+let h: ToolsHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** True while the process exists and is not a zombie (a reaped-later zombie is dead for our purpose). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+describe("exec policy", () => {
+  it("matches every segment and refuses substitutions and redirections", () => {
+    const list = ["ls *", "echo *", "git status", "pwd"];
+    expect(matchesAllowlist("ls -la", list)).toBe(true);
+    expect(matchesAllowlist("ls", list)).toBe(true);
+    expect(matchesAllowlist("echo hi && pwd", list)).toBe(true);
+    expect(matchesAllowlist("echo hi; rm -rf /", list)).toBe(false);
+    expect(matchesAllowlist("echo $(rm -rf /)", list)).toBe(false);
+    expect(matchesAllowlist("echo `id`", list)).toBe(false);
+    expect(matchesAllowlist("echo hi > /etc/passwd", list)).toBe(false);
+    expect(matchesAllowlist("echo 'a; b > c'", list)).toBe(true);
+    expect(matchesAllowlist("git status --short", list)).toBe(false);
+    expect(evaluateExec("rm x", { security: "deny", ask: "off", allowlist: list }).action).toBe("deny");
+    expect(evaluateExec("rm x", { security: "full", ask: "on-miss", allowlist: list }).action).toBe("allow");
+    expect(evaluateExec("ls", { security: "allowlist", ask: "always", allowlist: list }).action).toBe("ask");
+    expect(evaluateExec("rm x", { security: "allowlist", ask: "off", allowlist: list }).action).toBe("deny");
+  });
+});
+
+describe("exec tool", () => {
+  it("runs an allow-listed command in the workspace", async () => {
+    h = await createToolsHarness();
+    const r = await h.call("exec", { command: "pwd" });
+    expect(r.isError).toBeFalsy();
+    expect(r.content).toBe(`exit code 0\n${h.workspace}\n`);
+    expect(h.channel.sent).toHaveLength(0);
+  });
+
+  it("refuses everything when security is deny, and misses when ask is off", async () => {
+    h = await createToolsHarness({ tools: { exec: { security: "deny" } } });
+    expect((await h.call("exec", { command: "pwd" })).content).toContain("exec is disabled");
+    await h.close();
+    h = await createToolsHarness({ tools: { exec: { ask: "off" } } });
+    const r = await h.call("exec", { command: "touch made.txt" });
+    expect(r.isError).toBe(true);
+    expect(r.content).toContain("not in tools.exec.allowlist");
+    expect(h.channel.sent).toHaveLength(0);
+  });
+
+  it("asks the owner on the originating channel and runs when approved", async () => {
+    h = await createToolsHarness();
+    const p = h.call("exec", { command: "echo approved > out.txt" });
+    await h.channel.waitFor(1);
+    const sent = h.channel.sent[0];
+    expect(sent?.target).toBe("owner");
+    const id = sent?.opts?.approvalId ?? "";
+    expect(sent?.text).toContain("$ echo approved > out.txt");
+    expect(sent?.text).toContain(`/approve ${id}`);
+    expect(sent?.text).toContain(`/deny ${id}`);
+    expect(h.parts.approvals.list().map((a) => a.id)).toEqual([id]);
+    expect(h.parts.approvals.resolve(id, "approved")).toBe(true);
+    const r = await p;
+    expect(r.content).toBe("exit code 0\n(no output)");
+    expect(readFileSync(`${h.workspace}/out.txt`, "utf8")).toBe("approved\n");
+    expect(h.parts.approvals.resolve(id, "approved")).toBe(false);
+  });
+
+  it("does not run a denied command", async () => {
+    h = await createToolsHarness();
+    const p = h.call("exec", { command: "touch denied.txt" });
+    await h.channel.waitFor(1);
+    h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "denied");
+    const r = await p;
+    expect(r).toEqual({ isError: true, content: "the owner denied this command" });
+    expect(() => readFileSync(`${h?.workspace}/denied.txt`)).toThrow();
+  });
+
+  it("expires an unanswered request on the clock", async () => {
+    const clock = new FakeClock();
+    h = await createToolsHarness({ tools: { exec: { approval_timeout_s: 30 } } }, { clock });
+    const p = h.call("exec", { command: "touch late.txt" });
+    await h.channel.waitFor(1);
+    expect(h.channel.sent[0]?.text).toContain("expires in 30s");
+    await clock.advance(29_000);
+    expect(h.parts.approvals.list()).toHaveLength(1);
+    await clock.advance(1_000);
+    const r = await p;
+    expect(r.isError).toBe(true);
+    expect(r.content).toContain("expired");
+    expect(h.parts.approvals.list()).toHaveLength(0);
+  });
+
+  it("denies at once without a reply target or when delivery fails", async () => {
+    h = await createToolsHarness();
+    const none = await h.call("exec", { command: "touch x" }, { ctx: { replyTarget: undefined } });
+    expect(none.content).toContain("no channel to ask the owner on");
+    const outcome = await h.parts.approvals.requestDetailed({
+      sessionKey: "k",
+      summary: "s",
+      replyTarget: "gone:1",
+    });
+    expect(outcome.decision).toBe("denied");
+    expect(outcome.reason).toContain("could not ask the owner on gone:1");
+    h.channel.failWith = new Error("telegram down");
+    expect(await h.call("exec", { command: "touch y" })).toEqual({
+      isError: true,
+      content: "the owner denied this command",
+    });
+    expect(h.parts.approvals.list()).toHaveLength(0);
+  });
+
+  it("kills the whole process group on timeout (no orphaned grandchild)", async () => {
+    h = await createToolsHarness({ tools: { exec: { security: "full", ask: "off" } } });
+    const r = await h.call("exec", { command: "sleep 60 & echo $! > pid.txt; wait", timeout_s: 1 });
+    expect(r.isError).toBe(true);
+    expect(r.content).toContain("timed out after 1s");
+    const pid = Number(readFileSync(`${h.workspace}/pid.txt`, "utf8").trim());
+    expect(pid).toBeGreaterThan(0);
+    await waitFor(() => !alive(pid), 10_000, "the sleep grandchild to die");
+  });
+
+  it("kills the whole process group on abort", async () => {
+    h = await createToolsHarness({ tools: { exec: { security: "full", ask: "off" } } });
+    const ac = new AbortController();
+    const p = h.call("exec", { command: "sleep 60 & echo $! > pid.txt; wait" }, { signal: ac.signal });
+    const pid = await waitFor(() => {
+      try {
+        return Number(readFileSync(`${h?.workspace}/pid.txt`, "utf8").trim()) || 0;
+      } catch {
+        return 0;
+      }
+    });
+    expect(alive(pid)).toBe(true);
+    ac.abort();
+    const r = await p;
+    expect(r.isError).toBe(true);
+    await waitFor(() => !alive(pid), 10_000, "the sleep grandchild to die");
+  });
+
+  it("caps output keeping head and tail", async () => {
+    h = await createToolsHarness({
+      tools: { exec: { security: "full", ask: "off", max_output_chars: 200 } },
+    });
+    const r = await h.call("exec", { command: "seq 1 5000" });
+    expect(r.content).toMatch(/^exit code 0\n1\n2\n/);
+    expect(r.content).toContain("characters of output omitted");
+    expect(r.content.trimEnd().endsWith("5000")).toBe(true);
+  });
+});
