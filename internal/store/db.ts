@@ -45,8 +45,16 @@ export interface OpenStoreOptions {
 /** Opens the database, configures pragmas and applies pending migrations. */
 export function openDatabase(dataDir: string, opts: OpenStoreOptions): Db {
   const file = opts.file ?? join(dataDir, "familiar.db");
-  if (file !== ":memory:") mkdirSync(dataDir, { recursive: true });
-  let db: Db;
+  if (file !== ":memory:") {
+    try {
+      mkdirSync(dataDir, { recursive: true });
+    } catch (err) {
+      throw new StoreError("STORE_READONLY", `cannot create data_dir ${dataDir}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+  let db: Db | undefined;
   try {
     db = new Database(file);
     db.pragma("journal_mode = WAL");
@@ -54,6 +62,7 @@ export function openDatabase(dataDir: string, opts: OpenStoreOptions): Db {
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
   } catch (err) {
+    db?.close();
     throw classifyStoreError(err);
   }
   try {
@@ -78,18 +87,23 @@ export function applyMigrations(db: Db, sets: MigrationSets): string[] {
   const setVersion = db.prepare(
     "INSERT INTO schema_version (namespace, version, applied_at) VALUES (?, ?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version, applied_at = excluded.applied_at",
   );
+  // Validate every list before touching the schema, so a numbering mistake names itself.
+  for (const [ns, list] of Object.entries(sets)) {
+    let prev = 0;
+    for (const m of list) {
+      if (!Number.isInteger(m.version) || m.version <= prev)
+        throw new StoreError(
+          "STORE_MIGRATION",
+          `migrations of ${ns} are not strictly increasing at ${m.version}`,
+        );
+      prev = m.version;
+    }
+  }
   const applied: string[] = [];
   const run = db.transaction(() => {
     for (const [ns, list] of Object.entries(sets)) {
       const current = getVersion.get(ns)?.version ?? 0;
-      let prev = 0;
       for (const m of list) {
-        if (m.version <= prev)
-          throw new StoreError(
-            "STORE_MIGRATION",
-            `migrations of ${ns} are not strictly increasing at ${m.version}`,
-          );
-        prev = m.version;
         if (m.version <= current) continue;
         try {
           db.exec(m.sql);

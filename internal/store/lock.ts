@@ -3,7 +3,13 @@
  * A lock whose pid is no longer alive is stale and taken over.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { resolve } from "node:path";
+
+/**
+ * Lock files held by this process. A lock file naming our own pid is normally stale (a previous life
+ * of a container whose daemon always gets the same pid), unless this very process still holds it.
+ */
+const held = new Set<string>();
 
 /** Thrown when another live daemon owns the data dir. */
 export class InstanceLockedError extends Error {
@@ -25,18 +31,21 @@ export interface InstanceLock {
 /** Acquires the lock or throws {@link InstanceLockedError}. */
 export function acquireInstanceLock(dataDir: string): InstanceLock {
   mkdirSync(dataDir, { recursive: true });
-  const file = join(dataDir, "familiar.lock");
+  const file = resolve(dataDir, "familiar.lock");
+  if (held.has(file)) throw new InstanceLockedError(file, process.pid);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(file, "wx");
       writeSync(fd, String(process.pid));
       closeSync(fd);
+      held.add(file);
       let released = false;
       return {
         file,
         release() {
           if (released) return;
           released = true;
+          held.delete(file);
           try {
             if (readFileSync(file, "utf8").trim() === String(process.pid)) unlinkSync(file);
           } catch {
