@@ -259,26 +259,58 @@ describe("cron service", () => {
     })();
   });
 
-  it("a job created by the cron tool survives a restart and fires", async () => {
+  it("a job the agent creates with the cron tool survives a restart and fires", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
     const first = await setup({}, { clock });
-    const tool = createCronTool(first.svc);
-    const out = await tool.execute(
-      { action: "add", id: "tea", message: "tea time", cron: "0 16 * * *" },
-      new AbortController().signal,
-      toolCtx(),
+    first.h.tools.register(createCronTool(first.svc));
+    fake.enqueue(
+      {
+        toolCalls: [
+          { name: "cron", arguments: { action: "add", id: "tea", message: "tea time", cron: "0 16 * * *" } },
+        ],
+      },
+      { text: "I will remind you at 16:00." },
     );
-    expect(out).toContain("added tea");
-    expect(String(await tool.execute({ action: "list" }, new AbortController().signal, toolCtx()))).toContain(
-      "tea [runtime]",
-    );
+    const ownerKey = sessionKeys.dm("main", "test", "owner");
+    const reply = await first.h.host.submit({
+      channel: "test",
+      sessionKey: ownerKey,
+      text: "remind me at 4pm to have tea",
+      replyTarget: "test:owner",
+    }).result;
+    expect(reply.text).toBe("I will remind you at 16:00.");
+    expect(JSON.stringify(fake.requests[1]?.body?.messages)).toContain("added tea [runtime]");
+    expect(first.svc.get("tea")).toMatchObject({ source: "runtime", deliver: "test:owner" });
     await first.svc.stop();
     first.h.core.db.close();
     const second = await setup({}, { clock, dir: first.h.core.dir });
-    expect(second.svc.get("tea")).toMatchObject({ source: "runtime", deliver: "test:owner" });
+    expect(second.svc.get("tea")).toMatchObject({ source: "runtime", nextRunAt: Date.UTC(2026, 0, 1, 16) });
     await advance(second.svc, clock, 4 * HOUR, HOUR);
     expect(started(second.svc, "tea")).toEqual(["2026-01-01T16:00:00.000Z"]);
     expect(second.h.channel.sent).toMatchObject([{ target: "owner", text: "echo: tea time" }]);
+  });
+
+  it("the cron tool lists, runs and removes jobs, and reports bad input to the model", async () => {
+    const { svc } = await setup({ cron: { jobs: [job({ id: "cfg", every: "1h" })] } });
+    const tool = createCronTool(svc);
+    const signal = new AbortController().signal;
+    expect(String(await tool.execute({ action: "list" }, signal, toolCtx()))).toContain(
+      "cfg [config] every 1h",
+    );
+    expect(String(await tool.execute({ action: "run", id: "cfg" }, signal, toolCtx()))).toContain("run ok");
+    await expect(
+      tool.execute({ action: "add", message: "x", cron: "99 * * * *" }, signal, toolCtx()),
+    ).rejects.toThrow(/invalid cron expression/);
+    await expect(tool.execute({ action: "remove", id: "cfg" }, signal, toolCtx())).rejects.toThrow(
+      /config.yaml/,
+    );
+    const added = String(
+      await tool.execute({ action: "add", message: "hello", every: "1d" }, signal, toolCtx()),
+    );
+    const id = /added (job-[0-9a-f]+)/.exec(added)?.[1];
+    expect(id).toBeDefined();
+    expect(await tool.execute({ action: "remove", id: id! }, signal, toolCtx())).toBe(`removed ${id}`);
+    expect(svc.get(id!)).toBeUndefined();
   });
 
   it("picks up jobs another process (the CLI) wrote to the db", async () => {

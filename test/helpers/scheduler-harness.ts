@@ -8,6 +8,7 @@ import { ChannelRegistry } from "../../internal/channels/registry.js";
 import { MemoryChannel } from "../../internal/channels/memory-channel.js";
 import { createModelRouter } from "../../internal/models/router.js";
 import { createAgentHost, type AgentHostImpl } from "../../internal/agent/host.js";
+import { ToolRegistry } from "../../internal/tools/registry.js";
 import type { FakeOpenAI } from "../fakes/openai-server.js";
 
 export interface SchedulerHarness {
@@ -16,6 +17,8 @@ export interface SchedulerHarness {
   host: AgentHostImpl;
   channels: ChannelRegistry;
   channel: MemoryChannel;
+  /** The real tool registry the host's agents get their tools from (empty until a test registers). */
+  tools: ToolRegistry;
 }
 
 /** Model config pointing at the fake server: provider `fake`, primary `fake/m1`, no retries. */
@@ -39,12 +42,17 @@ export async function startHarness(
     { clock, ...(opts.dir ? { dir: opts.dir } : {}) },
   );
   const router = createModelRouter({ config: () => core.ctx.config(), logger: core.ctx.logger, clock });
-  const host = createAgentHost({ ctx: core.ctx, model: router });
+  const tools = new ToolRegistry({ config: () => core.ctx.config(), logger: core.ctx.logger });
+  const host = createAgentHost({
+    ctx: core.ctx,
+    model: router,
+    toolsFor: (agent) => tools.forAgent(agent.id),
+  });
   const channels = new ChannelRegistry();
   const channel = new MemoryChannel("test");
   await channel.start();
   channels.add(channel);
-  return { core, clock, host, channels, channel };
+  return { core, clock, host, channels, channel, tools };
 }
 
 /** Polls (real time) until `cond` holds; for work that crosses real sockets. */
