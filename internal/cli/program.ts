@@ -87,5 +87,37 @@ export function buildProgram(): Command {
 
   registerCronCommands(program, DEFAULT_CONFIG);
 
+  const pairing = program
+    .command("pairing")
+    .description("approve chat users who asked for access (pairing codes)");
+  pairing
+    .command("list")
+    .description("list pending pairing requests and approved users")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--channel <id>", "only this channel (telegram, discord)")
+    .option("--json", "print JSON")
+    .action(async (opts: { config: string; channel?: string; json?: boolean }) => {
+      const { pairingList } = await import("./pairing.js");
+      await pairingList(opts);
+    });
+  pairing
+    .command("approve <code>")
+    .description("approve a pairing code: the user joins the stored allow list")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--channel <id>", "only match a code of this channel")
+    .action(async (code: string, opts: { config: string; channel?: string }) => {
+      const { pairingApprove } = await import("./pairing.js");
+      await pairingApprove(code, opts);
+    });
+  pairing
+    .command("revoke <userId>")
+    .description("remove an approved user")
+    .requiredOption("--channel <id>", "channel of the user (telegram, discord)")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .action(async (userId: string, opts: { config: string; channel: string }) => {
+      const { pairingRevoke } = await import("./pairing.js");
+      await pairingRevoke(userId, opts);
+    });
+
   return program;
 }

@@ -1,0 +1,92 @@
+/**
+ * `familiar pairing list [--channel C] [--json]` and `familiar pairing approve <code> [--channel C]`
+ * (and `revoke <userId> --channel C`): the owner's side of the pairing flow. Reads and writes the
+ * SQLite database in `data_dir` directly, so it works whether or not the daemon runs (WAL + busy
+ * timeout let both write); the running channel sees an approval on the user's next message.
+ */
+import { loadConfigFile } from "../config/load.js";
+import { systemClock } from "../core/clock.js";
+import { openDatabase, type Db } from "../store/db.js";
+import { allMigrations } from "../store/registry.js";
+import { PairingStore } from "../channels/common/pairing.js";
+
+export interface PairingOptions {
+  config: string;
+  channel?: string;
+  json?: boolean;
+  /** Output sink (tests). */
+  out?: (line: string) => void;
+}
+
+async function withStore<T>(configPath: string, fn: (store: PairingStore) => T): Promise<T> {
+  const { config } = loadConfigFile(configPath);
+  let db: Db | undefined;
+  try {
+    db = openDatabase(config.data_dir, { migrations: allMigrations });
+    return fn(new PairingStore(db, systemClock));
+  } finally {
+    db?.close();
+  }
+}
+
+const when = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+
+/** Lists pending pairing requests and approved users. */
+export async function pairingList(opts: PairingOptions): Promise<void> {
+  const out = opts.out ?? ((l: string) => console.log(l));
+  await withStore(opts.config, (store) => {
+    const pending = store.pending(opts.channel);
+    const allowed = store.allowed(opts.channel);
+    if (opts.json) {
+      out(JSON.stringify({ pending, allowed }, null, 2));
+      return;
+    }
+    out(pending.length ? "Pending requests:" : "No pending pairing requests.");
+    for (const p of pending)
+      out(
+        `  ${p.code}  ${p.channel}  user ${p.userId}${p.userName ? ` (${p.userName})` : ""}  expires ${when(p.expiresAt)}`,
+      );
+    out(allowed.length ? "Approved users:" : "No approved users (besides allow_from in config.yaml).");
+    for (const a of allowed)
+      out(
+        `  ${a.channel}  user ${a.userId}${a.userName ? ` (${a.userName})` : ""}  since ${when(a.approvedAt)}`,
+      );
+  });
+}
+
+/** Approves a code. Exits with code 1 when the code is unknown or expired. */
+export async function pairingApprove(code: string, opts: PairingOptions): Promise<boolean> {
+  const out = opts.out ?? ((l: string) => console.log(l));
+  return withStore(opts.config, (store) => {
+    const r = store.approve(code, opts.channel);
+    if (!r) {
+      out(
+        `No pending pairing request with code ${code.toUpperCase()}${opts.channel ? ` on ${opts.channel}` : ""} (codes expire after 1 hour; see \`familiar pairing list\`).`,
+      );
+      process.exitCode = 1;
+      return false;
+    }
+    out(
+      `Approved ${r.channel} user ${r.userId}${r.userName ? ` (${r.userName})` : ""}. They can talk to the assistant now.`,
+    );
+    return true;
+  });
+}
+
+/** Removes a user from the stored allow list. */
+export async function pairingRevoke(
+  userId: string,
+  opts: PairingOptions & { channel: string },
+): Promise<boolean> {
+  const out = opts.out ?? ((l: string) => console.log(l));
+  return withStore(opts.config, (store) => {
+    const ok = store.revoke(opts.channel, userId);
+    out(
+      ok
+        ? `Revoked ${opts.channel} user ${userId}.`
+        : `User ${userId} was not on the stored ${opts.channel} allow list.`,
+    );
+    if (!ok) process.exitCode = 1;
+    return ok;
+  });
+}
