@@ -58,7 +58,12 @@ export function chunkMarkdown(text: string): Chunk[] {
       start = i + 2;
       return;
     }
-    if (buf.length === 0) start = i + 1;
+    // A chunk starts at its first non-blank line (so `path:line` points at the text).
+    if (buf.every((b) => b.trim() === "")) {
+      if (l.trim() === "") return;
+      buf = [];
+      start = i + 1;
+    }
     buf.push(l);
     if (l.trim() === "" && buf.join("\n").length >= CHUNK_CHARS) flush();
   });

@@ -11,7 +11,7 @@
  * - the prompt section lists names and one-line descriptions only, plus the full text of `always` skills.
  */
 import { accessSync, constants, readdirSync, readFileSync, statSync } from "node:fs";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import type { Logger } from "../log/logger.js";
@@ -234,8 +234,23 @@ export class SkillsLoader {
   async watch(debounceMs = 200): Promise<void> {
     if (this.watcher) return;
     const { watch } = await import("chokidar");
-    const dirs = this.roots().map((r) => r.dir);
-    const w = watch(dirs, { ignoreInitial: true, depth: 2, awaitWriteFinish: false });
+    // The workspace root is watched (not <workspace>/skills) so a skills folder created later is seen;
+    // everything else in the workspace is ignored and never traversed.
+    const ws = resolve(this.opts.workspace());
+    const wsSkills = join(ws, "skills");
+    const bundled = resolve(this.bundledDir);
+    const w = watch([ws, bundled], {
+      ignoreInitial: true,
+      depth: 3,
+      ignored: (p: string) =>
+        !(
+          p === ws ||
+          p === wsSkills ||
+          p.startsWith(wsSkills + sep) ||
+          p === bundled ||
+          p.startsWith(bundled + sep)
+        ),
+    });
     w.on("all", () => {
       if (this.debounce) clearTimeout(this.debounce);
       this.debounce = setTimeout(() => this.reload(), debounceMs);
@@ -243,6 +258,7 @@ export class SkillsLoader {
     });
     w.on("error", (err) => this.opts.logger?.warn({ err: (err as Error).message }, "skills watcher error"));
     this.watcher = w;
+    await new Promise<void>((r) => w.once("ready", () => r()));
   }
 
   async close(): Promise<void> {
