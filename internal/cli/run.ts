@@ -10,7 +10,7 @@ export async function runCommand(configPath: string): Promise<void> {
     daemon = await Daemon.start({ configPath });
   } catch (err) {
     const msg = (err as Error).message ?? String(err);
-    process.stderr.write(`familiar: failed to start: ${msg.replace(/\n\s*/g, "; ")}\n`);
+    process.stderr.write(`familiar: failed to start: ${oneLine(msg)}\n`);
     process.exit(1);
   }
   let signals = 0;
@@ -30,4 +30,12 @@ export async function runCommand(configPath: string): Promise<void> {
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+}
+
+/** `file: 2 config error(s):\n  a\n  b` -> `file: 2 config error(s): a; b` (journald shows one line). */
+function oneLine(msg: string): string {
+  return msg
+    .trim()
+    .replace(/:\s*\n\s*/g, ": ")
+    .replace(/\s*\n\s*/g, "; ");
 }
