@@ -62,6 +62,16 @@ export interface FakeDiscordOptions {
   heartbeatIntervalMs?: number;
 }
 
+/** A scripted refusal: the next `times` matching calls get `status` with a Discord error body. */
+export interface RefusalScript {
+  method?: string;
+  path: RegExp;
+  times: number;
+  status: number;
+  code?: number;
+  message?: string;
+}
+
 /** A scripted rate limit: the next `times` matching calls get 429. */
 export interface RateLimitScript {
   method?: string;
@@ -122,6 +132,7 @@ export class FakeDiscord {
   readonly gateway = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, queries: [] as string[] };
   private session: GatewaySession | undefined;
   private limits: RateLimitScript[] = [];
+  private refusals: RefusalScript[] = [];
   private server: Server;
   private wss: WebSocketServer;
   private sockets = new Set<WebSocket>();
@@ -172,6 +183,11 @@ export class FakeDiscord {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Scripts error answers (e.g. 403 Missing Access) for the next matching calls. */
+  refuse(script: RefusalScript): void {
+    this.refusals.push({ ...script });
+  }
+
   /** Scripts 429 answers for the next matching calls. */
   rateLimit(script: RateLimitScript): void {
     this.limits.push({ ...script });
@@ -202,6 +218,8 @@ export class FakeDiscord {
     guildId?: string;
     mentionsBot?: boolean;
     id?: string;
+    /** Extra fields merged into the payload (e.g. `referenced_message`, `attachments`). */
+    extra?: Record<string, unknown>;
   }): Record<string, unknown> {
     const d: Record<string, unknown> = {
       id: m.id ?? snowflake(),
@@ -225,6 +243,7 @@ export class FakeDiscord {
             member: { roles: [], joined_at: new Date().toISOString(), deaf: false, mute: false },
           }
         : {}),
+      ...m.extra,
     };
     this.dispatch("MESSAGE_CREATE", d);
     return d;
@@ -297,19 +316,31 @@ export class FakeDiscord {
     return this.calls.filter((c) => c.method === method && path.test(c.path));
   }
 
-  /** Resolves when `check` holds (re-checked after every REST call and gateway event). */
+  /**
+   * Resolves when `check` holds: re-checked after every REST call and gateway frame, and polled
+   * every 20 ms for conditions on the client's side (e.g. its status).
+   */
   waitFor(check: () => boolean, timeoutMs = 20_000, what = "condition"): Promise<void> {
     if (check()) return Promise.resolve();
     return new Promise((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(t);
+        clearInterval(poll);
+        const i = this.waiters.indexOf(w);
+        if (i >= 0) this.waiters.splice(i, 1);
+      };
       const w = {
         check,
         resolve: () => {
-          clearTimeout(t);
+          done();
           resolve();
         },
       };
+      const poll = setInterval(() => {
+        if (check()) w.resolve();
+      }, 20);
       const t = setTimeout(() => {
-        this.waiters.splice(this.waiters.indexOf(w), 1);
+        done();
         reject(new Error(`fake discord: timed out waiting for ${what}`));
       }, timeoutMs);
       this.waiters.push(w);
@@ -317,12 +348,7 @@ export class FakeDiscord {
   }
 
   private poke(): void {
-    for (const w of [...this.waiters]) {
-      if (w.check()) {
-        this.waiters.splice(this.waiters.indexOf(w), 1);
-        w.resolve();
-      }
-    }
+    for (const w of [...this.waiters]) if (w.check()) w.resolve();
   }
 
   // ---------------------------------------------------------------- gateway
@@ -477,7 +503,8 @@ export class FakeDiscord {
       }
     }
     const method = req.method ?? "GET";
-    const path = url.pathname.startsWith("/api/v10") ? url.pathname.slice("/api/v10".length) : url.pathname;
+    const pathname = decodeURIComponent(url.pathname);
+    const path = pathname.startsWith("/api/v10") ? pathname.slice("/api/v10".length) : pathname;
     const auth = typeof req.headers.authorization === "string" ? req.headers.authorization : undefined;
     const call: RestCall = { method, path, query: url.search, body, auth, status: 0, at: Date.now() };
     this.calls.push(call);
@@ -514,6 +541,15 @@ export class FakeDiscord {
             ...(limit.global ? { "x-ratelimit-global": "true" } : {}),
           },
         );
+      }
+      const refusal = this.refusals.find((l) => (!l.method || l.method === method) && l.path.test(path));
+      if (refusal) {
+        refusal.times--;
+        if (refusal.times <= 0) this.refusals.splice(this.refusals.indexOf(refusal), 1);
+        return reply(refusal.status, {
+          message: refusal.message ?? "Missing Access",
+          code: refusal.code ?? 50001,
+        });
       }
       // Interaction callbacks and webhooks authenticate with their token in the path, not the bot token.
       const tokenRoute = path.startsWith("/interactions/") || path.startsWith("/webhooks/");

@@ -37,7 +37,9 @@ export interface HarnessOptions {
   discord?: Record<string, unknown>;
   fake?: FakeDiscordOptions;
   approvals?: ApprovalResolver;
-  /** Wait for the gateway READY (default true). */
+  /** Start the channel (default true). */
+  start?: boolean;
+  /** Wait for the gateway READY after start (default true). */
   connect?: boolean;
 }
 
@@ -87,6 +89,7 @@ export async function startDiscordHarness(opts: HarnessOptions = {}): Promise<Di
       ...(opts.approvals ? { approvals: opts.approvals } : {}),
     });
     registry.add(ch);
+    if (opts.start === false) return ch;
     await ch.start();
     if (opts.connect !== false) await withTimeout(ch.whenConnected(), 20_000, "the Discord gateway READY");
     return ch;
