@@ -115,10 +115,14 @@ export function chunkMarkdown(text: string, limits: ChunkLimits): string[] {
     let cut = findCut(rest, limit);
     if (cut <= 0) cut = Math.max(1, limit);
     let head = rest.slice(0, cut).replace(/\s+$/, "");
-    let tail = rest
-      .slice(cut)
-      .replace(/^[ \t]*\n/, "")
-      .replace(/^\n+/, "");
+    // A cut at a line break drops the break; a cut inside a line drops the spaces at the cut.
+    let tail =
+      rest[cut] === "\n" || rest[cut - 1] === "\n"
+        ? rest
+            .slice(cut)
+            .replace(/^[ \t]*\n/, "")
+            .replace(/^\n+/, "")
+        : rest.slice(cut).replace(/^[ \t]+/, "");
     const open = fenceAfter(head, undefined);
     if (head.length === 0) {
       // Only whitespace before the cut: drop it and continue.

@@ -14,7 +14,7 @@
  *   {@link ERROR_REPLY_INTERVAL_MS}.
  */
 import type { AgentEvent } from "../../agent/events.js";
-import type { Clock, TimerHandle } from "../../core/clock.js";
+import { sleep, type Clock, type TimerHandle } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
 import { chunkMarkdown, type ChunkLimits } from "./chunking.js";
 
@@ -287,6 +287,9 @@ export class ReplyStream {
     if (this.previewId !== undefined && !this.previewBroken) {
       const first = chunks[0] ?? "";
       try {
+        // The final edit keeps the chat's pacing too (it is the edit most likely to hit a 429).
+        const wait = this.relay.editWait(this.chatId);
+        if (wait > 0 && first !== this.shown) await sleep(this.clock, wait);
         if (first !== this.shown) await adapter.edit(this.chatId, this.previewId, first, { markdown: true });
         outcome.finalMessageIds.push(this.previewId);
         rest = chunks.slice(1);

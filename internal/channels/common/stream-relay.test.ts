@@ -1,0 +1,133 @@
+/**
+ * The relay's pacing and final-delivery rules on a FakeClock. The adapter here stands in for the
+ * chat platform (the network boundary) and records what the platform would show.
+ */
+import { describe, expect, it } from "vitest";
+import { FakeClock } from "../../core/clock.js";
+import type { AgentEvent } from "../../agent/events.js";
+import { ZERO_USAGE } from "../../models/types.js";
+import { StreamRelay, type ChatAdapter, type OutboundOptions } from "./stream-relay.js";
+
+class PlatformRecorder implements ChatAdapter {
+  readonly limits = { maxLength: 100 };
+  msgs = new Map<string, string>();
+  log: { op: string; at: number; id?: string; text?: string }[] = [];
+  failEdits = false;
+  private seq = 0;
+  constructor(private clock: FakeClock) {}
+  async send(_chat: string, text: string, _o: OutboundOptions): Promise<string> {
+    const id = String(++this.seq);
+    this.msgs.set(id, text);
+    this.log.push({ op: "send", at: this.clock.now(), id, text });
+    return id;
+  }
+  async edit(_chat: string, id: string, text: string): Promise<void> {
+    this.log.push({ op: "edit", at: this.clock.now(), id, text });
+    if (this.failEdits) throw new Error("edit refused");
+    this.msgs.set(id, text);
+  }
+  async delete(_chat: string, id: string): Promise<void> {
+    this.log.push({ op: "delete", at: this.clock.now(), id });
+    this.msgs.delete(id);
+  }
+  async typing(): Promise<void> {
+    this.log.push({ op: "typing", at: this.clock.now() });
+  }
+}
+
+const end = (text: string, finishReason: "stop" | "error" = "stop"): AgentEvent => ({
+  type: "turn_end",
+  runId: "r",
+  text,
+  finishReason,
+  usage: ZERO_USAGE,
+});
+
+function setup(mode: "edit" | "off" = "edit") {
+  const clock = new FakeClock();
+  const p = new PlatformRecorder(clock);
+  const relay = new StreamRelay(p, clock, () => ({ mode, editIntervalMs: 1000, showTools: true }));
+  return { clock, p, relay };
+}
+
+describe("StreamRelay", () => {
+  it("creates one preview, edits at most once per interval, and finishes with the full text", async () => {
+    const { clock, p, relay } = setup();
+    const s = relay.stream("c1");
+    s.onEvent({
+      type: "turn_start",
+      runId: "r",
+      sessionKey: "k",
+      sessionId: "s",
+      agentId: "a",
+      requestId: "q",
+    });
+    for (let i = 0; i < 30; i++) {
+      s.onEvent({ type: "text_delta", runId: "r", delta: `w${i} ` });
+      await clock.advance(100);
+    }
+    s.onEvent(end(Array.from({ length: 30 }, (_, i) => `w${i}`).join(" ")));
+    await clock.advance(2000);
+    const out = await s.done;
+    const edits = p.log.filter((l) => l.op === "edit");
+    for (let i = 1; i < edits.length; i++)
+      expect(edits[i]!.at - edits[i - 1]!.at).toBeGreaterThanOrEqual(1000);
+    expect(p.log.filter((l) => l.op === "send")).toHaveLength(2); // the preview (first chunk) + one follow-up chunk (100 chars max)
+    expect(out.fellBack).toBe(false);
+    expect([...p.msgs.values()].join(" ")).toBe(Array.from({ length: 30 }, (_, i) => `w${i}`).join(" "));
+    expect(p.log.some((l) => l.op === "typing")).toBe(true);
+  });
+
+  it("sends the final text anew and deletes the preview when the final edit fails", async () => {
+    const { clock, p, relay } = setup();
+    const s = relay.stream("c1");
+    s.onEvent({ type: "text_delta", runId: "r", delta: "partial" });
+    await clock.advance(10);
+    p.failEdits = true;
+    s.onEvent(end("the complete answer"));
+    await clock.advance(2000);
+    const out = await s.done;
+    expect(out.fellBack).toBe(true);
+    expect([...p.msgs.values()]).toEqual(["the complete answer"]);
+  });
+
+  it("mode off sends once at the end", async () => {
+    const { clock, p, relay } = setup("off");
+    const s = relay.stream("c1");
+    s.onEvent({ type: "text_delta", runId: "r", delta: "abc" });
+    await clock.advance(5000);
+    expect(p.log.filter((l) => l.op === "send")).toHaveLength(0);
+    s.onEvent(end("abc"));
+    await s.done;
+    expect(p.log.filter((l) => l.op !== "typing").map((l) => l.op)).toEqual(["send"]);
+  });
+
+  it("shows tool progress in the preview but not in the final text", async () => {
+    const { clock, p, relay } = setup();
+    const s = relay.stream("c1");
+    s.onEvent({ type: "tool_start", runId: "r", callId: "1", name: "web_fetch", args: {} });
+    await clock.advance(10);
+    expect([...p.msgs.values()][0]).toContain("web_fetch");
+    s.onEvent(end("done"));
+    await clock.advance(2000);
+    await s.done;
+    expect([...p.msgs.values()]).toEqual(["done"]);
+  });
+
+  it("rate-limits error replies per chat and code", async () => {
+    const { clock, p, relay } = setup();
+    for (let i = 0; i < 3; i++) {
+      const s = relay.stream("c1");
+      s.onEvent({ type: "error", runId: "r", code: "MODEL_UNAVAILABLE", message: "The model is down." });
+      s.onEvent(end("", "error"));
+      await s.done;
+    }
+    expect(p.log.filter((l) => l.text === "The model is down.")).toHaveLength(1);
+    await clock.advance(61_000);
+    const s = relay.stream("c1");
+    s.onEvent({ type: "error", runId: "r", code: "MODEL_UNAVAILABLE", message: "The model is down." });
+    s.onEvent(end("", "error"));
+    await s.done;
+    expect(p.log.filter((l) => l.text === "The model is down.")).toHaveLength(2);
+  });
+});
