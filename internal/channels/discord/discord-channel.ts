@@ -65,7 +65,7 @@ export class DiscordChannel implements Channel {
   private st: ChannelStatus;
   private inflight = new Set<Promise<unknown>>();
   private dmChannels = new Map<string, string>();
-  private parents = new Map<string, string | null>();
+  private parents = new Map<string, Promise<string | undefined>>();
   private retryTimer: TimerHandle | undefined;
   private retryDelayMs = 1000;
   private stopping = false;
@@ -374,31 +374,36 @@ export class DiscordChannel implements Channel {
     await this.router.handle({ ...base, text });
   }
 
-  /** The parent channel of a thread (undefined for a plain channel). Cached. */
-  private async parentOf(channelId: string): Promise<string | undefined> {
-    if (this.parents.has(channelId)) return this.parents.get(channelId) ?? undefined;
-    const client = this.client;
-    let parent: string | null = null;
-    const cached = client?.channels.cache.get(channelId);
-    if (cached) parent = cached.isThread() ? cached.parentId : null;
-    else if (client) {
-      try {
-        const raw = (await client.rest.get(Routes.channel(channelId))) as {
-          type: number;
-          parent_id?: string | null;
-        };
-        parent = THREAD_TYPES.has(raw.type) ? (raw.parent_id ?? null) : null;
-      } catch (err) {
-        this.ctx.logger.warn(
-          { channel: "discord", channelId, err: (err as Error).message },
-          "discord: channel lookup failed",
-        );
-        return undefined;
-      }
-    }
+  /**
+   * The parent channel of a thread (undefined for a plain channel or when the lookup failed, which
+   * gates like a plain channel). The lookup promise is cached so messages of one channel keep their
+   * arrival order; a failed lookup is retried next time.
+   */
+  private parentOf(channelId: string): Promise<string | undefined> {
+    const known = this.parents.get(channelId);
+    if (known) return known;
+    const lookup = this.lookupParent(channelId).catch((err: unknown) => {
+      this.parents.delete(channelId);
+      this.ctx.logger.warn(
+        { channel: "discord", channelId, err: (err as Error).message },
+        "discord: channel lookup failed",
+      );
+      return undefined;
+    });
     if (this.parents.size > 5000) this.parents.clear();
-    this.parents.set(channelId, parent);
-    return parent ?? undefined;
+    this.parents.set(channelId, lookup);
+    return lookup;
+  }
+
+  private async lookupParent(channelId: string): Promise<string | undefined> {
+    const client = this.requireClient();
+    const cached = client.channels.cache.get(channelId);
+    if (cached) return cached.isThread() ? (cached.parentId ?? undefined) : undefined;
+    const raw = (await client.rest.get(Routes.channel(channelId))) as {
+      type: number;
+      parent_id?: string | null;
+    };
+    return THREAD_TYPES.has(raw.type) ? (raw.parent_id ?? undefined) : undefined;
   }
 
   private async onInteraction(i: APIInteraction): Promise<void> {

@@ -351,4 +351,22 @@ describe("discord channel end to end", () => {
     const err = await channel.send(CHAN, "x").catch((e: unknown) => e);
     expect((err as ChannelError).code).toBe("CHANNEL_NOT_RUNNING");
   });
+
+  it("reconnects when a hot reload fixes the token", async () => {
+    h = await startDiscordHarness({ discord: { token: "not-the-token" }, connect: false });
+    const { discord, channel, core } = h;
+    await discord.waitFor(() => channel.status().state === "error", 20_000, "the error state");
+    const cfg = core.ctx.config();
+    core.setConfig({
+      ...cfg,
+      channels: { ...cfg.channels, discord: { ...cfg.channels.discord, token: discord.token } },
+    });
+    await discord.waitFor(
+      () => channel.status().state === "connected",
+      20_000,
+      "connected with the new token",
+    );
+    discord.userMessage({ channelId: DM, content: "fixed", author: ANN });
+    await answered(discord, DM, (t) => t === "echo: fixed", "the answer");
+  });
 });
