@@ -35,7 +35,7 @@ import type { ApprovalResolver } from "../common/commands.js";
 import { DISCORD_LIMITS } from "../common/chunking.js";
 import { DiscordAdapter, interactionAddress, NO_MENTIONS, toChannelError } from "./discord-adapter.js";
 import { SeenStore } from "./seen-store.js";
-import { guildVerdict, isAddressed, stripBotMention } from "./guild-gate.js";
+import { guildVerdict, isAddressed, stripBotMention, type ChannelIdentity } from "./guild-gate.js";
 import { commandText, slashCommandBodies } from "./slash-commands.js";
 
 export const DEFAULT_API_BASE = "https://discord.com/api";
@@ -65,7 +65,7 @@ export class DiscordChannel implements Channel {
   private st: ChannelStatus;
   private inflight = new Set<Promise<unknown>>();
   private dmChannels = new Map<string, string>();
-  private parents = new Map<string, Promise<string | undefined>>();
+  private identities = new Map<string, Promise<ChannelIdentity>>();
   private retryTimer: TimerHandle | undefined;
   private retryDelayMs = 1000;
   private stopping = false;
@@ -353,13 +353,16 @@ export class DiscordChannel implements Channel {
       }
       base.originLabel = `Discord DM from ${sender.name}`;
     } else {
-      const parent = await this.parentOf(d.channel_id);
-      const verdict = guildVerdict(cfg, d.guild_id, d.channel_id, parent);
-      if (!verdict.allowed) return;
-      if (verdict.requireMention && !isAddressed(d, me.id)) return;
+      // Cheap checks first: unlisted guilds and unaddressed chatter never cost a REST lookup.
+      const quick = guildVerdict(cfg, d.guild_id, { id: d.channel_id });
+      if (!cfg.guilds[d.guild_id] && !cfg.guilds["*"]) return;
+      if (quick.requireMention && !isAddressed(d, me.id)) return;
+      const ident = quick.allowed ? { id: d.channel_id } : await this.identify(d.channel_id);
+      if (!quick.allowed && !guildVerdict(cfg, d.guild_id, ident).allowed) return;
       text = stripBotMention(text, me.id);
       base.guildId = d.guild_id;
-      base.originLabel = `Discord ${parent ? "thread" : "channel"} ${d.channel_id} from ${sender.name}`;
+      const where = ident.names?.[0] ? `#${ident.names[0]}` : `channel ${d.channel_id}`;
+      base.originLabel = `Discord ${where} from ${sender.name}`;
     }
     if (!text.trim()) {
       if (d.attachments.length > 0 && this.seen.claim(d.id))
@@ -375,35 +378,50 @@ export class DiscordChannel implements Channel {
   }
 
   /**
-   * The parent channel of a thread (undefined for a plain channel or when the lookup failed, which
-   * gates like a plain channel). The lookup promise is cached so messages of one channel keep their
-   * arrival order; a failed lookup is retried next time.
+   * What the allow list matches for a channel: id, thread parent, names. The lookup promise is cached
+   * so messages of one channel keep their arrival order; a failed lookup (gated as just the id) is
+   * retried next time.
    */
-  private parentOf(channelId: string): Promise<string | undefined> {
-    const known = this.parents.get(channelId);
+  private identify(channelId: string): Promise<ChannelIdentity> {
+    const known = this.identities.get(channelId);
     if (known) return known;
-    const lookup = this.lookupParent(channelId).catch((err: unknown) => {
-      this.parents.delete(channelId);
+    const lookup = this.lookupIdentity(channelId).catch((err: unknown): ChannelIdentity => {
+      this.identities.delete(channelId);
       this.ctx.logger.warn(
         { channel: "discord", channelId, err: (err as Error).message },
         "discord: channel lookup failed",
       );
-      return undefined;
+      return { id: channelId };
     });
-    if (this.parents.size > 5000) this.parents.clear();
-    this.parents.set(channelId, lookup);
+    if (this.identities.size > 5000) this.identities.clear();
+    this.identities.set(channelId, lookup);
     return lookup;
   }
 
-  private async lookupParent(channelId: string): Promise<string | undefined> {
-    const client = this.requireClient();
-    const cached = client.channels.cache.get(channelId);
-    if (cached) return cached.isThread() ? (cached.parentId ?? undefined) : undefined;
-    const raw = (await client.rest.get(Routes.channel(channelId))) as {
-      type: number;
-      parent_id?: string | null;
+  private async lookupIdentity(channelId: string): Promise<ChannelIdentity> {
+    const info = async (id: string): Promise<{ name?: string; parentId?: string }> => {
+      const client = this.requireClient();
+      const c = client.channels.cache.get(id);
+      if (c) {
+        const name = "name" in c && typeof c.name === "string" ? c.name : undefined;
+        const parentId = c.isThread() ? (c.parentId ?? undefined) : undefined;
+        return { ...(name ? { name } : {}), ...(parentId ? { parentId } : {}) };
+      }
+      const raw = (await client.rest.get(Routes.channel(id))) as {
+        type: number;
+        name?: string | null;
+        parent_id?: string | null;
+      };
+      const parentId = THREAD_TYPES.has(raw.type) ? (raw.parent_id ?? undefined) : undefined;
+      return { ...(raw.name ? { name: raw.name } : {}), ...(parentId ? { parentId } : {}) };
     };
-    return THREAD_TYPES.has(raw.type) ? (raw.parent_id ?? undefined) : undefined;
+    const self = await info(channelId);
+    const names = self.name ? [self.name] : [];
+    if (self.parentId) {
+      const parent = await info(self.parentId).catch(() => ({ name: undefined }));
+      if (parent.name) names.push(parent.name);
+    }
+    return { id: channelId, ...(self.parentId ? { parentId: self.parentId } : {}), names };
   }
 
   private async onInteraction(i: APIInteraction): Promise<void> {
@@ -438,8 +456,8 @@ export class DiscordChannel implements Channel {
       if (d.kind === "ignore") return void (await ephemeral("This assistant is private."));
       if (d.kind !== "allow") return void (await ephemeral(pairingReply(d, sender.id)));
     } else {
-      const parent = await this.parentOf(channelId);
-      if (!guildVerdict(cfg, i.guild_id, channelId, parent).allowed)
+      const quick = guildVerdict(cfg, i.guild_id, { id: channelId }).allowed;
+      if (!quick && !guildVerdict(cfg, i.guild_id, await this.identify(channelId)).allowed)
         return void (await ephemeral("I am not enabled in this channel."));
     }
     if (i.type === 2) {

@@ -18,18 +18,25 @@ describe("guild gate", () => {
     },
   };
   it("allows listed channels, threads of listed parents, and every channel with *", () => {
-    expect(guildVerdict(cfg, "g1", "c1")).toEqual({ allowed: true, requireMention: true });
-    expect(guildVerdict(cfg, "g1", "c2").allowed).toBe(false);
-    expect(guildVerdict(cfg, "g1", "t9", "c1").allowed).toBe(true);
-    expect(guildVerdict(cfg, "g2", "anything")).toEqual({ allowed: true, requireMention: false });
-    expect(guildVerdict(cfg, "g3", "c1").allowed).toBe(false);
+    expect(guildVerdict(cfg, "g1", { id: "c1" })).toEqual({ allowed: true, requireMention: true });
+    expect(guildVerdict(cfg, "g1", { id: "c2" }).allowed).toBe(false);
+    expect(guildVerdict(cfg, "g1", { id: "t9", parentId: "c1" }).allowed).toBe(true);
+    expect(guildVerdict(cfg, "g2", { id: "anything" })).toEqual({ allowed: true, requireMention: false });
+    expect(guildVerdict(cfg, "g3", { id: "c1" }).allowed).toBe(false);
+    // Names work too, with or without '#', case-insensitively.
+    const named = { ...cfg, guilds: { g1: { channels: ["#General"], require_mention: true } } };
+    expect(guildVerdict(named, "g1", { id: "c7", names: ["general"] }).allowed).toBe(true);
     expect(
-      guildVerdict({ ...cfg, guilds: { "*": { channels: ["*"], require_mention: true } } }, "g3", "c")
+      guildVerdict(named, "g1", { id: "t1", parentId: "c7", names: ["a-thread", "general"] }).allowed,
+    ).toBe(true);
+    expect(guildVerdict(named, "g1", { id: "c8", names: ["random"] }).allowed).toBe(false);
+    expect(
+      guildVerdict({ ...cfg, guilds: { "*": { channels: ["*"], require_mention: true } } }, "g3", { id: "c" })
         .allowed,
     ).toBe(true);
   });
   it("turns mention gating off when either level says so", () => {
-    expect(guildVerdict({ ...cfg, require_mention: false }, "g1", "c1").requireMention).toBe(false);
+    expect(guildVerdict({ ...cfg, require_mention: false }, "g1", { id: "c1" }).requireMention).toBe(false);
   });
   it("detects mentions and replies to the bot, and strips the mention", () => {
     expect(isAddressed({ content: "<@42> hi" }, "42")).toBe(true);

@@ -125,6 +125,26 @@ describe("discord channel end to end", () => {
     });
     discord.userMessage({ channelId: CHAN, guildId: GUILD, content: "no mention now", author: ANN });
     await answered(discord, CHAN, (t) => t === "echo: no mention now", "the unmentioned answer");
+
+    // Allow lists also take channel names.
+    const c2 = core.ctx.config();
+    core.setConfig({
+      ...c2,
+      channels: {
+        ...c2.channels,
+        discord: {
+          ...c2.channels.discord,
+          guilds: { [GUILD]: { channels: ["#channel-1"], require_mention: false } },
+        },
+      },
+    });
+    discord.userMessage({ channelId: OTHER_CHAN, guildId: GUILD, content: "by name", author: ANN });
+    await answered(
+      discord,
+      OTHER_CHAN,
+      (t) => t === "echo: by name",
+      "the answer in a channel allowed by name",
+    );
   });
 
   it("pairs an unknown DM user: a code first, answers after approval", async () => {

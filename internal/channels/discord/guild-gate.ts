@@ -1,6 +1,6 @@
 /**
- * Who the bot answers in guilds: `channels.discord.guilds.<guildId>.channels` allow lists (`*` = every
- * channel; a thread follows its parent channel) and mention gating (answer only when mentioned or
+ * Who the bot answers in guilds: `channels.discord.guilds.<guildId>.channels` allow lists (channel ids
+ * or names, `*` = every channel; a thread follows its parent channel) and mention gating (answer only when mentioned or
  * replied to, unless `require_mention: false` on the guild or the whole channel config).
  * A guild that is not listed (and no `*` guild entry) is ignored entirely.
  */
@@ -15,19 +15,21 @@ export interface GuildVerdict {
   requireMention: boolean;
 }
 
-/** Whether a guild channel (or a thread whose parent is `parentId`) is allowed, and if it needs a mention. */
-export function guildVerdict(
-  cfg: GuildGateConfig,
-  guildId: string,
-  channelId: string,
-  parentId?: string,
-): GuildVerdict {
+/** What identifies a channel for the allow list: its id, its thread parent, and their names. */
+export interface ChannelIdentity {
+  id: string;
+  parentId?: string;
+  /** Names of the channel and of its parent (matched with or without a leading `#`). */
+  names?: readonly string[];
+}
+
+/** Whether a guild channel (or a thread of an allowed parent) is allowed, and if it needs a mention. */
+export function guildVerdict(cfg: GuildGateConfig, guildId: string, ch: ChannelIdentity): GuildVerdict {
   const g = cfg.guilds[guildId] ?? cfg.guilds["*"];
   if (!g) return { allowed: false, requireMention: true };
-  const allowed =
-    g.channels.includes("*") ||
-    g.channels.includes(channelId) ||
-    (!!parentId && g.channels.includes(parentId));
+  const list = new Set(g.channels.map((c) => c.replace(/^#/, "").toLowerCase()));
+  const keys = [ch.id, ch.parentId, ...(ch.names ?? [])].filter((k): k is string => !!k);
+  const allowed = list.has("*") || keys.some((k) => list.has(k.toLowerCase()));
   return { allowed, requireMention: g.require_mention && cfg.require_mention };
 }
 
