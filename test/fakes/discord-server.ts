@@ -132,6 +132,7 @@ export class FakeDiscord {
   readonly gateway = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, queries: [] as string[] };
   private session: GatewaySession | undefined;
   private limits: RateLimitScript[] = [];
+  private identifyCloseCode: number | undefined;
   private refusals: RefusalScript[] = [];
   private server: Server;
   private wss: WebSocketServer;
@@ -181,6 +182,11 @@ export class FakeDiscord {
     this.wss.close();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Makes every following IDENTIFY close the socket with `code` (e.g. 4014 disallowed intents). */
+  rejectIdentify(code: number | undefined): void {
+    this.identifyCloseCode = code;
   }
 
   /** Scripts error answers (e.g. 403 Missing Access) for the next matching calls. */
@@ -397,6 +403,10 @@ export class FakeDiscord {
   private onIdentify(ws: WebSocket, d: Record<string, unknown>): void {
     if (d.token !== this.token) {
       ws.close(4004, "Authentication failed.");
+      return;
+    }
+    if (this.identifyCloseCode !== undefined) {
+      ws.close(this.identifyCloseCode, "Disallowed intent(s).");
       return;
     }
     this.gateway.identifies++;

@@ -389,4 +389,14 @@ describe("discord channel end to end", () => {
     discord.userMessage({ channelId: DM, content: "fixed", author: ANN });
     await answered(discord, DM, (t) => t === "echo: fixed", "the answer");
   });
+
+  it("reports missing privileged intents (gateway close 4014) as one clear error", async () => {
+    h = await startDiscordHarness({ start: false });
+    const { discord, channel } = h;
+    discord.rejectIdentify(4014);
+    await channel.start();
+    await discord.waitFor(() => channel.status().state === "error", 20_000, "the error state");
+    expect(channel.status().detail).toMatch(/MESSAGE CONTENT/);
+    expect(discord.gateway.identifies).toBe(0);
+  });
 });
