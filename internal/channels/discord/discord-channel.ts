@@ -71,6 +71,7 @@ export class DiscordChannel implements Channel {
   private stopping = false;
   private readyWaiters: (() => void)[] = [];
   private unsubscribe: (() => void) | undefined;
+  private lifecycle: Promise<void> = Promise.resolve();
 
   constructor(
     private ctx: CoreContext,
@@ -159,7 +160,10 @@ export class DiscordChannel implements Channel {
     this.unsubscribe ??= this.ctx.onConfig((next, prev) => {
       const a = next.channels.discord;
       const b = prev.channels.discord;
-      if (a.enabled !== b.enabled || a.token !== b.token || a.api_base !== b.api_base) void this.restart();
+      if (a.enabled !== b.enabled || a.token !== b.token || a.api_base !== b.api_base) {
+        // Serialised: two quick reloads never leave two clients connected.
+        this.lifecycle = this.lifecycle.then(() => this.restart()).catch(() => undefined);
+      }
     });
     this.stopping = false;
     this.connect();
@@ -201,13 +205,18 @@ export class DiscordChannel implements Channel {
 
   private attach(client: Client): void {
     const log = this.ctx.logger;
-    client.on("raw", (packet: GatewayDispatchPayload) => this.onDispatch(packet));
+    // Events of a client we already replaced (hot reload) are ignored.
+    client.on("raw", (packet: GatewayDispatchPayload) => {
+      if (this.client === client) this.onDispatch(packet);
+    });
     client.on(Events.ClientReady, () => {
+      if (this.client !== client) return;
       this.retryDelayMs = 1000;
       this.setState("connected");
       this.track(this.registerCommands());
     });
     client.on(Events.ShardResume, (_id, replayed) => {
+      if (this.client !== client) return;
       log.info({ channel: "discord", replayed }, "discord: gateway session resumed");
       this.setState("connected");
     });
@@ -290,6 +299,7 @@ export class DiscordChannel implements Channel {
     this.stopping = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    await this.lifecycle;
     await Promise.allSettled([...this.inflight]);
     await this.disconnect();
     if (this.st.state !== "error") this.setState("stopped");
