@@ -48,6 +48,33 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("init [dir]")
+    .description("write a commented config.yaml and the workspace template into DIR (default: here)")
+    .action(async (dir: string | undefined) => {
+      const { initCommand } = await import("./init.js");
+      initCommand(dir);
+    });
+
+  const configCmd = program.command("config").description("configuration commands");
+  configCmd
+    .command("check")
+    .description("validate the config: print every error with its key path (exit 1), or a summary")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .action(async (opts: { config: string }) => {
+      const { configCheckCommand } = await import("./config-check.js");
+      configCheckCommand(opts);
+    });
+
+  program
+    .command("doctor")
+    .description("check Node, config, data dir, workspace, gateway port, model providers and channel tokens")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .action(async (opts: { config: string }) => {
+      const { doctorCommand } = await import("./doctor.js");
+      await doctorCommand(opts);
+    });
+
+  program
     .command("chat")
     .description("chat with the daemon in the terminal (over the gateway websocket)")
     .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)

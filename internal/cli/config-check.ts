@@ -1,0 +1,80 @@
+/**
+ * `familiar config check [--config PATH]`: validates the config the way the daemon would. Prints every
+ * problem with its key path and exits 1; prints a one-line summary and exits 0 when valid.
+ */
+import { loadConfigFile } from "../config/load.js";
+import { ConfigError, formatProblem, type ConfigProblem } from "../config/errors.js";
+import type { Config } from "../config/schema.js";
+
+/** True for addresses that only this machine can reach. */
+export function isLoopback(bind: string): boolean {
+  return ["127.0.0.1", "::1", "localhost"].includes(bind) || bind.startsWith("127.");
+}
+
+/** Problems the schema cannot see but that stop the daemon from starting. */
+export function startProblems(cfg: Config): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  if (cfg.gateway.enabled && !isLoopback(cfg.gateway.bind) && !cfg.gateway.token)
+    out.push({
+      path: "gateway.token",
+      message: `required when gateway.bind is not loopback (bind is ${cfg.gateway.bind}), got nothing`,
+    });
+  const providers = Object.keys(cfg.models.providers);
+  // Without any provider the daemon runs on the echo model whatever the refs say (doctor warns).
+  if (providers.length === 0) return out;
+  if (!cfg.models.primary)
+    out.push({
+      path: "models.primary",
+      message: `expected a <provider>/<model> from models.providers (${providers.join(", ")}), got nothing (key missing)`,
+    });
+  const refs: [string, string][] = [
+    ...(cfg.models.primary ? [["models.primary", cfg.models.primary] as [string, string]] : []),
+    ...cfg.models.fallbacks.map((r, i): [string, string] => [`models.fallbacks[${i}]`, r]),
+  ];
+  for (const [path, ref] of refs) {
+    const provider = ref.split("/")[0] ?? "";
+    if (provider !== "echo" && !providers.includes(provider))
+      out.push({
+        path,
+        message: `expected a provider from models.providers (${providers.join(", ")}), got "${provider}"`,
+      });
+  }
+  return out;
+}
+
+/** `gateway 127.0.0.1:18790, 1 provider, channels: telegram` */
+export function summarize(cfg: Config): string {
+  const gw = cfg.gateway.enabled ? `gateway ${cfg.gateway.bind}:${cfg.gateway.port}` : "gateway off";
+  const n = Object.keys(cfg.models.providers).length;
+  const providers = n === 0 ? "no provider (echo model)" : `${n} provider${n === 1 ? "" : "s"}`;
+  const channels = Object.entries(cfg.channels)
+    .filter(([, c]) => c.enabled)
+    .map(([name]) => name);
+  return `${gw}, ${providers}, channels: ${channels.length > 0 ? channels.join(", ") : "none"}`;
+}
+
+/** CLI entry; sets the exit code (0 valid, 1 invalid). */
+export function configCheckCommand(opts: { config: string }): void {
+  let cfg: Config;
+  try {
+    cfg = loadConfigFile(opts.config).config;
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    printProblems(opts.config, err.problems);
+    return;
+  }
+  const problems = startProblems(cfg);
+  if (problems.length > 0) {
+    printProblems(opts.config, problems);
+    return;
+  }
+  process.stdout.write(`config OK: ${opts.config} (${summarize(cfg)})\n`);
+}
+
+function printProblems(file: string, problems: ConfigProblem[]): void {
+  const n = problems.length;
+  process.stderr.write(
+    `config INVALID: ${file}: ${n} error${n === 1 ? "" : "s"}\n${problems.map((p) => `  ${formatProblem(p)}`).join("\n")}\n`,
+  );
+  process.exitCode = 1;
+}

@@ -1,0 +1,256 @@
+/**
+ * `familiar init`, `config check` and `doctor`, run as the user runs them: the real CLI in a child
+ * process, against real files and (for doctor) the fake OpenAI-compatible server on 127.0.0.1.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startFakeOpenAI, type FakeOpenAI } from "./fakes/openai-server.js";
+import { childEnv, cliCommand, freePort, REPO_ROOT } from "./helpers/daemon.js";
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  const [cmd, ...pre] = cliCommand();
+  const child = spawn(cmd!, [...pre, ...args], { cwd: opts.cwd, env: childEnv(opts.env), stdio: "pipe" });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "familiar-cli-"));
+  cleanups.push(() => rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+describe("familiar init", () => {
+  it("writes config.yaml and the workspace template, which then pass config check", async () => {
+    const dir = tempDir();
+    const target = join(dir, "home");
+    const r = await cli(["init", target], { cwd: dir });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Wrote home/config.yaml and home/workspace/ (9 files).");
+    expect(readFileSync(join(target, "config.yaml"), "utf8")).toBe(
+      readFileSync(join(REPO_ROOT, "config.yaml"), "utf8"),
+    );
+    for (const f of ["AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "MEMORY.md"])
+      expect(readFileSync(join(target, "workspace", f), "utf8")).toBe(
+        readFileSync(join(REPO_ROOT, "workspace", f), "utf8"),
+      );
+    expect(readFileSync(join(target, "workspace/memory/.gitkeep"), "utf8")).toBe("");
+    expect(readFileSync(join(target, "workspace/skills/README.md"), "utf8")).toContain("SKILL.md");
+
+    const check = await cli(["config", "check"], { cwd: target });
+    expect(check).toMatchObject({ code: 0, stderr: "" });
+    expect(check.stdout).toBe(
+      "config OK: ./config.yaml (gateway 127.0.0.1:18790, no provider (echo model), channels: none)\n",
+    );
+  });
+
+  it("defaults to the current directory and refuses to overwrite anything", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "workspace"));
+    writeFileSync(join(dir, "workspace", "SOUL.md"), "my own soul\n");
+    const r = await cli(["init"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^familiar init: refusing to overwrite existing files in \. \(nothing was written\):\n {2}workspace\/SOUL\.md\n/,
+    );
+    expect(readFileSync(join(dir, "workspace", "SOUL.md"), "utf8")).toBe("my own soul\n");
+    expect(() => readFileSync(join(dir, "config.yaml"))).toThrow(/ENOENT/);
+  });
+});
+
+describe("familiar config check", () => {
+  it("prints all three mistakes with their paths and exits 1", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "config.yaml"),
+      [
+        "gateway:",
+        "  port: abc",
+        "channels:",
+        "  telegram:",
+        "    enabled: true",
+        "    dm_policy: everybody",
+        "heartbeat:",
+        "  evry: 10m",
+        "",
+      ].join("\n"),
+    );
+    const r = await cli(["config", "check", "--config", join(dir, "config.yaml")], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      [
+        `config INVALID: ${join(dir, "config.yaml")}: 3 errors`,
+        '  gateway.port: expected an integer 1-65535, got "abc"',
+        '  channels.telegram.dm_policy: expected one of "pairing", "allowlist", "open", "disabled", got "everybody"',
+        '  heartbeat.evry: unknown key (did you mean "every"?)',
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("summarises a valid config on one line", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "my.yaml"),
+      [
+        "models:",
+        "  providers:",
+        "    openai: {base_url: https://api.openai.com/v1, api_key: '${OPENAI_API_KEY}'}",
+        "  primary: openai/gpt-4o-mini",
+        "channels:",
+        "  telegram: {enabled: true, token: '${TG_TOKEN}'}",
+        "",
+      ].join("\n"),
+    );
+    const r = await cli(["config", "check", "-c", "my.yaml"], {
+      cwd: dir,
+      env: { OPENAI_API_KEY: "sk-test", TG_TOKEN: "1:abc" },
+    });
+    expect(r).toEqual({
+      code: 0,
+      stdout: "config OK: my.yaml (gateway 127.0.0.1:18790, 1 provider, channels: telegram)\n",
+      stderr: "",
+    });
+  });
+
+  it("flags what the daemon would refuse at start, and names a missing variable", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "config.yaml"),
+      "gateway: {bind: 0.0.0.0}\nmodels:\n  providers: {a: {base_url: 'http://127.0.0.1:1/v1'}}\n  primary: b/x\n",
+    );
+    const r = await cli(["config", "check"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("gateway.token: required when gateway.bind is not loopback (bind is 0.0.0.0)");
+    expect(r.stderr).toContain('models.primary: expected a provider from models.providers (a), got "b"');
+
+    writeFileSync(join(dir, "config.yaml"), "channels:\n  discord:\n    token: ${DISCORD_TOKEN}\n");
+    const missing = await cli(["config", "check"], { cwd: dir });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("channels.discord.token: environment variable DISCORD_TOKEN is not set");
+  });
+});
+
+describe("familiar doctor", () => {
+  let fake: FakeOpenAI | undefined;
+
+  async function setup(extra: string): Promise<{ dir: string; config: string }> {
+    const dir = tempDir();
+    mkdirSync(join(dir, "workspace"));
+    writeFileSync(join(dir, "workspace", "AGENTS.md"), "# rules\n");
+    const port = await freePort();
+    writeFileSync(join(dir, "config.yaml"), `gateway:\n  port: ${port}\n${extra}`);
+    return { dir, config: join(dir, "config.yaml") };
+  }
+
+  function line(out: string, name: string): string | undefined {
+    return out.split("\n").find((l) => l.slice(6).startsWith(`${name}:`));
+  }
+
+  afterEach(async () => {
+    await fake?.close();
+    fake = undefined;
+  });
+
+  it("passes with a reachable provider that accepts the key", async () => {
+    fake = await startFakeOpenAI({ apiKey: "sk-good", models: ["gpt-4o-mini"] });
+    const { dir } = await setup(
+      `models:\n  providers:\n    fake: {base_url: "${fake.baseUrl}", api_key: "\${FAKE_KEY}"}\n  primary: fake/gpt-4o-mini\n`,
+    );
+    const r = await cli(["doctor"], { cwd: dir, env: { FAKE_KEY: "sk-good" } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(line(r.stdout, "node")).toMatch(/^ok {4}node: \d+\.\d+\.\d+ \(>= 20\.19\)$/);
+    expect(line(r.stdout, "config")).toMatch(
+      /^ok {4}config: \.\/config\.yaml \(gateway 127\.0\.0\.1:\d+, 1 provider/,
+    );
+    expect(line(r.stdout, "data_dir")).toBe(`ok    data_dir: ${join(dir, "data")} is writable`);
+    expect(line(r.stdout, "workspace")).toBe(`ok    workspace: ${join(dir, "workspace")} (AGENTS.md)`);
+    expect(line(r.stdout, "gateway")).toMatch(/^ok {4}gateway: 127\.0\.0\.1:\d+ is free$/);
+    expect(line(r.stdout, "provider fake")).toBe("ok    provider fake: reachable, key accepted (1 models)");
+    expect(r.stdout.trim().split("\n").at(-1)).toBe("all checks passed");
+    // The fake answers 401 to any other key, so "key accepted" proves the configured key was sent.
+  });
+
+  it("separates refused credentials from an unreachable server, and checks channel tokens", async () => {
+    fake = await startFakeOpenAI({ apiKey: "sk-good" });
+    const closed = await freePort();
+    const { dir } = await setup(
+      [
+        "models:",
+        "  providers:",
+        `    wrongkey: {base_url: "${fake.baseUrl}", api_key: sk-wrong}`,
+        `    down: {base_url: "http://127.0.0.1:${closed}/v1", api_key: sk-x}`,
+        "  primary: wrongkey/gpt-4o-mini",
+        "channels:",
+        "  telegram: {enabled: true}",
+        "",
+      ].join("\n"),
+    );
+    rmSync(join(dir, "workspace"), { recursive: true });
+    const r = await cli(["doctor"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(line(r.stdout, "provider wrongkey")).toMatch(
+      /^fail {2}provider wrongkey: credentials refused \(HTTP 401: Incorrect API key provided/,
+    );
+    expect(line(r.stdout, "provider down")).toBe(
+      `fail  provider down: unreachable: connection refused by 127.0.0.1:${closed} (is the server running?)`,
+    );
+    expect(line(r.stdout, "channel telegram")).toBe(
+      "fail  channel telegram: enabled but channels.telegram.token is not set",
+    );
+    expect(line(r.stdout, "workspace")).toMatch(/^warn {2}workspace: .* does not exist/);
+    expect(r.stdout.trim().split("\n").at(-1)).toBe("3 checks failed");
+  });
+
+  it("reports a provider that does not answer within the timeout as unreachable", async () => {
+    // A server that accepts connections and never answers.
+    const sockets: import("node:net").Socket[] = [];
+    const silent: Server = createServer((s) => sockets.push(s));
+    await new Promise<void>((res) => silent.listen(0, "127.0.0.1", res));
+    cleanups.push(
+      () =>
+        new Promise<void>((res) => {
+          for (const s of sockets) s.destroy();
+          silent.close(() => res());
+        }),
+    );
+    const port = (silent.address() as { port: number }).port;
+    const { dir } = await setup(
+      `models:\n  providers:\n    slow: {base_url: "http://127.0.0.1:${port}/v1"}\n  primary: slow/m\n`,
+    );
+    const r = await cli(["doctor"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(line(r.stdout, "provider slow")).toBe(
+      `fail  provider slow: unreachable: no answer from http://127.0.0.1:${port}/v1/models within 5 s`,
+    );
+  });
+
+  it("fails on an invalid config with the problems on its line", async () => {
+    const { dir } = await setup("log:\n  level: loud\n");
+    const r = await cli(["doctor"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(line(r.stdout, "config")).toMatch(
+      /^fail {2}config: \.\/config\.yaml: log\.level: expected one of/,
+    );
+  });
+});
