@@ -85,9 +85,11 @@ export class Daemon {
         startedAt: Date.now(),
       };
       const channels = new ChannelRegistry();
-      let daemon: Daemon | undefined;
-      const http = new HttpServer(() => daemon?.health() ?? { status: "starting" });
-      daemon = new Daemon(manager, logger, db, ctx, http, channels, lock);
+      // The HTTP server needs the daemon's health, and the daemon needs the server: tie the knot late.
+      const self: { daemon?: Daemon } = {};
+      const http = new HttpServer(() => self.daemon?.health() ?? { status: "starting" });
+      const daemon = new Daemon(manager, logger, db, ctx, http, channels, lock);
+      self.daemon = daemon;
       await daemon.startServices();
       if (opts.watchConfig !== false) manager.watch();
       return daemon;
