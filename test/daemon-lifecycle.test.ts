@@ -2,9 +2,9 @@
  * The daemon as a user runs it: a real `familiar run` child process, real SQLite file, real socket.
  */
 import Database from "better-sqlite3";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanupDaemons, startDaemonProcess } from "./helpers/daemon.js";
 
 afterEach(async () => {
@@ -51,6 +51,31 @@ describe("daemon lifecycle (child process)", () => {
     } finally {
       db.close();
     }
+  });
+
+  it("hot-reloads its config file: an invalid edit shows on /healthz and keeps the daemon up", async () => {
+    const d = await startDaemonProcess();
+    const good = readFileSync(d.configPath, "utf8");
+    const health = async (): Promise<{ status: string; config_error: string | null }> =>
+      (await (await fetch(`${d.url}/healthz`)).json()) as { status: string; config_error: string | null };
+    writeFileSync(d.configPath, good.replace('"level": "info"', '"level": "loud"'));
+    await vi.waitFor(
+      async () => expect((await health()).config_error).toMatch(/log\.level: expected one of/),
+      {
+        timeout: 20_000,
+        interval: 100,
+      },
+    );
+    expect((await health()).status).toBe("ok");
+    writeFileSync(d.configPath, good.replace('"level": "info"', '"level": "debug"'));
+    await vi.waitFor(async () => expect((await health()).config_error).toBeNull(), {
+      timeout: 20_000,
+      interval: 100,
+    });
+    const logs = jsonLines(d.stdoutLines());
+    expect(logs.filter((l) => l.level === "error" && /config change rejected/.test(l.msg))).toHaveLength(1);
+    expect(logs.some((l) => l.msg === "config reloaded (log)")).toBe(true);
+    expect(await d.stop()).toEqual({ code: 0, signal: null });
   });
 
   it("SIGINT (Ctrl-C) also exits 0", async () => {
