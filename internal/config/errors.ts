@@ -125,7 +125,15 @@ function problemFor(issue: Issue, path: Path, input: unknown): ConfigProblem {
   const isContainer = found.present && found.value !== null && typeof found.value === "object";
   if (issue.code === "custom" && isContainer) return { path: joinPath(path), message: expected };
   const got = found.present ? describe(found.value) : MISSING;
-  return { path: joinPath(path), message: `${expected}, got ${got}` };
+  // `port:18790` (no space after the colon) is one string in YAML, not a key and a value.
+  const hint =
+    issue.code === "invalid_type" &&
+    (issue.expected === "object" || issue.expected === "record") &&
+    typeof found.value === "string" &&
+    /^[\w-]+:\S/.test(found.value)
+      ? ' (put a space after the colon: "key: value")'
+      : "";
+  return { path: joinPath(path), message: `${expected}, got ${got}${hint}` };
 }
 
 /** True when the message is zod's default wording rather than one written in the schema. */

@@ -77,6 +77,16 @@ describe("validation errors name path, expectation and what was found", () => {
       ['channels.telegram.enabled: expected true or false, got "yes"'],
     ],
     ["mapping expected", "log: 3", ["log: expected a mapping, got 3"]],
+    [
+      "no space after the colon",
+      "gateway:\n  port:18790",
+      ['gateway: expected a mapping, got "port:18790" (put a space after the colon: "key: value")'],
+    ],
+    [
+      "telegram user id",
+      'channels:\n  telegram:\n    allow_from: ["@me"]',
+      ['channels.telegram.allow_from[0]: expected a numeric Telegram user id such as 123456789, got "@me"'],
+    ],
     ["empty section", "gateway:", ["gateway: expected a mapping, got nothing (empty value)"]],
     [
       "list expected",

@@ -304,7 +304,16 @@ export const configSchema = z
             token: z.string().optional(),
             api_root: z.url().optional(),
             dm_policy: dmPolicy.default("pairing"),
-            allow_from: z.array(z.union([z.number().int(), z.string().regex(/^\d+$/)])).default([]),
+            allow_from: z
+              .array(
+                z.union([
+                  z.number().int(),
+                  z
+                    .string()
+                    .regex(/^\d+$/, { error: "expected a numeric Telegram user id such as 123456789" }),
+                ]),
+              )
+              .default([]),
             groups: z.array(z.union([z.number().int(), z.string()])).default([]),
             require_mention: z.boolean().default(true),
             mention_patterns: z.array(z.string()).default([]),
