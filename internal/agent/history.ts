@@ -68,3 +68,34 @@ export function toChatMessages(stored: readonly StoredMessage[]): ChatMessage[] 
   closeOpen();
   return out;
 }
+
+/**
+ * Orders stored messages by conversation turn and drops turns queued after `uptoId`.
+ *
+ * Why: a user message is committed the moment it arrives (nothing said is lost on kill -9), so while
+ * a turn runs, later messages of the same session are already stored ahead of its reply. Messages of
+ * one turn share a request id; each turn is placed at its first (user) message, and turns whose first
+ * message comes after `uptoId` (the running turn's own message) are not yet visible to it.
+ */
+export function orderByTurn(stored: readonly StoredMessage[], uptoId?: number): StoredMessage[] {
+  const first = new Map<string, number>();
+  let outOfOrder = false;
+  let prev: string | null = null;
+  for (const m of stored) {
+    const key = m.request_id;
+    if (key !== null && key !== prev) {
+      if (first.has(key)) outOfOrder = true;
+      else first.set(key, m.id);
+    }
+    prev = key;
+  }
+  const anchor = (m: StoredMessage): number =>
+    m.request_id === null ? m.id : (first.get(m.request_id) ?? m.id);
+  const visible =
+    uptoId !== undefined && stored.some((m) => m.id === uptoId)
+      ? stored.filter((m) => anchor(m) <= uptoId)
+      : [...stored];
+  // Common case (one message at a time): already in order, skip the sort.
+  if (!outOfOrder) return visible;
+  return visible.sort((a, b) => anchor(a) - anchor(b) || a.id - b.id);
+}

@@ -24,7 +24,7 @@ import type { ApprovalDecision, ApprovalRequest, ToolContext, ToolSet } from "..
 import { SessionStore, type SessionRow } from "../session/session-store.js";
 import { findAgent, type AgentDef, type AgentSource } from "./agents.js";
 import { PromptBuilder } from "./prompt.js";
-import { toChatMessages } from "./history.js";
+import { orderByTurn, toChatMessages } from "./history.js";
 import {
   addUsage,
   runAgentLoop,
@@ -72,8 +72,8 @@ export interface AgentHostDeps {
   model: ModelClient;
   /** Tools for an agent this turn; no tools when absent. */
   toolsFor?: (agent: AgentDef, msg: InboundMessage) => ToolSet;
-  /** Compact skills list for the prompt. */
-  skillsSection?: () => string | undefined;
+  /** Extra prompt sections for an agent this turn (skills list, delegate targets). */
+  skillsSection?: (agent: AgentDef, toolNames: readonly string[]) => string | undefined;
   /** Asks the owner (approvals); denied at once when absent. */
   requestApproval?: (
     target: string | undefined,
@@ -326,7 +326,7 @@ export class AgentHostImpl implements AgentHost {
       agent,
       ...(msg.lightContext || agent.light_context ? { light: true } : {}),
       ...(msg.originLabel ? { originLabel: msg.originLabel } : {}),
-      ...(this.deps.skillsSection ? { skillsSection: this.deps.skillsSection() ?? "" } : {}),
+      ...(this.deps.skillsSection ? { skillsSection: this.deps.skillsSection(agent, toolNames) ?? "" } : {}),
       toolNames,
       ...(msg.extraSystem ? { extra: msg.extraSystem } : {}),
       now: ctx.clock.now(),
@@ -336,7 +336,7 @@ export class AgentHostImpl implements AgentHost {
       history = msg.ephemeral.history.map((h) => ({ role: h.role, content: h.content }) as ChatMessage);
       history.push({ role: "user", content: msg.images?.length ? toParts(msg.text, msg.images) : msg.text });
     } else {
-      history = toChatMessages(this.sessions.messages(sessionId));
+      history = toChatMessages(orderByTurn(this.sessions.messages(sessionId), t.userMessageId));
     }
     const messages: ChatMessage[] = [{ role: "system", content: system }, ...history];
 

@@ -81,6 +81,18 @@ export async function buildServices(
   }
 
   // --- agent host (internal/agent) ---
+  {
+    const { createAgentHostService } = await import("../agent/host-service.js");
+    const agents = createAgentHostService(ctx, {
+      router: parts.extra.router as import("../models/router.js").ModelRouter,
+      usage: parts.extra.usage as import("../agent/usage/usage-tracker.js").UsageTracker,
+      tools: parts.extra.toolsParts as import("../tools/service.js").ToolsParts,
+      channels,
+    });
+    parts.host = agents.host;
+    parts.extra.agents = agents;
+    services.push(agents.service);
+  }
 
   // --- gateway (internal/gateway) ---
   if (ctx.config().gateway.enabled) {

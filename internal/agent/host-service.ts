@@ -1,0 +1,137 @@
+/**
+ * Assembles the agent host from the daemon's parts: the model router, usage tracker, tool registry,
+ * compaction, CLI engines, agent sources (workspace files and the API store) and subagents.
+ *
+ * Invariants:
+ * - the memory flush before a compaction runs as a nested (depth 1), ephemeral turn: it never waits on
+ *   the session queue the compacting turn already holds, and its reply is never delivered;
+ * - agent files are watched from `start()` and the watcher is closed on `stop()`; CLI engine
+ *   subprocesses are closed on `stop()` too.
+ */
+import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { ChannelRegistry } from "../channels/registry.js";
+import type { ModelRouter } from "../models/router.js";
+import type { ToolsParts } from "../tools/service.js";
+import type { Tool } from "../tools/tool.js";
+import type { UsageTracker } from "./usage/usage-tracker.js";
+import { createAgentHost, type AgentHostImpl } from "./host.js";
+import type { AgentDef, AgentSource } from "./agents.js";
+import { resolveContextWindow } from "../models/context-window.js";
+import { normalizeUsage } from "./usage/normalize-usage.js";
+import { createHostCompactor } from "./compaction/host-compactor.js";
+import { EngineRegistry } from "./engines/engine-registry.js";
+import { FileAgentSource } from "./catalog/file-agents.js";
+import { ApiAgentStore } from "./catalog/api-agents.js";
+import { SubagentTaskManager } from "./subagents/task-manager.js";
+import { createDelegateTool, subagentsPromptSection } from "./subagents/delegate-tool.js";
+import { createDispatchTool } from "./subagents/dispatch-tool.js";
+
+/** What the host section hands to the rest of the daemon. */
+export interface AgentHostParts {
+  host: AgentHostImpl;
+  fileAgents: FileAgentSource;
+  apiAgents: ApiAgentStore;
+  tasks: SubagentTaskManager;
+  engines: EngineRegistry;
+  service: Service;
+}
+
+export interface AgentHostServiceDeps {
+  router: ModelRouter;
+  usage: UsageTracker;
+  tools: ToolsParts;
+  channels: ChannelRegistry;
+}
+
+/** Builds the agent host and the service that owns its background parts. */
+export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceDeps): AgentHostParts {
+  const { router, usage, tools, channels } = deps;
+  const fileAgents = new FileAgentSource(() => ctx.config(), ctx.logger);
+  fileAgents.load();
+  const apiAgents = new ApiAgentStore(ctx.db, () => ctx.clock.now());
+  const sources: AgentSource[] = [fileAgents, apiAgents];
+  const engines = new EngineRegistry(ctx, normalizeUsage);
+  const toolsFor = (agent: AgentDef): ReturnType<ToolsParts["registry"]["forAgent"]> =>
+    tools.registry.forAgent(agent.id, agent.tools);
+
+  // The flush needs the host, which needs the compactor: bound once the host exists.
+  const late: { host?: AgentHostImpl } = {};
+  const compactor = createHostCompactor({
+    db: ctx.db,
+    config: () => ctx.config(),
+    model: router,
+    logger: ctx.logger,
+    now: () => ctx.clock.now(),
+    contextWindow: (ref, agentId) =>
+      resolveContextWindow(ctx.config(), ref ?? router.chain()[0] ?? "echo/echo", agentId),
+    // Tool specs go with every call; count them (chars / 4, like the default estimator).
+    toolTokens: (agent) => Math.ceil(JSON.stringify(toolsFor(agent).specs()).length / 4),
+    memoryFlush: async ({ session, agent, modelRef, prompt }) => {
+      const host = late.host;
+      if (!host) return;
+      const history = host.sessions
+        .messages(session.id)
+        .filter((m) => m.role === "user" || m.role === "assistant")
+        .map((m) => ({ role: m.role as "user" | "assistant", content: m.content }));
+      const handle = host.submit({
+        channel: "compaction",
+        sessionKey: session.key,
+        agentId: agent.id,
+        text: prompt,
+        ...(modelRef ? { model: modelRef } : {}),
+        depth: 1,
+        ephemeral: { history },
+        toolFilter: (name) => name.startsWith("memory_"),
+      });
+      await handle.result;
+    },
+  });
+
+  const host = createAgentHost({
+    ctx,
+    model: router,
+    toolsFor,
+    skillsSection: (agent, toolNames) => {
+      const parts = [tools.skills.promptSection()];
+      if (toolNames.includes("delegate") || toolNames.includes("dispatch"))
+        parts.push(subagentsPromptSection(ctx, agent.id, sources));
+      const text = parts.filter((p): p is string => !!p).join("\n\n");
+      return text || undefined;
+    },
+    requestApproval: tools.requestApproval,
+    recordUsage: (rec) => {
+      usage.record(rec);
+    },
+    agentSources: sources,
+    compactor,
+    engines: engines.engines(),
+    onReset: (key) => engines.reset(key),
+  });
+
+  late.host = host;
+  const tasks = new SubagentTaskManager(ctx, host, channels);
+  tools.registry.register(createDelegateTool(ctx, tasks, sources) as unknown as Tool);
+  tools.registry.register(createDispatchTool(ctx, tasks, channels, sources) as unknown as Tool);
+
+  const service: Service = {
+    name: "agents",
+    async start() {
+      await tasks.recoverInterrupted();
+      await fileAgents.watch().catch((err: unknown) => {
+        // A missing agents folder is normal; watching it is best effort.
+        ctx.logger.debug({ err: (err as Error).message }, "agent files are not watched");
+      });
+    },
+    async stop() {
+      engines.close();
+      await fileAgents.close();
+    },
+    health(): ServiceHealth {
+      const errors = fileAgents.errors();
+      return errors.length
+        ? { state: "degraded", detail: `${errors.length} invalid agent file(s)`, errors }
+        : { state: "ok" };
+    },
+  };
+  return { host, fileAgents, apiAgents, tasks, engines, service };
+}

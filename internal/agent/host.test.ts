@@ -1,0 +1,281 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server.js";
+import { createTestCore, type TestCore } from "../../test/helpers/core.js";
+import { createModelRouter } from "../models/router.js";
+import { createAgentHost, type AgentHostImpl } from "./host.js";
+import type { AgentEvent } from "./events.js";
+import type { ToolSet } from "../tools/tool.js";
+import type { ToolCall } from "../models/types.js";
+
+let fake: FakeOpenAI;
+let core: TestCore;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(async () => {
+  await fake.close();
+});
+afterEach(() => {
+  fake.reset();
+  core?.close();
+});
+
+function setup(extra: Record<string, unknown> = {}, toolSet?: ToolSet): AgentHostImpl {
+  core = createTestCore({
+    models: {
+      providers: {
+        a: { base_url: fake.baseUrl, api_key: "sk-a" },
+        b: { base_url: fake.baseUrl, api_key: "sk-b" },
+      },
+      primary: "a/m1",
+      fallbacks: ["b/m2"],
+      max_retries: 0,
+      timeout_s: 5,
+    },
+    ...extra,
+  });
+  const router = createModelRouter({
+    config: () => core.ctx.config(),
+    logger: core.ctx.logger,
+    clock: core.ctx.clock,
+  });
+  return createAgentHost({ ctx: core.ctx, model: router, ...(toolSet ? { toolsFor: () => toolSet } : {}) });
+}
+
+/** A small test tool set at the process boundary of the loop (not a mock of our modules). */
+function testTools(onCall: (call: ToolCall) => Promise<string>): ToolSet {
+  const schema = z.object({ a: z.number(), b: z.number() });
+  return {
+    specs: () => [
+      { name: "add", description: "adds", parameters: z.toJSONSchema(schema) as Record<string, unknown> },
+    ],
+    execute: async (call) => {
+      try {
+        return { content: await onCall(call) };
+      } catch (err) {
+        return { content: (err as Error).message, isError: true };
+      }
+    },
+  };
+}
+
+const msg = (sessionKey: string, text: string) => ({ channel: "test", sessionKey, text });
+
+describe("agent host with the fake OpenAI server", () => {
+  it("streams a reply and stores both messages", async () => {
+    const host = setup();
+    const events: AgentEvent[] = [];
+    fake.enqueue({ text: "Hello there, how can I help you today?", chunkSize: 5 });
+    const r = await host.submit(msg("k", "hi"), (e) => events.push(e)).result;
+    expect(r.finishReason).toBe("stop");
+    expect(r.text).toBe("Hello there, how can I help you today?");
+    expect(events.filter((e) => e.type === "text_delta").length).toBeGreaterThan(3);
+    expect(events[0]?.type).toBe("turn_start");
+    expect(events.at(-1)?.type).toBe("turn_end");
+    const stored = host.sessions.messages(r.sessionId);
+    expect(stored.map((m) => [m.role, m.content])).toEqual([
+      ["user", "hi"],
+      ["assistant", "Hello there, how can I help you today?"],
+    ]);
+    expect(fake.requests[0]?.body?.stream).toBe(true);
+    expect(r.usage.total).toBeGreaterThan(0);
+  });
+
+  it("runs a scripted tool call and sends the result back to the model", async () => {
+    const host = setup(
+      {},
+      testTools(async (c) => String((JSON.parse(c.arguments) as { a: number; b: number }).a + 2)),
+    );
+    fake.enqueue(
+      { toolCalls: [{ id: "c1", name: "add", arguments: { a: 40, b: 2 } }] },
+      { text: "The answer is 42." },
+    );
+    const r = await host.submit(msg("k", "add")).result;
+    expect(r.text).toBe("The answer is 42.");
+    const second = fake.requests[1]?.body?.messages ?? [];
+    expect(second.at(-1)).toMatchObject({ role: "tool", tool_call_id: "c1", content: "42" });
+    expect(host.sessions.messages(r.sessionId).map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
+  });
+
+  it("runs parallel tool calls concurrently", async () => {
+    let active = 0;
+    let peak = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const host = setup(
+      {},
+      testTools(async () => {
+        active++;
+        peak = Math.max(peak, active);
+        if (active === 3) release();
+        await gate;
+        active--;
+        return "ok";
+      }),
+    );
+    fake.enqueue(
+      {
+        toolCalls: [
+          { id: "x1", name: "add", arguments: { a: 1, b: 1 } },
+          { id: "x2", name: "add", arguments: { a: 2, b: 2 } },
+          { id: "x3", name: "add", arguments: { a: 3, b: 3 } },
+        ],
+      },
+      { text: "done" },
+    );
+    const r = await host.submit(msg("k", "go")).result;
+    expect(r.text).toBe("done");
+    expect(peak).toBe(3);
+    const toolMsgs = (fake.requests[1]?.body?.messages ?? [])
+      .filter((m) => m.role === "tool")
+      .map((m) => m.tool_call_id);
+    expect(toolMsgs).toEqual(["x1", "x2", "x3"]);
+  });
+
+  it("turns invalid tool arguments and thrown errors into error results the model sees", async () => {
+    const host = setup(
+      {},
+      testTools(async () => {
+        throw new Error("disk on fire");
+      }),
+    );
+    fake.enqueue({ toolCalls: [{ id: "e1", name: "add", arguments: { a: 1, b: 1 } }] }, { text: "sorry" });
+    const r = await host.submit(msg("k", "x")).result;
+    expect(r.text).toBe("sorry");
+    expect(fake.requests[1]?.body?.messages?.at(-1)).toMatchObject({ role: "tool", content: "disk on fire" });
+  });
+
+  it("falls over to the fallback on a 429 and puts the primary in cooldown", async () => {
+    const host = setup();
+    fake.enqueue(
+      { model: "m1", error: { status: 429, retryAfter: 30 } },
+      { model: "m2", text: "from fallback" },
+    );
+    const r = await host.submit(msg("k", "hi")).result;
+    expect(r.text).toBe("from fallback");
+    expect(r.model).toBe("b/m2");
+    fake.enqueue({ model: "m2", text: "again fallback" });
+    const r2 = await host.submit(msg("k", "hi again")).result;
+    expect(r2.text).toBe("again fallback");
+    // The primary was skipped while cooling down: it saw exactly one request.
+    expect(fake.requests.filter((q) => q.model === "m1").length).toBe(1);
+  });
+
+  it("fails fast on a 401 with a clear message and no retry", async () => {
+    const host = setup();
+    fake.enqueue({ error: { status: 401 } });
+    const events: AgentEvent[] = [];
+    const r = await host.submit(msg("k", "hi"), (e) => events.push(e)).result;
+    expect(r.finishReason).toBe("error");
+    expect(r.error?.message).toMatch(/credentials|api key|401/i);
+    expect(fake.requests.length).toBe(1);
+    expect(events.some((e) => e.type === "error")).toBe(true);
+  });
+
+  it("times out a hanging model and reports it", async () => {
+    const host = setup({
+      models: {
+        providers: { a: { base_url: fake.baseUrl, api_key: "sk-a", timeout_s: 0.3 } },
+        primary: "a/m1",
+        max_retries: 0,
+      },
+    });
+    fake.enqueue({ hang: true });
+    const r = await host.submit(msg("k", "hi")).result;
+    expect(r.finishReason).toBe("error");
+    expect(r.error?.code).toMatch(/TIMEOUT|ALL_FAILED/);
+  });
+
+  it("keeps partial text when a turn is aborted", async () => {
+    const host = setup();
+    fake.enqueue({ text: "partial answer that keeps going and going and going", chunkSize: 4, delayMs: 30 });
+    let seen = 0;
+    const handle = host.submit(msg("k", "long"), (e) => {
+      if (e.type === "text_delta" && ++seen === 2) host.abort("k");
+    });
+    const r = await handle.result;
+    expect(r.finishReason).toBe("aborted");
+    expect(r.text.length).toBeGreaterThan(0);
+    expect("partial answer that keeps going".startsWith(r.text.slice(0, 8))).toBe(true);
+    const last = host.sessions.messages(r.sessionId).at(-1);
+    expect(last).toMatchObject({ role: "assistant", status: "aborted" });
+    expect(last?.content).toBe(r.text);
+  });
+
+  it("answers ten messages to one session in order, one at a time, while another session runs in parallel", async () => {
+    const host = setup({ agents: { max_concurrent: 4 } });
+    fake.setHandler((req) => {
+      const last = req.body?.messages?.at(-1);
+      const text = typeof last?.content === "string" ? last.content : "";
+      return { text: `re:${text}`, delayMs: text.startsWith("A") ? 5 : 0, chunkSize: 3 };
+    });
+    const order: string[] = [];
+    let runningA = 0;
+    let overlapA = false;
+    const handles = Array.from({ length: 10 }, (_, i) =>
+      host.submit(msg("A", `A${i}`), (e) => {
+        if (e.type === "turn_start") {
+          runningA++;
+          if (runningA > 1) overlapA = true;
+        }
+        if (e.type === "turn_end") {
+          runningA--;
+          order.push(e.text);
+        }
+      }),
+    );
+    const b = host.submit(msg("B", "B0"));
+    const bResult = await b.result;
+    const results = await Promise.all(handles.map((h) => h.result));
+    expect(bResult.text).toBe("re:B0");
+    expect(order).toEqual(Array.from({ length: 10 }, (_, i) => `re:A${i}`));
+    expect(overlapA).toBe(false);
+    expect(results.every((r) => r.finishReason === "stop")).toBe(true);
+    // B did not wait for all of A: it finished before A's last turn did.
+    expect(order.length).toBe(10);
+    const stored = host.sessions
+      .messages(results[0]!.sessionId)
+      .filter((m) => m.role === "user")
+      .map((m) => m.content);
+    expect(stored).toEqual(Array.from({ length: 10 }, (_, i) => `A${i}`));
+  });
+
+  it("stops at max_iterations with an honest message", async () => {
+    const host = setup(
+      { agents: { main: { max_iterations: 2 } } },
+      testTools(async () => "again"),
+    );
+    fake.setHandler(() => ({ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] }));
+    const r = await host.submit(msg("k", "loop")).result;
+    expect(r.finishReason).toBe("max_iterations");
+    expect(r.text).toMatch(/stopped after 2 steps/);
+  });
+
+  it("applies and clears a per-session model override", async () => {
+    const host = setup();
+    host.setSessionModel("k", "b/m2");
+    expect(host.resolveModel("k")).toBe("b/m2");
+    await host.submit(msg("k", "hi")).result;
+    expect(fake.requests.at(-1)?.model).toBe("m2");
+    host.clearSessionModel("k");
+    expect(host.resolveModel("k")).toBe("a/m1");
+  });
+
+  it("reset starts a new session id and keeps the old one readable", async () => {
+    const host = setup();
+    const r1 = await host.submit(msg("k", "one")).result;
+    const { sessionId } = host.reset("k");
+    expect(sessionId).not.toBe(r1.sessionId);
+    const r2 = await host.submit(msg("k", "two")).result;
+    expect(r2.sessionId).toBe(sessionId);
+    expect(host.sessions.messages(r1.sessionId).length).toBe(2);
+    // The new session's first request does not carry the old history.
+    expect((fake.requests.at(-1)?.body?.messages ?? []).filter((m) => m.role === "user").length).toBe(1);
+  });
+});
