@@ -112,6 +112,50 @@ export function buildProgram(): Command {
       await usageCommand(opts);
     });
 
+  const sessions = program
+    .command("sessions")
+    .description("list sessions, walk their compaction lineage, compact one");
+  sessions
+    .command("list")
+    .description("sessions, most recently active first (reads the database directly)")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--prefix <prefix>", "only keys starting with this (e.g. agent:main:telegram)")
+    .option("--limit <n>", "at most this many", "50")
+    .option("--all", "include archived (compacted or reset) sessions")
+    .option("--json", "print JSON")
+    .action(
+      async (opts: { config: string; prefix?: string; limit?: string; all?: boolean; json?: boolean }) => {
+        const { sessionsListCommand } = await import("./sessions.js");
+        sessionsListCommand(opts);
+      },
+    );
+  sessions
+    .command("lineage <session>")
+    .description("ancestors, successors and summaries of a session id or key")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--json", "print JSON")
+    .action(async (ref: string, opts: { config: string; json?: boolean }) => {
+      const { sessionsLineageCommand } = await import("./sessions.js");
+      process.exitCode = sessionsLineageCommand(ref, opts);
+    });
+  sessions
+    .command("compact <sessionKey> [instructions...]")
+    .description("summarise a session now (asks the running daemon)")
+    .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
+    .option("--url <url>", "gateway websocket URL (default from config)")
+    .option("--token <token>", "gateway token (default from config)")
+    .option("--json", "print JSON")
+    .action(
+      async (
+        key: string,
+        words: string[],
+        opts: { config: string; url?: string; token?: string; json?: boolean },
+      ) => {
+        const { sessionsCompactCommand } = await import("./sessions.js");
+        process.exitCode = await sessionsCompactCommand(key, words.join(" ") || undefined, opts);
+      },
+    );
+
   registerCronCommands(program, DEFAULT_CONFIG);
 
   const pairing = program

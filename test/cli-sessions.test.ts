@@ -1,0 +1,104 @@
+/**
+ * `familiar sessions list|lineage|compact`, run as the user runs them (the real CLI in a child
+ * process) against an in-process daemon whose model is the fake OpenAI server.
+ */
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGatewayDaemon, type GatewayHarness } from "./gateway/harness.js";
+import { childEnv, cliCommand } from "./helpers/daemon.js";
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], cwd: string): Promise<CliResult> {
+  const [cmd, ...pre] = cliCommand();
+  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv(), stdio: "pipe" });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+}
+
+let h: GatewayHarness;
+const KEY = "agent:main:gateway:notes";
+
+beforeAll(async () => {
+  h = await startGatewayDaemon({ config: { agents: { defaults: { compact: { keep_last_n: 2 } } } } });
+  for (const text of [
+    "my locker code is 4471",
+    "the meeting moved to Thursday",
+    "remember the blue folder",
+  ]) {
+    const res = await fetch(`${h.base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-familiar-session": "notes" },
+      body: JSON.stringify({ model: "familiar", messages: [{ role: "user", content: text }] }),
+    });
+    expect(res.status).toBe(200);
+  }
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe("familiar sessions", () => {
+  it("lists the live session with its message count", async () => {
+    const r = await cli(["sessions", "list", "--config", h.configPath, "--json"], h.dir);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const rows = JSON.parse(r.stdout) as { sessionKey: string; messageCount: number }[];
+    expect(rows.find((x) => x.sessionKey === KEY)?.messageCount).toBe(6);
+  });
+
+  it("compacts over the gateway, then walks the lineage from the key and from the archived id", async () => {
+    h.fake.enqueue({ text: "Summary: locker code 4471; meeting Thursday; blue folder." });
+    const c = await cli(
+      ["sessions", "compact", KEY, "keep", "numbers", "--config", h.configPath, "--json"],
+      h.dir,
+    );
+    expect(c.stderr).toBe("");
+    expect(c.code).toBe(0);
+    const out = JSON.parse(c.stdout) as { tokensBefore: number; tokensAfter: number; summary: string };
+    expect(out.summary).toContain("4471");
+    // The summariser was asked with the operator's instructions.
+    const last = JSON.stringify(h.fake.requests.at(-1)?.body ?? {});
+    expect(last).toContain("keep numbers");
+
+    const l = await cli(["sessions", "lineage", KEY, "--config", h.configPath, "--json"], h.dir);
+    expect(l.code).toBe(0);
+    const live = JSON.parse(l.stdout) as {
+      session: { id: string; archivedAt: number | null };
+      backward: { id: string; successorId: string }[];
+      forward: unknown[];
+      summaries: { summary: string }[];
+    };
+    expect(live.session.archivedAt).toBeNull();
+    expect(live.backward).toHaveLength(1);
+    expect(live.backward[0]?.successorId).toBe(live.session.id);
+    expect(live.forward).toHaveLength(0);
+    expect(live.summaries[0]?.summary).toContain("4471");
+
+    const archivedId = live.backward[0]!.id;
+    const back = await cli(["sessions", "lineage", archivedId, "--config", h.configPath], h.dir);
+    expect(back.code).toBe(0);
+    expect(back.stdout).toContain(`* ${archivedId}`);
+    expect(back.stdout).toContain(live.session.id);
+    expect(back.stdout).toMatch(/summaries:\n.*4 messages/);
+
+    const all = await cli(
+      ["sessions", "list", "--all", "--prefix", KEY, "--config", h.configPath, "--json"],
+      h.dir,
+    );
+    expect((JSON.parse(all.stdout) as unknown[]).length).toBe(2);
+  });
+
+  it("names a session that does not exist and exits 1", async () => {
+    const r = await cli(["sessions", "lineage", "nope", "--config", h.configPath], h.dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no session with id or key "nope"');
+  });
+});
