@@ -80,6 +80,7 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
         text: prompt,
         ...(modelRef ? { model: modelRef } : {}),
         depth: 1,
+        silent: true,
         ephemeral: { history },
         toolFilter: (name) => name.startsWith("memory_"),
       });
@@ -123,6 +124,7 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
       });
     },
     async stop() {
+      tasks.close();
       engines.close();
       await fileAgents.close();
     },

@@ -302,7 +302,13 @@ export class AgentHostImpl implements AgentHost {
       } catch (err) {
         ctx.logger.warn({ err: (err as Error).message }, "turn event subscriber failed");
       }
-      ctx.bus.emit("chat", { sessionKey: msg.sessionKey, agentId: agent.id, channel: msg.channel, event: e });
+      if (!msg.silent)
+        ctx.bus.emit("chat", {
+          sessionKey: msg.sessionKey,
+          agentId: agent.id,
+          channel: msg.channel,
+          event: e,
+        });
     };
     const depth = msg.depth ?? 0;
     const rootId = this.rootOf.get(requestId) ?? requestId;

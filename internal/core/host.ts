@@ -40,6 +40,8 @@ export interface InboundMessage {
   ephemeral?: { history: { role: "user" | "assistant" | "system"; content: string }[] };
   /** Extra system prompt text for this turn only. */
   extraSystem?: string;
+  /** Housekeeping turn (the pre-compaction memory flush): its events are not broadcast on the bus. */
+  silent?: boolean;
   /** Restrict tools for this turn (names); undefined = the agent's policy. */
   toolFilter?: (name: string) => boolean;
 }

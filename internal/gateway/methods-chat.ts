@@ -185,7 +185,13 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     if (!head) return { sessionKey, sessionId: null, messages: [] };
     const all = rt.sessions.messages(head.id);
     const shown = all.filter(
-      (m) => m.role === "user" || m.role === "assistant" || m.role === "tool" || m.role === "event",
+      (m) =>
+        m.role === "user" ||
+        m.role === "assistant" ||
+        m.role === "tool" ||
+        m.role === "event" ||
+        // A compacted session starts with its summary: show it so the client knows what came before.
+        (m.role === "system" && m.status === "summary"),
     );
     return {
       sessionKey,
