@@ -1,0 +1,88 @@
+/**
+ * Telegram through the real daemon as a user runs it: a `familiar run` child process against the fake
+ * Bot API and the fake model. Pairing is approved with the real `familiar pairing approve` CLI while
+ * the daemon runs; /healthz shows the channel; a restart neither replays nor skips updates.
+ */
+import { spawn } from "node:child_process";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startFakeOpenAI, type FakeOpenAI } from "./fakes/openai-server.js";
+import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "./fakes/telegram-server.js";
+import { childEnv, cleanupDaemons, cliCommand, startDaemonProcess } from "./helpers/daemon.js";
+
+let llm: FakeOpenAI;
+let tg: FakeTelegramServer;
+const stranger: FakeUser = { id: 5151, first_name: "Cleo" };
+
+beforeAll(async () => {
+  llm = await startFakeOpenAI();
+  tg = await startFakeTelegram();
+});
+afterAll(async () => {
+  await tg.close();
+  await llm.close();
+});
+afterEach(async () => {
+  await cleanupDaemons();
+});
+
+function cli(args: string[], cwd: string): Promise<{ code: number | null; out: string }> {
+  const [cmd, ...pre] = cliCommand();
+  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv() });
+  let out = "";
+  child.stdout.on("data", (b: Buffer) => (out += b.toString()));
+  child.stderr.on("data", (b: Buffer) => (out += b.toString()));
+  return new Promise((res) => child.on("close", (code) => res({ code, out })));
+}
+
+const texts = (chatId: number): string[] => tg.visible(chatId).map((m) => m.text);
+
+describe("telegram in the running daemon", () => {
+  it("pairs a stranger with the CLI, answers, and survives a restart without replays", async () => {
+    const config = {
+      models: {
+        providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
+        primary: "fake/m",
+        max_retries: 0,
+      },
+      channels: {
+        telegram: { enabled: true, token: tg.token, api_root: tg.apiRoot, dm_policy: "pairing" },
+      },
+    };
+    const d = await startDaemonProcess({ config });
+    // /healthz shows the channel; it reaches "connected" once getMe and the first poll went out.
+    let state = "";
+    for (let i = 0; i < 300 && state !== "connected"; i++) {
+      const health = (await (await fetch(`${d.url}/healthz`)).json()) as {
+        channels: Record<string, { state: string }>;
+      };
+      state = health.channels.telegram?.state ?? "";
+      if (state !== "connected") await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(state).toBe("connected");
+
+    tg.pushText(stranger, "hello?");
+    await tg.waitFor(() => texts(stranger.id).length === 1, 15_000, "pairing reply");
+    const code = /familiar pairing approve ([A-Z2-9]{8})/.exec(texts(stranger.id)[0] ?? "")?.[1];
+    expect(code).toBeDefined();
+    expect(llm.requests).toHaveLength(0);
+
+    const approve = await cli(["pairing", "approve", code!, "--config", d.configPath], d.dir);
+    expect(approve.out).toContain(String(stranger.id));
+    expect(approve.code).toBe(0);
+
+    llm.enqueue({ text: "Hi Cleo, welcome." });
+    tg.pushText(stranger, "now?");
+    await tg.waitFor(() => texts(stranger.id).includes("Hi Cleo, welcome."), 15_000, "answer");
+    expect((await d.stop("SIGTERM")).code).toBe(0);
+
+    // Restart on the same data dir: the update above is not replayed; a new one is answered once.
+    const d2 = await startDaemonProcess({ config, dir: d.dir, port: d.port });
+    llm.enqueue({ text: "Second answer." });
+    tg.pushText(stranger, "again");
+    await tg.waitFor(() => texts(stranger.id).includes("Second answer."), 15_000, "second answer");
+    expect(texts(stranger.id).filter((t) => t === "Hi Cleo, welcome.")).toHaveLength(1);
+    expect(texts(stranger.id).filter((t) => t === "Second answer.")).toHaveLength(1);
+    expect(llm.requests).toHaveLength(2);
+    await d2.stop("SIGTERM");
+  });
+});
