@@ -334,7 +334,8 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
   res.end("data: [DONE]\n\n");
 }
 
-function usageHeaders(r: TurnResult): Record<string, string> {
+/** `X-Familiar-Request-Id` and `X-Familiar-Usage-*` headers: the turn's call-tree totals (also used by /api). */
+export function usageHeaders(r: TurnResult): Record<string, string> {
   return {
     "x-familiar-request-id": r.requestId,
     "x-familiar-usage-input": String(r.treeUsage.input),

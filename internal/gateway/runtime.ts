@@ -48,7 +48,11 @@ export class GatewayRuntime {
   /** Extra agent sources (workspace files, API agents) registered as `parts.extra.agentSources`. */
   agentSources(): AgentSource[] {
     const s = this.deps.parts.extra.agentSources;
-    return Array.isArray(s) ? (s as AgentSource[]) : [];
+    if (Array.isArray(s)) return s as AgentSource[];
+    // The agent host section publishes its sources as parts.extra.agents {fileAgents, apiAgents}.
+    const a = this.deps.parts.extra.agents as
+      { fileAgents?: AgentSource; apiAgents?: AgentSource } | undefined;
+    return [a?.fileAgents, a?.apiAgents].filter((x): x is AgentSource => !!x);
   }
 
   /**

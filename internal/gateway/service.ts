@@ -1,6 +1,6 @@
 /**
  * The gateway service: registers every gateway route on the daemon's one HTTP listener (metrics,
- * OpenAI API, webhooks, web chat) and its websocket, forwards bus events to websocket clients and
+ * OpenAI API, the /api REST surface, webhooks, web chat) and its websocket, forwards bus events to websocket clients and
  * sends the periodic `tick`. Other modules reuse `parts.extra.gateway` (a GatewayRuntime) for their
  * own routes' auth and body parsing.
  */
@@ -14,6 +14,7 @@ import { GatewayMetrics } from "./metrics.js";
 import { adminMethods } from "./methods-admin.js";
 import { chatMethods } from "./methods-chat.js";
 import { openAiRoutes } from "./openai-api.js";
+import { apiRoutes } from "./api/api-router.js";
 import { GatewayRuntime, type GatewayDeps } from "./runtime.js";
 import { webChatRoute } from "./web-chat.js";
 import { webhookRoutes } from "./webhooks.js";
@@ -99,6 +100,7 @@ export function createGatewayService(
       const { http } = deps;
       http.route(metricsRoute);
       http.route(openAiRoutes(runtime));
+      http.route(apiRoutes(runtime));
       http.route(webhookRoutes(runtime));
       http.route(webChatRoute());
       http.server.on("upgrade", onUpgrade);

@@ -1,0 +1,204 @@
+/**
+ * The call tree of one user message as a report (`GET /api/traces/{id}`, `familiar trace`): every
+ * turn, model call and tool call with its request id, parent, depth, usage and cost, plus totals.
+ *
+ * Tree shape: a turn's `parent_request_id` is the request that delegated it (null for the root); a
+ * model or tool call's `parent_request_id` is the turn that made it. `sub_calls` counts model and tool
+ * calls over the whole tree, the same count a turn reports in `X-Familiar-Usage-Subcalls`.
+ */
+import type { Config } from "../config/schema.js";
+import { ZERO_USAGE, type Usage } from "../models/types.js";
+import type { Db } from "../store/db.js";
+import { costOf } from "./cost.js";
+import { addUsage } from "./loop.js";
+import { TraceRecorder, type TraceRow } from "./trace.js";
+
+export interface TraceCall {
+  id: number;
+  kind: string;
+  name: string;
+  request_id: string;
+  parent_request_id: string | null;
+  depth: number;
+  agent_id: string | null;
+  session_id: string | null;
+  status: string;
+  started_at: number;
+  ended_at: number | null;
+  /** Model calls only. */
+  usage?: Usage;
+  /** Model calls only; null when `models.pricing` has no price for the model. */
+  cost?: number | null;
+}
+
+/** One turn (request) of the tree with the usage of its own model calls. */
+export interface TraceRequest {
+  request_id: string;
+  parent_request_id: string | null;
+  depth: number;
+  agent_id: string | null;
+  session_id: string | null;
+  status: string;
+  model_calls: number;
+  tool_calls: number;
+  usage: Usage;
+  cost: number;
+}
+
+export interface TraceReport {
+  /** The id that was asked for (any request of the tree). */
+  request_id: string;
+  root_request_id: string;
+  calls: TraceCall[];
+  requests: TraceRequest[];
+  totals: {
+    usage: Usage;
+    /** USD over priced calls. */
+    cost: number;
+    unpriced_calls: number;
+    sub_calls: number;
+    model_calls: number;
+    tool_calls: number;
+    requests: number;
+    max_depth: number;
+  };
+}
+
+function usageOf(meta: string | null): Usage {
+  if (!meta) return { ...ZERO_USAGE };
+  try {
+    const u = JSON.parse(meta) as Partial<Usage>;
+    const n = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+    const input = n(u.input);
+    const output = n(u.output);
+    return {
+      input,
+      output,
+      cacheRead: n(u.cacheRead),
+      cacheWrite: n(u.cacheWrite),
+      reasoning: n(u.reasoning),
+      total: n(u.total) || input + output,
+    };
+  } catch {
+    return { ...ZERO_USAGE };
+  }
+}
+
+/** Builds the report from stored trace rows; undefined when no record has that request id. */
+export function buildTraceReport(
+  rows: readonly TraceRow[],
+  requestId: string,
+  pricing: Config["models"]["pricing"],
+): TraceReport | undefined {
+  if (rows.length === 0 || !rows.some((r) => r.request_id === requestId)) return undefined;
+  const requests = new Map<string, TraceRequest>();
+  for (const r of rows)
+    if (r.kind === "turn" && !requests.has(r.request_id))
+      requests.set(r.request_id, {
+        request_id: r.request_id,
+        parent_request_id: r.parent_request_id,
+        depth: r.depth,
+        agent_id: r.agent_id,
+        session_id: r.session_id,
+        status: r.status,
+        model_calls: 0,
+        tool_calls: 0,
+        usage: { ...ZERO_USAGE },
+        cost: 0,
+      });
+  let total: Usage = { ...ZERO_USAGE };
+  let cost = 0;
+  let unpriced = 0;
+  let models = 0;
+  let tools = 0;
+  let maxDepth = 0;
+  const calls: TraceCall[] = rows.map((r) => {
+    maxDepth = Math.max(maxDepth, r.depth);
+    const owner = requests.get(r.request_id);
+    const call: TraceCall = {
+      id: r.id,
+      kind: r.kind,
+      name: r.name,
+      request_id: r.request_id,
+      parent_request_id: r.kind === "turn" ? r.parent_request_id : r.request_id,
+      depth: r.depth,
+      agent_id: r.agent_id ?? owner?.agent_id ?? null,
+      session_id: r.session_id ?? owner?.session_id ?? null,
+      status: r.status,
+      started_at: r.started_at,
+      ended_at: r.ended_at,
+    };
+    if (r.kind === "model") {
+      models++;
+      const u = usageOf(r.meta);
+      const slash = r.name.indexOf("/");
+      const c = slash > 0 ? costOf(pricing, r.name.slice(0, slash), r.name.slice(slash + 1), u) : null;
+      call.usage = u;
+      call.cost = c;
+      total = addUsage(total, u);
+      if (c === null) unpriced++;
+      else cost += c;
+      if (owner) {
+        owner.model_calls++;
+        owner.usage = addUsage(owner.usage, u);
+        owner.cost += c ?? 0;
+      }
+    } else if (r.kind === "tool") {
+      tools++;
+      if (owner) owner.tool_calls++;
+    }
+    return call;
+  });
+  return {
+    request_id: requestId,
+    root_request_id: rows[0]?.root_request_id ?? requestId,
+    calls,
+    requests: [...requests.values()],
+    totals: {
+      usage: total,
+      cost,
+      unpriced_calls: unpriced,
+      sub_calls: models + tools,
+      model_calls: models,
+      tool_calls: tools,
+      requests: requests.size,
+      max_depth: maxDepth,
+    },
+  };
+}
+
+/** Reads the tree of `requestId` from a database (read-only is fine) and builds its report. */
+export function readTraceReport(db: Db, requestId: string, config: Config): TraceReport | undefined {
+  const hasTable =
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'traces'").get() !== undefined;
+  if (!hasTable) return undefined;
+  const rows = new TraceRecorder(db, () => Date.now()).tree(requestId);
+  return buildTraceReport(rows, requestId, config.models.pricing);
+}
+
+/** Renders a report for humans: one line per call, indented by depth. */
+export function formatTraceReport(r: TraceReport): string {
+  const usd = (c: number | null | undefined): string =>
+    c === null || c === undefined ? "-" : `$${c.toFixed(6)}`;
+  const lines = [
+    `trace ${r.root_request_id}${r.request_id !== r.root_request_id ? ` (asked: ${r.request_id})` : ""}`,
+  ];
+  for (const c of r.calls) {
+    const pad = "  ".repeat(c.depth + (c.kind === "turn" ? 0 : 1));
+    const head = `${pad}${c.kind.padEnd(5)} ${c.name}`;
+    const extra =
+      c.kind === "turn"
+        ? ` request=${c.request_id}${c.parent_request_id ? ` parent=${c.parent_request_id}` : ""} depth=${c.depth} ${c.status}`
+        : c.kind === "model" && c.usage
+          ? ` in=${c.usage.input} out=${c.usage.output} cost=${usd(c.cost)}`
+          : ` ${c.status}`;
+    lines.push(head + extra);
+  }
+  const t = r.totals;
+  lines.push(
+    "",
+    `total: ${t.requests} turn(s), ${t.model_calls} model call(s), ${t.tool_calls} tool call(s), depth ${t.max_depth}`,
+    `usage: in=${t.usage.input} out=${t.usage.output} total=${t.usage.total} cost=${usd(t.cost)}${t.unpriced_calls ? ` (${t.unpriced_calls} unpriced)` : ""}`,
+  );
+  return lines.join("\n") + "\n";
+}

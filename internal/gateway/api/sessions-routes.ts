@@ -1,0 +1,165 @@
+/**
+ * Sessions over `/api`: create (with per-session compaction settings), list, read with the message
+ * count, delete (cascades to messages), page through messages oldest first, compact on demand and
+ * walk the compaction lineage. Any channel's session of the agent is reachable; writes to another
+ * channel's session need `gateway.allow_channel_writes`.
+ */
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { CompactionError, lineage } from "../../agent/compaction/lineage.js";
+import { sessionKeys } from "../../session/keys.js";
+import type { SessionRow } from "../../session/session-store.js";
+import { sendJson, type ApiContext } from "./api-context.js";
+import { apiError, sessionNotFound } from "./api-errors.js";
+import { lineageJson, messageJson, sessionJson } from "./api-json.js";
+import type { ApiRoute } from "./api-router.js";
+import { assertLiveForWrite } from "./session-guards.js";
+
+const createBody = z
+  .object({
+    compact_strategy: z.enum(["auto", "manual", "off"]).optional(),
+    compact_keep_last_n: z.number().int().min(0).max(200).optional(),
+    compact_observation_mask: z.boolean().optional(),
+    compact_summary_model: z
+      .string()
+      .regex(/^[^/\s]+\/\S+$/, { error: "expected <provider>/<model>" })
+      .optional(),
+  })
+  .strict();
+
+const compactBody = z.object({ instructions: z.string().max(4000).optional() }).strict();
+
+const MAX_PAGE = 500;
+
+/** A positive integer query parameter, or 400 naming it. */
+function intParam(url: URL, name: string, dflt: number, max: number): number {
+  const raw = url.searchParams.get(name);
+  if (raw === null || raw === "") return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > max)
+    throw apiError(400, "invalid_query", `${name}: expected an integer from 0 to ${max}, got "${raw}"`, name);
+  return n;
+}
+
+const COMPACTION_STATUS: Record<string, number> = {
+  SESSION_NOT_FOUND: 404,
+  COMPACTION_OFF: 409,
+  COMPACTION_BUSY: 409,
+  NOTHING_TO_COMPACT: 409,
+  SESSION_ARCHIVED: 409,
+  COMPACTION_UNAVAILABLE: 503,
+};
+
+export function sessionRoutes(api: ApiContext): ApiRoute[] {
+  const json = (s: SessionRow): Record<string, unknown> =>
+    sessionJson(api.config(), s, api.host().sessions.stats(s.id).messages, api.writable(s));
+
+  return [
+    {
+      method: "POST",
+      pattern: "/api/agents/:id/sessions",
+      handler: async ({ req, res, params }) => {
+        const agent = api.agent(params.id ?? "");
+        const body = await api.body(req, createBody);
+        const key = sessionKeys.gateway(agent.id, `api-${randomUUID()}`);
+        const s = api.host().sessions.create(key, agent.id, {
+          ...(body.compact_strategy ? { compactStrategy: body.compact_strategy } : {}),
+          ...(body.compact_keep_last_n !== undefined ? { compactKeepLastN: body.compact_keep_last_n } : {}),
+          ...(body.compact_observation_mask !== undefined
+            ? { compactObservationMask: body.compact_observation_mask }
+            : {}),
+          ...(body.compact_summary_model ? { compactSummaryModel: body.compact_summary_model } : {}),
+          origin: "api",
+        });
+        sendJson(res, 201, json(s), { location: `/api/agents/${agent.id}/sessions/${s.id}` });
+      },
+    },
+    {
+      method: "GET",
+      pattern: "/api/agents/:id/sessions",
+      handler: ({ res, url, params }) => {
+        const agent = api.agent(params.id ?? "");
+        const limit = intParam(url, "limit", 100, 1000);
+        const rows = api.host().sessions.listByAgent(agent.id, limit);
+        sendJson(res, 200, {
+          sessions: rows.map((r) => sessionJson(api.config(), r, r.message_count, api.writable(r))),
+        });
+      },
+    },
+    {
+      method: "GET",
+      pattern: "/api/agents/:id/sessions/:sid",
+      handler: ({ res, params }) => sendJson(res, 200, json(api.session(params.id ?? "", params.sid ?? ""))),
+    },
+    {
+      method: "DELETE",
+      pattern: "/api/agents/:id/sessions/:sid",
+      handler: ({ res, params }) => {
+        const s = api.session(params.id ?? "", params.sid ?? "");
+        api.requireWritable(s);
+        const messages = api.host().sessions.stats(s.id).messages;
+        if (!api.host().sessions.delete(s.id)) throw sessionNotFound(s.id);
+        sendJson(res, 200, { deleted: s.id, messages_deleted: messages });
+      },
+    },
+    {
+      method: "GET",
+      pattern: "/api/agents/:id/sessions/:sid/messages",
+      handler: ({ res, url, params }) => {
+        const s = api.session(params.id ?? "", params.sid ?? "");
+        const after = intParam(url, "after", 0, Number.MAX_SAFE_INTEGER);
+        const limit = Math.max(1, intParam(url, "limit", 100, MAX_PAGE));
+        // One extra row tells whether another page follows without a COUNT.
+        const rows = api.host().sessions.page(s.id, after, limit + 1);
+        const page = rows.slice(0, limit);
+        const more = rows.length > limit;
+        sendJson(res, 200, {
+          session_id: s.id,
+          messages: page.map(messageJson),
+          next_after: more ? (page[page.length - 1]?.id ?? null) : null,
+        });
+      },
+    },
+    {
+      method: "POST",
+      pattern: "/api/agents/:id/sessions/:sid/compact",
+      handler: async ({ req, res, params }) => {
+        const agentId = params.id ?? "";
+        const s = api.session(agentId, params.sid ?? "");
+        assertLiveForWrite(api, agentId, s, "/compact");
+        const body = await api.body(req, compactBody);
+        let out: { summary: string; tokensBefore: number; tokensAfter: number };
+        try {
+          out = await api.host().compact(s.key, body.instructions);
+        } catch (err) {
+          const code = (err as { code?: unknown }).code;
+          if (err instanceof CompactionError || (typeof code === "string" && code in COMPACTION_STATUS))
+            throw apiError(
+              COMPACTION_STATUS[code as string] ?? 409,
+              String(code).toLowerCase(),
+              (err as Error).message,
+            );
+          throw err;
+        }
+        const successor = api.host().sessions.head(s.key);
+        sendJson(res, 200, {
+          source_session_id: s.id,
+          successor_session_id: successor && successor.id !== s.id ? successor.id : null,
+          summary: out.summary,
+          tokens_before: out.tokensBefore,
+          tokens_after: out.tokensAfter,
+        });
+      },
+    },
+    {
+      method: "GET",
+      pattern: "/api/agents/:id/sessions/:sid/lineage",
+      handler: ({ res, params }) => {
+        const s = api.session(params.id ?? "", params.sid ?? "");
+        const l = lineage(api.db, s.id);
+        if (!l) throw sessionNotFound(s.id);
+        sendJson(res, 200, lineageJson(l));
+      },
+    },
+  ];
+}

@@ -1,0 +1,149 @@
+/**
+ * Turns in a stored session over `/api`: `POST .../messages` (synchronous, answers `{user, assistant}`)
+ * and `POST .../messages/stream` (SSE). Both store the user message before anything runs and answer
+ * with the call-tree totals (usage, cost, sub-calls) in the body; the synchronous reply also carries
+ * them as `X-Familiar-Usage-*` headers.
+ *
+ * SSE event order (docs/api.md): `user-message`, then per model iteration `thought`* and `token`*;
+ * an iteration that calls tools sends `token-reset` once, then `tool-call` / `tool-result` pairs;
+ * finally exactly one of `done` or `error`. A client that disconnects does not stop the turn: the
+ * answer is stored and readable through `GET .../messages`.
+ */
+import type { IncomingMessage } from "node:http";
+import { z } from "zod";
+import type { AgentEvent } from "../../agent/events.js";
+import type { TurnResult } from "../../core/host.js";
+import type { StoredMessage } from "../../session/session-store.js";
+import { usageHeaders } from "../openai-api.js";
+import { sendJson, type ApiContext } from "./api-context.js";
+import { messageJson, turnTotalsJson } from "./api-json.js";
+import type { ApiRoute } from "./api-router.js";
+import { assertLiveForWrite } from "./session-guards.js";
+import { SseWriter } from "./sse.js";
+import { turnFailure } from "./turn-errors.js";
+
+const messageBody = z.object({ message: z.string().min(1, { error: "must not be empty" }) }).strict();
+
+export function turnRoutes(api: ApiContext): ApiRoute[] {
+  const byRequest = (requestId: string, role: string): StoredMessage | undefined =>
+    api.db
+      .prepare<[string, string], StoredMessage>(
+        "SELECT * FROM messages WHERE request_id = ? AND role = ? ORDER BY id DESC LIMIT 1",
+      )
+      .get(requestId, role);
+  const byId = (id: number | undefined): StoredMessage | undefined =>
+    id === undefined
+      ? undefined
+      : api.db.prepare<[number], StoredMessage>("SELECT * FROM messages WHERE id = ?").get(id);
+
+  /** Validates everything that can fail before a turn is queued; throws the matching error. */
+  const prepare = async (
+    req: IncomingMessage,
+    params: Record<string, string>,
+    suffix: string,
+  ): Promise<{ agentId: string; key: string; text: string }> => {
+    const agentId = params.id ?? "";
+    const s = api.session(agentId, params.sid ?? "");
+    assertLiveForWrite(api, agentId, s, suffix);
+    const body = await api.body(req, messageBody);
+    api.checkModel(api.agent(agentId));
+    return { agentId, key: s.key, text: body.message };
+  };
+
+  const stored = (r: TurnResult): Record<string, unknown> | null => {
+    const m = byId(r.assistantMessageId);
+    return m ? messageJson(m) : null;
+  };
+
+  return [
+    {
+      method: "POST",
+      pattern: "/api/agents/:id/sessions/:sid/messages",
+      handler: async ({ req, res, params }) => {
+        const t = await prepare(req, params, "/messages");
+        const handle = api.host().submit({
+          channel: "api",
+          sessionKey: t.key,
+          agentId: t.agentId,
+          text: t.text,
+          originLabel: "REST API",
+        });
+        const user = byRequest(handle.requestId, "user");
+        const r = await handle.result;
+        const body = {
+          session_id: r.sessionId,
+          user: user ? messageJson(user) : null,
+          assistant: stored(r),
+          finish_reason: r.finishReason,
+          ...turnTotalsJson(r),
+        };
+        if (r.finishReason === "error") {
+          const e = turnFailure(r);
+          sendJson(res, e.status, { error: { code: e.code, message: e.message }, ...body }, usageHeaders(r));
+          return;
+        }
+        sendJson(res, 200, body, usageHeaders(r));
+      },
+    },
+    {
+      method: "POST",
+      pattern: "/api/agents/:id/sessions/:sid/messages/stream",
+      handler: async ({ req, res, params }) => {
+        const t = await prepare(req, params, "/messages/stream");
+        const sse = new SseWriter(res);
+        // Events of the turn may fire while `submit` runs; hold them until `user-message` is out.
+        const held: AgentEvent[] = [];
+        let live = false;
+        let inTools = false;
+        const forward = (e: AgentEvent): void => {
+          switch (e.type) {
+            case "thinking_delta":
+              inTools = false;
+              if (e.delta) sse.send("thought", { delta: e.delta });
+              return;
+            case "text_delta":
+              inTools = false;
+              if (e.delta) sse.send("token", { delta: e.delta });
+              return;
+            case "tool_start":
+              if (!inTools) sse.send("token-reset", {});
+              inTools = true;
+              sse.send("tool-call", { toolName: e.name, args: e.args, callId: e.callId });
+              return;
+            case "tool_end":
+              sse.send("tool-result", {
+                toolName: e.name,
+                callId: e.callId,
+                result: e.result,
+                isError: e.isError,
+              });
+              return;
+            case "notice":
+              sse.send("notice", { kind: e.kind, text: e.text });
+              return;
+            default:
+              return;
+          }
+        };
+        const handle = api
+          .host()
+          .submit(
+            { channel: "api", sessionKey: t.key, agentId: t.agentId, text: t.text, originLabel: "REST API" },
+            (e) => (live ? forward(e) : held.push(e)),
+          );
+        sse.open({ "x-familiar-request-id": handle.requestId });
+        const user = byRequest(handle.requestId, "user");
+        sse.send("user-message", { message: user ? messageJson(user) : null });
+        live = true;
+        for (const e of held.splice(0)) forward(e);
+        const r = await handle.result;
+        const totals = { session_id: r.sessionId, ...turnTotalsJson(r) };
+        if (r.finishReason === "error") {
+          const e = turnFailure(r);
+          sse.send("error", { error: { code: e.code, message: e.message }, message: stored(r), ...totals });
+        } else sse.send("done", { message: stored(r), finish_reason: r.finishReason, ...totals });
+        sse.end();
+      },
+    },
+  ];
+}
