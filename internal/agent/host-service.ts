@@ -8,6 +8,7 @@
  * - agent files are watched from `start()` and the watcher is closed on `stop()`; CLI engine
  *   subprocesses are closed on `stop()` too.
  */
+import { resumeInterruptedTurns } from "./interrupted-turns.js";
 import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
 import type { ChannelRegistry } from "../channels/registry.js";
 import type { ModelRouter } from "../models/router.js";
@@ -118,6 +119,12 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
     name: "agents",
     async start() {
       await tasks.recoverInterrupted();
+      // Submitted now, before the channels start, so they stay ahead of new messages; delivered later.
+      void resumeInterruptedTurns({
+        ctx,
+        host,
+        deliver: (target, text) => channels.deliver(target, text),
+      }).done;
       await fileAgents.watch().catch((err: unknown) => {
         // A missing agents folder is normal; watching it is best effort.
         ctx.logger.debug({ err: (err as Error).message }, "agent files are not watched");

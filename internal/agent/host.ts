@@ -155,7 +155,7 @@ export class AgentHostImpl implements AgentHost {
   submit(msg: InboundMessage, onEvent?: (e: AgentEvent) => void): TurnHandle {
     const { ctx } = this.deps;
     const runId = randomUUID();
-    const requestId = randomUUID();
+    const requestId = msg.resume?.requestId ?? randomUUID();
     const controller = new AbortController();
     let agent: AgentDef;
     try {
@@ -168,7 +168,12 @@ export class AgentHostImpl implements AgentHost {
     }
     let session: SessionRow | undefined;
     let userMessageId: number | undefined;
-    if (!msg.ephemeral) {
+    const resumed = msg.resume && !msg.ephemeral ? this.sessions.get(msg.resume.sessionId) : undefined;
+    if (resumed && msg.resume) {
+      // An interrupted turn: its user message was committed before the crash.
+      session = resumed;
+      userMessageId = msg.resume.messageId;
+    } else if (!msg.ephemeral) {
       session = this.sessionFor(msg.sessionKey, agent.id, msg.replyTarget);
       const parts = msg.images?.length ? toParts(msg.text, msg.images) : undefined;
       userMessageId = this.sessions.append(session.id, {

@@ -38,6 +38,11 @@ export interface InboundMessage {
   depth?: number;
   /** Do not persist a session (one-shot API chat, stateless /v1 calls). History is given inline. */
   ephemeral?: { history: { role: "user" | "assistant" | "system"; content: string }[] };
+  /**
+   * Re-run a turn whose user message is already stored (a turn interrupted by a crash): nothing new is
+   * appended and the turn keeps its request id, so its answer pairs with the stored message.
+   */
+  resume?: { sessionId: string; messageId: number; requestId: string };
   /** Extra system prompt text for this turn only. */
   extraSystem?: string;
   /** Housekeeping turn (the pre-compaction memory flush): its events are not broadcast on the bus. */
