@@ -7,12 +7,14 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
+import { setTimeout as delay } from "node:timers/promises";
 import type { Db } from "../../store/db.js";
 import type { Logger } from "../../log/logger.js";
 import type { Engine } from "../host.js";
 import type { AgentEvent } from "../events.js";
 import type { LoopOutcome } from "../loop.js";
-import { ZERO_USAGE, type Usage } from "../../models/types.js";
+import { ZERO_USAGE, type ChatMessage, type Usage } from "../../models/types.js";
+import { systemClock, type Clock, type TimerHandle } from "../../core/clock.js";
 import { resolveCommand } from "./cli-engine.js";
 import { parseClaudeLine, type ClaudeLine } from "./claude-stream.js";
 
@@ -28,15 +30,19 @@ export interface ClaudeCliOptions {
   db: Db;
   logger: Logger;
   normalizeUsage: (raw: unknown) => Usage;
+  /** Timer source for the idle reap (the daemon's clock; a FakeClock in tests). */
+  clock?: Clock;
 }
 
 interface Proc {
   child: ChildProcessWithoutNullStreams;
   lines: AsyncIterator<string>;
-  idleTimer?: NodeJS.Timeout;
+  idleTimer?: TimerHandle;
   busy: boolean;
   dead: boolean;
   stderr: string;
+  /** Resolves when the process has exited and its stdio is closed. */
+  closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 /** Persisted CLI session ids per session key. */
@@ -68,10 +74,12 @@ export class ClaudeCliEngine {
   private procs = new Map<string, Proc>();
   private ids: ClaudeSessionIds;
   private bin: string;
+  private clock: Clock;
 
   constructor(private opts: ClaudeCliOptions) {
     this.bin = resolveCommand(opts.command);
     this.ids = new ClaudeSessionIds(opts.db);
+    this.clock = opts.clock ?? systemClock;
   }
 
   /** `/new`: forget the CLI session of a key and stop its subprocess. */
@@ -94,30 +102,45 @@ export class ClaudeCliEngine {
     const p = this.procs.get(sessionKey);
     if (!p) return;
     this.procs.delete(sessionKey);
-    if (p.idleTimer) clearTimeout(p.idleTimer);
+    if (p.idleTimer) this.clock.clearTimeout(p.idleTimer);
     p.dead = true;
     p.child.kill("SIGTERM");
   }
 
-  private spawnFor(sessionKey: string, model?: string): Proc {
+  /**
+   * Starts a subprocess. `sessionKey` undefined = a one-shot process for an ephemeral turn: no
+   * resume, nothing persisted, not kept in the map (killed when the turn ends).
+   */
+  private spawnFor(sessionKey: string | undefined, model?: string): Proc {
     const args = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"];
     if (this.opts.partialMessages) args.push("--include-partial-messages");
     const m = model ?? this.opts.model;
     if (m) args.push("--model", m);
     if (this.opts.mcpConfig) args.push("--mcp-config", this.opts.mcpConfig);
     if (this.opts.systemPrompt) args.push("--append-system-prompt", this.opts.systemPrompt);
-    const resume = this.ids.load(sessionKey);
+    const resume = sessionKey !== undefined ? this.ids.load(sessionKey) : undefined;
     if (resume) args.push("--resume", resume);
     args.push(...this.opts.extraArgs);
     const child = spawn(this.bin, args, { cwd: this.opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
     const rl = createInterface({ input: child.stdout, crlfDelay: Infinity });
-    const proc: Proc = { child, lines: rl[Symbol.asyncIterator](), busy: false, dead: false, stderr: "" };
+    const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.once("close", (code, signal) => resolve({ code, signal }));
+      child.once("error", () => resolve({ code: null, signal: null }));
+    });
+    const proc: Proc = {
+      child,
+      lines: rl[Symbol.asyncIterator](),
+      busy: false,
+      dead: false,
+      stderr: "",
+      closed,
+    };
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       proc.stderr = (proc.stderr + d).slice(-2000);
     });
     child.on("exit", (code, signal) => {
       proc.dead = true;
-      if (this.procs.get(sessionKey) === proc) this.procs.delete(sessionKey);
+      if (sessionKey !== undefined && this.procs.get(sessionKey) === proc) this.procs.delete(sessionKey);
       this.opts.logger.info({ sessionKey, code, signal }, "claude-cli subprocess exited");
     });
     child.on("error", (err) => {
@@ -125,20 +148,20 @@ export class ClaudeCliEngine {
       proc.stderr += err.message;
     });
     child.stdin.on("error", () => undefined);
-    this.procs.set(sessionKey, proc);
+    if (sessionKey !== undefined) this.procs.set(sessionKey, proc);
     this.opts.logger.info({ sessionKey, resume: resume ?? null }, "claude-cli subprocess started");
     return proc;
   }
 
   private armIdle(sessionKey: string, proc: Proc): void {
-    if (proc.idleTimer) clearTimeout(proc.idleTimer);
-    proc.idleTimer = setTimeout(() => {
-      if (!proc.busy) {
+    if (proc.idleTimer) this.clock.clearTimeout(proc.idleTimer);
+    proc.idleTimer = this.clock.setTimeout(() => {
+      if (!proc.busy && this.procs.get(sessionKey) === proc) {
         this.opts.logger.info({ sessionKey }, "claude-cli subprocess idle: reaping");
         this.kill(sessionKey);
       }
     }, this.opts.idleTtlMs);
-    proc.idleTimer.unref();
+    proc.idleTimer.unref?.();
   }
 
   /** The Engine function for the host. */
@@ -147,27 +170,42 @@ export class ClaudeCliEngine {
   }
 
   private async *run(loop: Parameters<Engine>[0]): AsyncGenerator<AgentEvent, LoopOutcome> {
-    const { runId, sessionKey } = loop;
-    const last = [...loop.messages].reverse().find((m) => m.role === "user" || m.role === "system");
-    const text =
-      typeof last?.content === "string"
-        ? last.content
-        : (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
-    let proc = this.procs.get(sessionKey);
-    if (!proc || proc.dead)
-      proc = this.spawnFor(sessionKey, loop.modelRef?.split("/").slice(1).join("/") || undefined);
+    const { runId } = loop;
+    // An ephemeral turn (no stored session, e.g. a stateless /v1 call) gets a one-shot process with
+    // the given history inlined: it must neither resume nor pollute a persistent CLI session.
+    const ephemeral = loop.sessionId === "";
+    const sessionKey = loop.sessionKey;
+    const text = ephemeral ? transcript(loop.messages) : lastText(loop.messages);
+    const model = loop.modelRef?.split("/").slice(1).join("/") || undefined;
+    let proc = ephemeral ? undefined : this.procs.get(sessionKey);
+    if (proc?.busy) {
+      // The host runs one turn per session key at a time; this only guards against misuse.
+      const message = "The Claude CLI is still busy with the previous message of this session.";
+      yield { type: "error", runId, code: "CLAUDE_CLI_BUSY", message };
+      return {
+        text: message,
+        finishReason: "error",
+        usage: { ...ZERO_USAGE },
+        iterations: 0,
+        error: { code: "CLAUDE_CLI_BUSY", message },
+      };
+    }
+    if (!proc || proc.dead) proc = this.spawnFor(ephemeral ? undefined : sessionKey, model);
     proc.busy = true;
-    if (proc.idleTimer) clearTimeout(proc.idleTimer);
+    if (proc.idleTimer) this.clock.clearTimeout(proc.idleTimer);
     const line = JSON.stringify({
       type: "user",
       message: { role: "user", content: [{ type: "text", text }] },
     });
     proc.child.stdin.write(`${line}\n`);
+    const current = proc;
     const onAbort = (): void => {
       // Claude Code has no in-band cancel: stop the subprocess; the next turn resumes the session.
-      this.kill(sessionKey);
+      if (ephemeral) current.child.kill("SIGTERM");
+      else this.kill(sessionKey);
     };
-    loop.signal.addEventListener("abort", onAbort, { once: true });
+    if (loop.signal.aborted) onAbort();
+    else loop.signal.addEventListener("abort", onAbort, { once: true });
     let streamed = "";
     let sawPartial = false;
     let final = undefined as Extract<ClaudeLine, { kind: "result" }> | undefined;
@@ -176,12 +214,13 @@ export class ClaudeCliEngine {
       for (;;) {
         const next = await proc.lines.next();
         if (next.done) break;
+        if (next.value.trim() === "") continue;
         const parsed = parseClaudeLine(next.value);
         if (!parsed) {
           this.opts.logger.warn({ line: next.value.slice(0, 200) }, "claude-cli: malformed line skipped");
           continue;
         }
-        if (parsed.sessionId) this.ids.save(sessionKey, parsed.sessionId);
+        if (parsed.sessionId && !ephemeral) this.ids.save(sessionKey, parsed.sessionId);
         switch (parsed.kind) {
           case "init":
             break;
@@ -227,12 +266,16 @@ export class ClaudeCliEngine {
     } finally {
       loop.signal.removeEventListener("abort", onAbort);
       proc.busy = false;
+      if (ephemeral) proc.child.kill("SIGTERM");
     }
     if (loop.signal.aborted) return { text: streamed, finishReason: "aborted", usage, iterations: 1 };
     if (!final) {
-      const why = proc.stderr.trim().split("\n").pop() ?? "no output";
-      this.kill(sessionKey);
-      const message = `The Claude CLI stopped unexpectedly (${why}). It will be restarted on your next message.`;
+      if (!ephemeral) this.kill(sessionKey);
+      // stdout ended: wait (briefly) for the exit status and the last stderr lines.
+      const exit = await Promise.race([proc.closed, delay(2000, undefined, { ref: false })]);
+      const status = exit ? (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`) : "no exit";
+      const why = proc.stderr.trim().split("\n").pop() || "no error output";
+      const message = `The Claude CLI stopped unexpectedly (${status}: ${why}). It will be restarted on your next message.`;
       yield { type: "error", runId, code: "CLAUDE_CLI_CRASHED", message };
       return {
         text: message,
@@ -242,7 +285,7 @@ export class ClaudeCliEngine {
         error: { code: "CLAUDE_CLI_CRASHED", message },
       };
     }
-    this.armIdle(sessionKey, proc);
+    if (!ephemeral) this.armIdle(sessionKey, proc);
     if (final.usage !== undefined) {
       usage = this.opts.normalizeUsage(final.usage);
       yield { type: "usage", runId, usage, provider: "claude-cli", model: final.model ?? "claude" };
@@ -272,4 +315,26 @@ export class ClaudeCliEngine {
       model: `claude-cli/${final.model ?? "claude"}`,
     };
   }
+}
+
+function textOf(m: ChatMessage | undefined): string {
+  if (!m) return "";
+  if (typeof m.content === "string") return m.content;
+  return (m.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
+}
+
+/** The current message: the last user message or system event. */
+function lastText(messages: readonly ChatMessage[]): string {
+  return textOf([...messages].reverse().find((m) => m.role === "user" || m.role === "system"));
+}
+
+/** An ephemeral turn's history (everything after the system prompt) as one message. */
+function transcript(messages: readonly ChatMessage[]): string {
+  const turns = messages.slice(1).filter((m) => m.role === "user" || m.role === "assistant");
+  if (turns.length <= 1) return lastText(messages);
+  const earlier = turns
+    .slice(0, -1)
+    .map((m) => `${m.role === "user" ? "User" : "Assistant"}: ${textOf(m)}`)
+    .join("\n\n");
+  return `Conversation so far:\n\n${earlier}\n\nCurrent message:\n${textOf(turns.at(-1))}`;
 }

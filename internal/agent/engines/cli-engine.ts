@@ -10,6 +10,8 @@ import { delimiter, isAbsolute, join } from "node:path";
 import type { Engine } from "../host.js";
 import type { LoopOutcome } from "../loop.js";
 import { ZERO_USAGE } from "../../models/types.js";
+import { systemClock, type Clock } from "../../core/clock.js";
+import type { AgentEvent } from "../events.js";
 
 export class CliEngineError extends Error {
   constructor(
@@ -50,12 +52,17 @@ export interface CliEngineOptions {
   timeoutMs: number;
   maxOutputChars: number;
   cwd: string;
+  /** Timer source for the timeout (the daemon's clock; a FakeClock in tests). */
+  clock?: Clock;
+  /** PATH to resolve `command` on; the daemon's own PATH by default. */
+  path?: string;
 }
 
 /** Builds a `cli` engine for one agent. */
 export function createCliEngine(opts: CliEngineOptions): Engine {
-  const bin = resolveCommand(opts.command);
-  return async function* cliEngine(loop): AsyncGenerator<import("../events.js").AgentEvent, LoopOutcome> {
+  const bin = resolveCommand(opts.command, opts.path);
+  const clock = opts.clock ?? systemClock;
+  return async function* cliEngine(loop): AsyncGenerator<AgentEvent, LoopOutcome> {
     const last = [...loop.messages].reverse().find((m) => m.role === "user" || m.role === "system");
     const message =
       typeof last?.content === "string"
@@ -81,12 +88,13 @@ export function createCliEngine(opts: CliEngineOptions): Engine {
         /* already gone */
       }
     };
-    const timer = setTimeout(() => {
+    const timer = clock.setTimeout(() => {
       timedOut = true;
       killGroup();
     }, opts.timeoutMs);
     const onAbort = (): void => killGroup();
-    loop.signal.addEventListener("abort", onAbort, { once: true });
+    if (loop.signal.aborted) killGroup();
+    else loop.signal.addEventListener("abort", onAbort, { once: true });
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
       if (out.length >= opts.maxOutputChars) {
         truncated = true;
@@ -121,8 +129,10 @@ export function createCliEngine(opts: CliEngineOptions): Engine {
         wake = undefined;
       }
     } finally {
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       loop.signal.removeEventListener("abort", onAbort);
+      // A consumer that stops early (return/throw) must not leave the process group running.
+      if (!done) killGroup();
     }
     const text = out.trim() + (truncated ? `\n[output truncated at ${opts.maxOutputChars} characters]` : "");
     if (loop.signal.aborted)

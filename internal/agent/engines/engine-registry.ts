@@ -41,7 +41,13 @@ export class EngineRegistry {
   private cliFor(agent: AgentDef): Engine {
     const cfg = this.ctx.config();
     if (!agent.command) throw new Error(`agent "${agent.id}" has engine cli but no command`);
-    const sig = JSON.stringify([agent.command, agent.args, agent.timeout_s, cfg.workspace]);
+    const sig = JSON.stringify([
+      agent.command,
+      agent.args,
+      agent.timeout_s,
+      cfg.workspace,
+      cfg.tools.exec.max_output_chars,
+    ]);
     const hit = this.cli.get(agent.id);
     if (hit && hit.sig === sig) return hit.engine;
     const engine = createCliEngine({
@@ -50,6 +56,7 @@ export class EngineRegistry {
       timeoutMs: (agent.timeout_s ?? 120) * 1000,
       maxOutputChars: cfg.tools.exec.max_output_chars,
       cwd: cfg.workspace,
+      clock: this.ctx.clock,
     });
     this.cli.set(agent.id, { sig, engine });
     return engine;
@@ -80,6 +87,7 @@ export class EngineRegistry {
       db: this.ctx.db,
       logger: this.ctx.logger,
       normalizeUsage: this.normalizeUsage,
+      clock: this.ctx.clock,
     });
     this.claude.set(agent.id, { sig, engine });
     return engine;

@@ -83,7 +83,10 @@ export function createDelegateTool(
           `agent: unknown agent "${agentId}" (known: ${agents.map((a) => a.id).join(", ") || "none"})`,
         );
       }
-      const model = args.model ?? cfg.agents.defaults.subagents.model;
+      // The default subagent model is a provider model: it means nothing to a cli/claude-cli agent.
+      const target = listAgents(cfg, sources).find((a) => a.id === agentId);
+      const model =
+        args.model ?? (target?.engine === "model" ? cfg.agents.defaults.subagents.model : undefined);
       const req = {
         agentId,
         message: args.message,

@@ -84,7 +84,9 @@ export function createDispatchTool(
       const outputs = new Map<string, string>();
       const controllers = new Map<string, AbortController>();
       const abortAll = new AbortController();
-      signal.addEventListener("abort", () => abortAll.abort(), { once: true });
+      const onParentAbort = (): void => abortAll.abort();
+      if (signal.aborted) abortAll.abort();
+      else signal.addEventListener("abort", onParentAbort, { once: true });
       let running = 0;
       let peak = 0;
       let halted = false;
@@ -148,7 +150,8 @@ export function createDispatchTool(
                 mark(t, "done", ms, out.text);
                 say(`✓ ${t.id} done (${agentOf.get(t.id)})`);
               } else {
-                const cancelled = c.signal.aborted && state.get(t.id) === "running" && halted;
+                // Aborted because another blocking task failed or the parent turn stopped.
+                const cancelled = c.signal.aborted && (halted || abortAll.signal.aborted);
                 mark(t, cancelled ? "cancelled" : "failed", ms, out.error ?? "failed");
                 say(`✗ ${t.id} ${cancelled ? "cancelled" : `failed: ${out.error ?? ""}`}`);
                 if (!cancelled && (t.blocking ?? true)) {
@@ -162,6 +165,7 @@ export function createDispatchTool(
         };
         pump();
       });
+      signal.removeEventListener("abort", onParentAbort);
 
       const lines = order.map((t) => {
         const r = records.get(t.id) ?? {
@@ -178,7 +182,7 @@ export function createDispatchTool(
       ).length;
       return {
         content: `Dispatch finished: ${order.length - failed}/${order.length} tasks done (peak concurrency ${peak}).\n\n${lines.join("\n\n")}`,
-        isError: halted,
+        isError: halted || abortAll.signal.aborted,
       };
     },
   });

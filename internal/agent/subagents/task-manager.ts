@@ -7,7 +7,11 @@
  * - async tasks are limited per nesting depth (one p-queue per depth), so a nested task never waits on
  *   a slot held by one of its parents (no deadlock); sync calls never take a queue slot at all;
  * - results are announced to the originating session as a system event (never a fake user message),
- *   and the reply is delivered to the originating channel with retries.
+ *   and the reply is delivered to the originating channel with retries; the announcement turn runs
+ *   once when it succeeds (only a failed turn is re-run), so a flaky channel never makes the agent
+ *   answer twice;
+ * - a task whose turn is aborted by the host itself (daemon shutdown drain) is marked `interrupted`
+ *   without announcing; the next start announces it, like a task left `running` by a kill -9.
  */
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
@@ -59,16 +63,21 @@ export interface RunOutcome {
   ok: boolean;
   text: string;
   error?: string;
+  /** Why the child turn stopped early: its timeout, the caller's signal, or the host (shutdown). */
+  stopped?: "timeout" | "caller" | "host";
   result?: TurnResult;
 }
 
-const ANNOUNCE_BACKOFF_MS = [1000, 5000, 30_000];
+/** Waits between announcement attempts (turn or delivery): 1 s, 5 s, 30 s, then give up. */
+export const ANNOUNCE_BACKOFF_MS: readonly number[] = [1000, 5000, 30_000];
 
 export class SubagentTaskManager {
   private queues = new Map<number, PQueue>();
   private controllers = new Map<string, AbortController>();
   private maxRunningSeen = 0;
   private runningNow = 0;
+  private closed = false;
+  private inflight = new Set<Promise<void>>();
   private s;
 
   constructor(
@@ -93,8 +102,11 @@ export class SubagentTaskManager {
       ),
       announce: db.prepare("UPDATE subagent_tasks SET announce_status = ?, announce_error = ? WHERE id = ?"),
       stale: db.prepare<[], TaskRow>("SELECT * FROM subagent_tasks WHERE status IN ('queued','running')"),
+      unannounced: db.prepare<[], TaskRow>(
+        "SELECT * FROM subagent_tasks WHERE (status = 'interrupted' AND announce_status IS NULL) OR (status IN ('done','failed','interrupted') AND announce_status = 'pending') ORDER BY created_at",
+      ),
       interrupt: db.prepare(
-        "UPDATE subagent_tasks SET status = 'interrupted', error = 'the daemon restarted while this task was running', ended_at = ? WHERE id = ?",
+        "UPDATE subagent_tasks SET status = 'interrupted', error = ?, ended_at = ? WHERE id = ? AND status IN ('queued','running')",
       ),
       recent: db.prepare<[string, number], TaskRow>(
         "SELECT * FROM subagent_tasks WHERE origin_session_key = ? ORDER BY created_at DESC LIMIT ?",
@@ -107,15 +119,32 @@ export class SubagentTaskManager {
     return this.maxRunningSeen;
   }
 
-  /** Marks tasks left over from a previous run as interrupted and tells their sessions. */
+  /**
+   * Marks tasks left over from a previous run as interrupted and tells their sessions (in the
+   * background: `whenIdle()` waits for the announcements). Returns the tasks it announces.
+   */
   async recoverInterrupted(): Promise<TaskRow[]> {
-    const stale = this.s.stale.all();
-    for (const t of stale) this.s.interrupt.run(this.ctx.clock.now(), t.id);
-    for (const t of stale) {
-      const row = this.s.get.get(t.id);
-      if (row) void this.announce(row);
-    }
-    return stale;
+    const now = this.ctx.clock.now();
+    for (const t of this.s.stale.all())
+      this.s.interrupt.run("the daemon restarted while this task was running", now, t.id);
+    const rows = this.s.unannounced.all();
+    for (const row of rows) this.track(this.announce(row));
+    return rows;
+  }
+
+  /** Resolves when no announcement is in progress (tests, shutdown). */
+  async whenIdle(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
+  /** Stops retrying announcements (daemon shutdown); unfinished ones are re-announced on the next start. */
+  close(): void {
+    this.closed = true;
+  }
+
+  private track(p: Promise<void>): void {
+    this.inflight.add(p);
+    void p.finally(() => this.inflight.delete(p));
   }
 
   /** Runs a child turn and waits for it (sync delegation, dispatch tasks). Never takes a queue slot. */
@@ -132,7 +161,8 @@ export class SubagentTaskManager {
       originLabel: `the ${req.originAgentId ?? "primary"} agent (delegated task)`,
     });
     const onAbort = (): void => handle.abort("cancelled by the delegating agent");
-    req.signal?.addEventListener("abort", onAbort, { once: true });
+    if (req.signal?.aborted) onAbort();
+    else req.signal?.addEventListener("abort", onAbort, { once: true });
     let timer: ReturnType<CoreContext["clock"]["setTimeout"]> | undefined;
     let timedOut = false;
     if (req.timeoutMs) {
@@ -148,9 +178,18 @@ export class SubagentTaskManager {
           ok: false,
           text: r.text,
           error: `timed out after ${Math.round((req.timeoutMs ?? 0) / 1000)} s`,
+          stopped: "timeout",
           result: r,
         };
-      if (r.finishReason === "error" || r.finishReason === "aborted")
+      if (r.finishReason === "aborted")
+        return {
+          ok: false,
+          text: r.text,
+          error: r.error?.message ?? "aborted",
+          stopped: req.signal?.aborted ? "caller" : "host",
+          result: r,
+        };
+      if (r.finishReason === "error")
         return { ok: false, text: r.text, error: r.error?.message ?? r.finishReason, result: r };
       return { ok: true, text: r.text, result: r };
     } finally {
@@ -178,14 +217,22 @@ export class SubagentTaskManager {
     const controller = new AbortController();
     this.controllers.set(id, controller);
     void this.queueFor(req.depth).add(async () => {
-      if (controller.signal.aborted) return;
-      if (this.s.start.run(this.ctx.clock.now(), id).changes === 0) return;
+      if (controller.signal.aborted || this.s.start.run(this.ctx.clock.now(), id).changes === 0) {
+        this.controllers.delete(id);
+        return;
+      }
       this.runningNow++;
       this.maxRunningSeen = Math.max(this.maxRunningSeen, this.runningNow);
+      let announce = true;
       try {
         const out = await this.runSync({ ...req, signal: controller.signal }, id);
-        const status: TaskStatus = controller.signal.aborted ? "cancelled" : out.ok ? "done" : "failed";
-        this.s.finish.run(status, out.text, out.error ?? null, this.ctx.clock.now(), id);
+        const now = this.ctx.clock.now();
+        if (controller.signal.aborted) this.s.finish.run("cancelled", out.text, "cancelled", now, id);
+        else if (out.stopped === "host") {
+          // Aborted by the host itself (shutdown drain), not by us: announced after the restart.
+          this.s.interrupt.run("the daemon stopped while this task was running", now, id);
+          announce = false;
+        } else this.s.finish.run(out.ok ? "done" : "failed", out.text, out.error ?? null, now, id);
       } catch (err) {
         this.s.finish.run("failed", null, (err as Error).message, this.ctx.clock.now(), id);
       } finally {
@@ -193,7 +240,7 @@ export class SubagentTaskManager {
         this.controllers.delete(id);
       }
       const row = this.s.get.get(id);
-      if (row && row.status !== "cancelled") void this.announce(row);
+      if (announce && row && row.status !== "cancelled") this.track(this.announce(row));
     });
     return id;
   }
@@ -224,33 +271,42 @@ export class SubagentTaskManager {
     return q;
   }
 
-  /** Tells the originating session about a finished task and delivers the reply, with retries. */
+  /**
+   * Tells the originating session about a finished task (a system event; the agent writes the
+   * reply) and delivers the reply to the originating channel. The turn and the delivery are retried
+   * separately with backoff, so a delivery retry never re-runs the turn.
+   */
   private async announce(row: TaskRow): Promise<void> {
     const body =
       row.status === "done"
         ? `Background task ${row.id} (agent ${row.agent_id}) finished. Result:\n${row.result ?? ""}`
         : `Background task ${row.id} (agent ${row.agent_id}) ended with status ${row.status}: ${row.error ?? "no details"}`;
+    this.s.announce.run("pending", null, row.id);
+    let reply: string | undefined;
     let lastErr = "";
-    for (let attempt = 0; attempt <= ANNOUNCE_BACKOFF_MS.length; attempt++) {
+    for (let attempt = 0; ; attempt++) {
       try {
-        const r = await this.host.submit({
-          channel: row.origin_channel ?? "subagent",
-          sessionKey: row.origin_session_key,
-          ...(row.origin_agent_id ? { agentId: row.origin_agent_id } : {}),
-          text: body,
-          systemEvent: true,
-          ...(row.reply_target ? { replyTarget: row.reply_target } : {}),
-          extraSystem:
-            "A background task you started has ended (see the system event). Tell the owner the outcome briefly.",
-        }).result;
-        if (r.finishReason === "error") throw new Error(r.error?.message ?? "announcement turn failed");
-        if (row.reply_target) await this.channels.deliver(row.reply_target, r.text);
+        if (reply === undefined) {
+          const r = await this.host.submit({
+            channel: row.origin_channel ?? "subagent",
+            sessionKey: row.origin_session_key,
+            ...(row.origin_agent_id ? { agentId: row.origin_agent_id } : {}),
+            text: body,
+            systemEvent: true,
+            ...(row.reply_target ? { replyTarget: row.reply_target } : {}),
+            extraSystem:
+              "A background task you started has ended (see the system event). Tell the owner the outcome briefly.",
+          }).result;
+          if (r.finishReason === "error") throw new Error(r.error?.message ?? "announcement turn failed");
+          reply = r.text;
+        }
+        if (row.reply_target && reply) await this.channels.deliver(row.reply_target, reply);
         this.s.announce.run("delivered", null, row.id);
         return;
       } catch (err) {
         lastErr = (err as Error).message;
         const wait = ANNOUNCE_BACKOFF_MS[attempt];
-        if (wait === undefined) break;
+        if (wait === undefined || this.closed) break;
         this.ctx.logger.warn(
           { task: row.id, attempt: attempt + 1, err: lastErr },
           "announcing subagent result failed; retrying",
@@ -258,6 +314,8 @@ export class SubagentTaskManager {
         await sleep(this.ctx.clock, wait);
       }
     }
+    // Shutting down before the turn ran: left `pending`, re-announced by the next start.
+    if (this.closed && reply === undefined) return;
     this.s.announce.run("failed", lastErr, row.id);
     this.ctx.logger.error(
       { task: row.id, err: lastErr },
