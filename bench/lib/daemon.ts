@@ -1,0 +1,178 @@
+/**
+ * Runs the built daemon (`node dist/cmd/familiar.js run`) as a child process on a temp dir, as a user
+ * runs it, and times its start: from just before `spawn` to the first `GET /healthz` that answers 200.
+ * Also reads the child's resident memory from /proc/<pid>/status.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+
+/** Repository root. */
+export const ROOT = resolve(import.meta.dirname, "../..");
+/** The entry point a user runs. */
+export const DIST_CLI = join(ROOT, "dist/cmd/familiar.js");
+
+export interface BenchDaemonOptions {
+  /** Config object merged over the defaults below (JSON is valid YAML). */
+  config?: Record<string, unknown>;
+  /** Copy the shipped workspace/ template into the temp workspace (default true). */
+  defaultWorkspace?: boolean;
+  /** Extra node flags for the child, e.g. `--cpu-prof`. */
+  nodeFlags?: string[];
+  /** Called with the data dir before the daemon starts (seeding a store). */
+  beforeStart?: (paths: { dir: string; dataDir: string; workspace: string }) => void;
+}
+
+export interface BenchDaemon {
+  url: string;
+  port: number;
+  pid: number;
+  dir: string;
+  dataDir: string;
+  workspace: string;
+  /** Spawn to first /healthz 200, in ms. */
+  startMs: number;
+  child: ChildProcess;
+  /** Resident set size in MB (VmRSS). */
+  rssMB(): number;
+  /** Last lines of output, for error messages. */
+  tail(lines?: number): string;
+  /** SIGTERM, wait for exit, remove the temp dir. */
+  stop(): Promise<void>;
+}
+
+/** A port that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => res(port));
+    });
+  });
+}
+
+/** Fails early with a clear message when `npm run build` has not been run. */
+export function requireDist(): void {
+  if (!existsSync(DIST_CLI))
+    throw new Error(`${DIST_CLI} is missing: run \`npm run build\` first (the benchmarks measure dist/)`);
+}
+
+/** Reads VmRSS of a process in MB. */
+export function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(m[1]) / 1024;
+}
+
+/** One GET /healthz; resolves with the status code or 0 when the connection failed. */
+function healthStatus(port: number): Promise<number> {
+  return new Promise((res) => {
+    const req = request({ host: "127.0.0.1", port, path: "/healthz", agent: false }, (r) => {
+      r.resume();
+      r.on("end", () => res(r.statusCode ?? 0));
+    });
+    req.on("error", () => res(0));
+    req.setTimeout(2000, () => req.destroy());
+    req.end();
+  });
+}
+
+/** Starts the daemon and waits for /healthz 200 (polled every 2 ms, so start times are exact to ~2 ms). */
+export async function startBenchDaemon(opts: BenchDaemonOptions = {}): Promise<BenchDaemon> {
+  requireDist();
+  const dir = mkdtempSync(join(tmpdir(), "familiar-bench-"));
+  const dataDir = join(dir, "data");
+  const workspace = join(dir, "workspace");
+  if (opts.defaultWorkspace ?? true) cpSync(join(ROOT, "workspace"), workspace, { recursive: true });
+  else mkdirSync(workspace, { recursive: true });
+  const port = await freePort();
+  const cfg = opts.config ?? {};
+  const gateway = (cfg.gateway ?? {}) as Record<string, unknown>;
+  const configPath = join(dir, "config.yaml");
+  writeFileSync(
+    configPath,
+    JSON.stringify(
+      {
+        data_dir: dataDir,
+        workspace,
+        timezone: "UTC",
+        log: { level: "info", pretty: false },
+        ...cfg,
+        gateway: { bind: "127.0.0.1", port, ...gateway },
+      },
+      null,
+      2,
+    ),
+  );
+  opts.beforeStart?.({ dir, dataDir, workspace });
+  const out: string[] = [];
+  const env: NodeJS.ProcessEnv = { NO_COLOR: "1" };
+  for (const k of ["PATH", "HOME", "TMPDIR", "LANG"]) if (process.env[k]) env[k] = process.env[k];
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [...(opts.nodeFlags ?? []), DIST_CLI, "run", "--config", configPath],
+    { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const keep = (chunk: Buffer): void => {
+    out.push(chunk.toString("utf8"));
+    if (out.length > 2000) out.splice(0, out.length - 2000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const tail = (lines = 30): string => out.join("").split("\n").slice(-lines).join("\n");
+  const deadline = Date.now() + 30_000;
+  let startMs = -1;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`daemon exited during start\n${tail()}`);
+    if ((await healthStatus(port)) === 200) {
+      startMs = performance.now() - t0;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  if (startMs < 0) {
+    child.kill("SIGKILL");
+    throw new Error(`daemon did not answer /healthz within 30 s\n${tail()}`);
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    pid: child.pid!,
+    dir,
+    dataDir,
+    workspace,
+    startMs,
+    child,
+    rssMB: () => rssOf(child.pid!),
+    tail,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        const t = setTimeout(() => child.kill("SIGKILL"), 15_000);
+        await exited;
+        clearTimeout(t);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The model section pointing at a fake OpenAI server (no retries: the fake never fails here). */
+export function fakeModels(baseUrl: string): Record<string, unknown> {
+  return {
+    providers: { fake: { base_url: baseUrl, api_key: "sk-fake" } },
+    primary: "fake/bench-model",
+    max_retries: 0,
+    timeout_s: 30,
+  };
+}

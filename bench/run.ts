@@ -1,0 +1,119 @@
+/**
+ * `npm run bench`: runs the daemon benchmarks against the built daemon (`npm run build` first) and
+ * prints a readable table per benchmark plus one JSON summary.
+ *
+ *   npm run bench -- [--only a,b] [--quick] [--runs N] [--json out.json] [--cpu-prof DIR] [--size k=v ...]
+ *
+ * Benchmarks: cold-start, rss, turn-overhead, throughput, telegram, store, prompt-cost.
+ * Sizes (--size name=value): rssTurns, overheadTurns, throughputTurns, telegramTurns, storeMessages,
+ * memoryNotes, heartbeatTicks, coldStartRuns. `--quick` divides the turn counts by 10 for a smoke run.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { coldStart } from "./cold-start.js";
+import { machineInfo, load1 } from "./lib/machine.js";
+import { formatTable, type BenchOptions, type BenchResult } from "./lib/report.js";
+import { promptCost } from "./prompt-cost.js";
+import { rssGrowth } from "./rss-growth.js";
+import { storeBench } from "./store.js";
+import { telegramLatency } from "./telegram-latency.js";
+import { throughput } from "./throughput.js";
+import { turnOverhead } from "./turn-overhead.js";
+
+const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
+  "cold-start": coldStart,
+  rss: rssGrowth,
+  "turn-overhead": turnOverhead,
+  throughput,
+  telegram: telegramLatency,
+  store: storeBench,
+  "prompt-cost": promptCost,
+};
+
+function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?: string } {
+  const opts: BenchOptions = {
+    runs: 3,
+    coldStartRuns: 7,
+    rssTurns: 10_000,
+    overheadTurns: 2_000,
+    throughputTurns: 3_000,
+    telegramTurns: 100,
+    storeMessages: 10_000,
+    memoryNotes: 10_000,
+    heartbeatTicks: 60,
+    nodeFlags: [],
+  };
+  let only = Object.keys(BENCHES);
+  let json: string | undefined;
+  let quick = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const val = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} expects a value`);
+      return v;
+    };
+    if (a === "--only") only = val().split(",");
+    else if (a === "--json") json = val();
+    else if (a === "--quick") quick = true;
+    else if (a === "--runs") opts.runs = Number(val());
+    else if (a === "--cpu-prof") {
+      const dir = resolve(val());
+      mkdirSync(dir, { recursive: true });
+      opts.nodeFlags.push("--cpu-prof", `--cpu-prof-dir=${dir}`);
+    } else if (a === "--size") {
+      const [k, v] = val().split("=");
+      if (!k || v === undefined || !(k in opts) || k === "nodeFlags" || !Number.isFinite(Number(v)))
+        throw new Error(`--size expects name=number with a known name, got ${k}`);
+      (opts as unknown as Record<string, number>)[k] = Number(v);
+    } else if (a === "--help" || a === "-h") {
+      process.stdout.write(
+        `see the header of bench/run.ts; benchmarks: ${Object.keys(BENCHES).join(", ")}\n`,
+      );
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  if (quick)
+    for (const k of ["rssTurns", "overheadTurns", "throughputTurns", "telegramTurns"] as const)
+      opts[k] = Math.max(10, Math.round(opts[k] / 10));
+  for (const name of only) if (!BENCHES[name]) throw new Error(`unknown benchmark ${name}`);
+  return { opts, only, ...(json ? { json } : {}) };
+}
+
+const { opts, only, json } = parseArgs(process.argv.slice(2));
+const machine = machineInfo();
+process.stdout.write(
+  `# Familiar benchmarks\nmachine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryMB} MB, ` +
+    `Node ${machine.node}, ${machine.os}; load average at start ${machine.loadAtStart.join(" ")}\n\n`,
+);
+const results: BenchResult[] = [];
+const t0 = performance.now();
+for (const name of only) {
+  const t = performance.now();
+  const loadBefore = load1();
+  const r = await BENCHES[name]!(opts);
+  r.seconds = (performance.now() - t) / 1000;
+  r.data.loadBefore = loadBefore;
+  r.data.loadAfter = load1();
+  results.push(r);
+  process.stdout.write(`${formatTable(r)}\n\n`);
+}
+const summary = {
+  when: new Date().toISOString(),
+  machine,
+  options: opts,
+  totalSeconds: Math.round((performance.now() - t0) / 100) / 10,
+  results: results.map((r) => ({
+    name: r.name,
+    seconds: Math.round((r.seconds ?? 0) * 10) / 10,
+    ...r.data,
+    targets: r.rows
+      .filter((x) => x.pass !== undefined)
+      .map((x) => ({ metric: x.metric, value: x.value, target: x.target, pass: x.pass })),
+  })),
+};
+const text = JSON.stringify(summary, null, 2);
+process.stdout.write(`JSON summary:\n${text}\n`);
+if (json) writeFileSync(json, `${text}\n`);
+process.exit(0);
