@@ -156,6 +156,25 @@ export function buildProgram(): Command {
       },
     );
 
+  program
+    .command("trace <requestId>")
+    .description("show the call tree of one request: turns, model and tool calls, usage and cost")
+    .option("-c, --config <path>", "config file (data_dir, pricing)", DEFAULT_CONFIG)
+    .option("--url <url>", "ask a running gateway (http://host:port) instead of reading the database")
+    .option("--token <token>", "gateway token with --url (default from config)")
+    .option("--json", "print the report as JSON")
+    .action(
+      async (requestId: string, opts: { config: string; url?: string; token?: string; json?: boolean }) => {
+        const { traceCommand } = await import("./trace.js");
+        try {
+          await traceCommand(requestId, opts);
+        } catch (err) {
+          process.stderr.write(`familiar trace: ${(err as Error).message}\n`);
+          process.exitCode = 1;
+        }
+      },
+    );
+
   registerCronCommands(program, DEFAULT_CONFIG);
 
   const pairing = program

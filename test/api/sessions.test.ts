@@ -1,0 +1,251 @@
+/**
+ * `/api` sessions over real HTTP: create with compaction settings, list, read, paginate, delete with
+ * cascade, synchronous turns, the agent-mismatch 400, read-only channel sessions, compaction with the
+ * 308 to the successor (followed by Node's fetch) and the lineage.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startGatewayDaemon, type GatewayHarness } from "../gateway/harness.js";
+import { apiClient, type ApiClient } from "./api-client.js";
+
+const TOKEN = "api-sessions-token";
+let h: GatewayHarness;
+let api: ApiClient;
+
+type Session = {
+  id: string;
+  agent_id: string;
+  message_count: number;
+  archived: boolean;
+  successor_id: string | null;
+};
+type Msg = { id: number; role: string; content: string; session_id: string; request_id: string };
+
+beforeAll(async () => {
+  h = await startGatewayDaemon({
+    gateway: { token: TOKEN },
+    config: { agents: { default: "main", main: {}, helper: { description: "second" } } },
+  });
+  api = apiClient(h.base, TOKEN);
+});
+afterAll(async () => {
+  await h?.close();
+});
+beforeEach(() => h.fake.reset());
+
+const newSession = async (agent = "main", body: Record<string, unknown> = {}): Promise<Session> => {
+  const r = await api.req<Session>("POST", `/api/agents/${agent}/sessions`, body);
+  expect(r.status).toBe(201);
+  return r.body;
+};
+
+describe("/api sessions", () => {
+  it("creates with compaction settings, reads with message count, lists per agent", async () => {
+    const s = await newSession("main", {
+      compact_strategy: "manual",
+      compact_keep_last_n: 4,
+      compact_observation_mask: false,
+    });
+    expect(s).toMatchObject({
+      agent_id: "main",
+      channel: "gateway",
+      writable: true,
+      archived: false,
+      message_count: 0,
+      compaction: { strategy: "manual", keep_last_n: 4, observation_mask: false },
+    });
+    h.fake.enqueue({ text: "Hi there." });
+    const turn = await api.req<{ user: Msg; assistant: Msg; finish_reason: string }>(
+      "POST",
+      `/api/agents/main/sessions/${s.id}/messages`,
+      { message: "Hello" },
+    );
+    expect(turn.status).toBe(200);
+    expect(turn.body.user).toMatchObject({ role: "user", content: "Hello", session_id: s.id });
+    expect(turn.body.assistant).toMatchObject({
+      role: "assistant",
+      content: "Hi there.",
+      finish_reason: "stop",
+    });
+    expect(turn.body.finish_reason).toBe("stop");
+    expect(turn.headers.get("x-familiar-usage-subcalls")).toBe("1");
+
+    const got = await api.req<Session>("GET", `/api/agents/main/sessions/${s.id}`);
+    expect(got.body.message_count).toBe(2);
+    const list = await api.req<{ sessions: Session[] }>("GET", "/api/agents/main/sessions");
+    expect(list.body.sessions.find((x) => x.id === s.id)?.message_count).toBe(2);
+    expect(list.body.sessions.every((x) => x.agent_id === "main")).toBe(true);
+
+    const bad = await api.req("POST", "/api/agents/main/sessions", { compact_keep_last_n: 500 });
+    expect(bad.body).toMatchObject({ error: { code: "invalid_body", field: "compact_keep_last_n" } });
+    const badStrategy = await api.req("POST", "/api/agents/main/sessions", { compact_strategy: "sometimes" });
+    expect(badStrategy.body).toMatchObject({ error: { field: "compact_strategy" } });
+  });
+
+  it("pages messages oldest first", async () => {
+    const s = await newSession();
+    for (const word of ["one", "two", "three"]) {
+      h.fake.enqueue({ text: `re ${word}` });
+      await api.req("POST", `/api/agents/main/sessions/${s.id}/messages`, { message: word });
+    }
+    const seen: string[] = [];
+    let after: number | null = 0;
+    let pages = 0;
+    while (after !== null) {
+      const p: { body: { messages: Msg[]; next_after: number | null } } = await api.req(
+        "GET",
+        `/api/agents/main/sessions/${s.id}/messages?limit=4&after=${after}`,
+      );
+      seen.push(...p.body.messages.map((m) => m.content));
+      after = p.body.next_after;
+      pages++;
+    }
+    expect(pages).toBe(2);
+    expect(seen).toEqual(["one", "re one", "two", "re two", "three", "re three"]);
+    const bad = await api.req("GET", `/api/agents/main/sessions/${s.id}/messages?limit=abc`);
+    expect(bad.body).toMatchObject({ error: { code: "invalid_query", field: "limit" } });
+  });
+
+  it("DELETE removes the session and its messages", async () => {
+    const s = await newSession();
+    h.fake.enqueue({ text: "ok" });
+    await api.req("POST", `/api/agents/main/sessions/${s.id}/messages`, { message: "keep me?" });
+    const del = await api.req("DELETE", `/api/agents/main/sessions/${s.id}`);
+    expect(del.body).toMatchObject({ deleted: s.id, messages_deleted: 2 });
+    const n = h.daemon.db.prepare("SELECT COUNT(*) AS n FROM messages WHERE session_id = ?").get(s.id) as {
+      n: number;
+    };
+    expect(n.n).toBe(0);
+    const gone = await api.req("GET", `/api/agents/main/sessions/${s.id}`);
+    expect(gone.status).toBe(404);
+    expect(gone.body).toMatchObject({ error: { code: "session_not_found" } });
+  });
+
+  it("answers 400 session_agent_mismatch through another agent's path", async () => {
+    const s = await newSession("main");
+    const before = h.fake.requests.length;
+    const r = await api.req("POST", `/api/agents/helper/sessions/${s.id}/messages`, { message: "sneaky" });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: { code: "session_agent_mismatch" } });
+    const g = await api.req("GET", `/api/agents/helper/sessions/${s.id}`);
+    expect(g.status).toBe(400);
+    expect(h.fake.requests.length).toBe(before);
+    const stored = h.daemon.db
+      .prepare("SELECT COUNT(*) AS n FROM messages WHERE content = 'sneaky'")
+      .get() as {
+      n: number;
+    };
+    expect(stored.n).toBe(0);
+  });
+
+  it("reaches channel sessions read-only unless gateway.allow_channel_writes", async () => {
+    const host = h.daemon.parts.host as import("../../internal/agent/host.js").AgentHostImpl;
+    const tg = host.sessions.create("agent:main:telegram:dm:4242", "main", { origin: "telegram:4242" });
+    host.sessions.append(tg.id, { role: "user", content: "from telegram" });
+    const list = await api.req<{ sessions: (Session & { channel: string; writable: boolean })[] }>(
+      "GET",
+      "/api/agents/main/sessions",
+    );
+    expect(list.body.sessions.find((x) => x.id === tg.id)).toMatchObject({
+      channel: "telegram",
+      writable: false,
+    });
+    const msgs = await api.req<{ messages: Msg[] }>("GET", `/api/agents/main/sessions/${tg.id}/messages`);
+    expect(msgs.body.messages.map((m) => m.content)).toEqual(["from telegram"]);
+    const post = await api.req("POST", `/api/agents/main/sessions/${tg.id}/messages`, { message: "intrude" });
+    expect(post.status).toBe(403);
+    expect(post.body).toMatchObject({ error: { code: "session_read_only" } });
+    expect((await api.req("DELETE", `/api/agents/main/sessions/${tg.id}`)).status).toBe(403);
+  });
+});
+
+describe("/api compaction", () => {
+  it("compacts, redirects posts to the archived session with 308, and shows the lineage", async () => {
+    const s = await newSession("main", { compact_strategy: "manual", compact_keep_last_n: 2 });
+    for (const word of ["alpha", "beta", "gamma"]) {
+      h.fake.enqueue({ text: `noted ${word}` });
+      await api.req("POST", `/api/agents/main/sessions/${s.id}/messages`, { message: word });
+    }
+    h.fake.enqueue({ text: "Summary: the user listed alpha and beta." });
+    const c = await api.req<{ source_session_id: string; successor_session_id: string; summary: string }>(
+      "POST",
+      `/api/agents/main/sessions/${s.id}/compact`,
+      {},
+    );
+    expect(c.status).toBe(200);
+    expect(c.body.source_session_id).toBe(s.id);
+    expect(c.body.successor_session_id).toMatch(/[0-9a-f-]{36}/);
+    expect(c.body.summary).toContain("alpha");
+    const successor = c.body.successor_session_id;
+
+    const old = await api.req<Session>("GET", `/api/agents/main/sessions/${s.id}`);
+    expect(old.body).toMatchObject({ archived: true, successor_id: successor, message_count: 6 });
+
+    // A plain 308 without following: Location names the successor's messages URL.
+    const raw = await fetch(`${h.base}/api/agents/main/sessions/${s.id}/messages`, {
+      method: "POST",
+      headers: api.headers(),
+      body: JSON.stringify({ message: "delta" }),
+      redirect: "manual",
+    });
+    expect(raw.status).toBe(308);
+    expect(raw.headers.get("location")).toBe(`/api/agents/main/sessions/${successor}/messages`);
+    await raw.text();
+
+    // Node's fetch follows it and repeats the POST with its body.
+    h.fake.enqueue({ text: "noted delta" });
+    const followed = await api.req<{ session_id: string; user: Msg; assistant: Msg }>(
+      "POST",
+      `/api/agents/main/sessions/${s.id}/messages`,
+      { message: "delta" },
+    );
+    expect(followed.redirected).toBe(true);
+    expect(followed.status).toBe(200);
+    expect(followed.url).toBe(`${h.base}/api/agents/main/sessions/${successor}/messages`);
+    expect(followed.body.user).toMatchObject({ content: "delta", session_id: successor });
+    expect(followed.body.assistant).toMatchObject({ content: "noted delta", session_id: successor });
+    // The model saw the summary, not the archived turns.
+    const sent = JSON.stringify(h.fake.requests[h.fake.requests.length - 1]?.body?.messages ?? []);
+    expect(sent).toContain("Summary: the user listed alpha and beta.");
+    expect(sent).not.toContain('"alpha"');
+
+    const oldMsgs = await api.req<{ messages: Msg[] }>("GET", `/api/agents/main/sessions/${s.id}/messages`);
+    expect(oldMsgs.body.messages).toHaveLength(6);
+
+    const lin = await api.req<{
+      session: { id: string };
+      backward: { id: string }[];
+      forward: { id: string }[];
+      summaries: { source_session_id: string; successor_session_id: string; summary: string }[];
+    }>("GET", `/api/agents/main/sessions/${successor}/lineage`);
+    expect(lin.body.session.id).toBe(successor);
+    expect(lin.body.backward.map((e) => e.id)).toEqual([s.id]);
+    expect(lin.body.forward).toEqual([]);
+    expect(lin.body.summaries).toHaveLength(1);
+    expect(lin.body.summaries[0]).toMatchObject({ source_session_id: s.id, successor_session_id: successor });
+    const fromOld = await api.req<{ forward: { id: string }[] }>(
+      "GET",
+      `/api/agents/main/sessions/${s.id}/lineage`,
+    );
+    expect(fromOld.body.forward.map((e) => e.id)).toEqual([successor]);
+
+    // Compacting the archived id redirects as well.
+    const again = await fetch(`${h.base}/api/agents/main/sessions/${s.id}/compact`, {
+      method: "POST",
+      headers: api.headers(),
+      body: "{}",
+      redirect: "manual",
+    });
+    expect(again.status).toBe(308);
+    expect(again.headers.get("location")).toBe(`/api/agents/main/sessions/${successor}/compact`);
+    await again.text();
+  });
+
+  it("refuses to compact a session whose strategy is off", async () => {
+    const s = await newSession("main", { compact_strategy: "off" });
+    h.fake.enqueue({ text: "ok" });
+    await api.req("POST", `/api/agents/main/sessions/${s.id}/messages`, { message: "hi" });
+    const r = await api.req("POST", `/api/agents/main/sessions/${s.id}/compact`, {});
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({ error: { code: "compaction_off" } });
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * Call trees over `/api` and `familiar trace`: a turn whose model delegates (built-in `delegate` tool,
+ * mode sync) to a second agent. The response carries the usage and cost summed over the whole tree;
+ * `GET /api/traces/{id}` and the CLI (reading the database, and via the gateway) list every call with
+ * its parent links and depth.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGatewayDaemon, type GatewayHarness } from "../gateway/harness.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
+import { traceCommand } from "../../internal/cli/trace.js";
+import type { TraceReport } from "../../internal/agent/trace-report.js";
+import { apiClient, type ApiClient } from "./api-client.js";
+
+const run = promisify(execFile);
+const TOKEN = "api-trace-token";
+let h: GatewayHarness;
+let api: ApiClient;
+
+let fake: FakeOpenAI;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  h = await startGatewayDaemon({
+    fake,
+    gateway: { token: TOKEN },
+    config: {
+      models: {
+        providers: { fake: { base_url: fake.baseUrl, api_key: "sk-fake" } },
+        primary: "fake/test-model",
+        max_retries: 0,
+        // USD per 1M tokens
+        pricing: { "fake/test-model": { input: 1, output: 2 } },
+      },
+      agents: { default: "main", main: {}, helper: { description: "knows capitals" } },
+    },
+  });
+  api = apiClient(h.base, TOKEN);
+});
+afterAll(async () => {
+  await h?.close();
+  await fake?.close();
+});
+
+const usage = (input: number, output: number): Record<string, number> => ({
+  prompt_tokens: input,
+  completion_tokens: output,
+  total_tokens: input + output,
+});
+
+describe("call trees", () => {
+  let requestId = "";
+  let report: TraceReport;
+
+  it("sums usage over a delegated sub-turn in the body and the X-Familiar-Usage-* headers", async () => {
+    h.fake.enqueue({
+      toolCalls: [
+        {
+          id: "call_d",
+          name: "delegate",
+          arguments: { agent: "helper", message: "What is the capital of France?", mode: "sync" },
+        },
+      ],
+      usage: usage(100, 10),
+    });
+    h.fake.enqueue({ text: "Paris", usage: usage(40, 4) });
+    h.fake.enqueue({ text: "The helper says Paris.", usage: usage(150, 8) });
+    const s = await api.req<{ id: string }>("POST", "/api/agents/main/sessions", {});
+    const r = await api.req<{
+      assistant: { content: string };
+      request_id: string;
+      usage: { input: number; output: number };
+      sub_calls: number;
+      cost: number;
+    }>("POST", `/api/agents/main/sessions/${s.body.id}/messages`, {
+      message: "Ask the helper for France's capital",
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.assistant.content).toBe("The helper says Paris.");
+    // The helper's call went to the model with the delegated message.
+    expect(JSON.stringify(h.fake.requests[1]?.body?.messages)).toContain("What is the capital of France?");
+    expect(r.body.usage).toMatchObject({ input: 290, output: 22 });
+    expect(r.body.sub_calls).toBe(4); // three model calls and the delegate tool call
+    expect(r.headers.get("x-familiar-usage-input")).toBe("290");
+    expect(r.headers.get("x-familiar-usage-output")).toBe("22");
+    expect(r.headers.get("x-familiar-usage-subcalls")).toBe("4");
+    const cost = (290 * 1 + 22 * 2) / 1e6;
+    expect(r.body.cost).toBeCloseTo(cost, 12);
+    expect(Number(r.headers.get("x-familiar-usage-cost"))).toBeCloseTo(cost, 12);
+    expect(r.headers.get("x-familiar-request-id")).toBe(r.body.request_id);
+    requestId = r.body.request_id;
+  });
+
+  it("GET /api/traces/{id} lists the tree with parent links, depth and summed usage", async () => {
+    const t = await api.req<TraceReport>("GET", `/api/traces/${requestId}`);
+    expect(t.status).toBe(200);
+    report = t.body;
+    expect(report.root_request_id).toBe(requestId);
+    expect(report.requests).toHaveLength(2);
+    const [root, child] = report.requests;
+    expect(root).toMatchObject({
+      request_id: requestId,
+      parent_request_id: null,
+      depth: 0,
+      agent_id: "main",
+    });
+    expect(child).toMatchObject({
+      parent_request_id: requestId,
+      depth: 1,
+      agent_id: "helper",
+      model_calls: 1,
+    });
+    expect(child?.usage).toMatchObject({ input: 40, output: 4 });
+    expect(root).toMatchObject({ model_calls: 2, tool_calls: 1 });
+    expect(root?.usage).toMatchObject({ input: 250, output: 18 });
+
+    const delegate = report.calls.find((c) => c.kind === "tool");
+    expect(delegate).toMatchObject({
+      name: "delegate",
+      request_id: requestId,
+      parent_request_id: requestId,
+      depth: 0,
+    });
+    const childModel = report.calls.filter((c) => c.kind === "model" && c.request_id === child?.request_id);
+    expect(childModel).toHaveLength(1);
+    expect(childModel[0]).toMatchObject({ parent_request_id: child?.request_id, depth: 1 });
+    expect(report.totals.cost).toBeCloseTo((290 + 44) / 1e6, 12);
+    expect(child?.cost).toBeCloseTo((40 + 8) / 1e6, 12);
+    expect(report.totals).toMatchObject({
+      unpriced_calls: 0,
+      usage: { input: 290, output: 22 },
+      sub_calls: 4,
+      model_calls: 3,
+      tool_calls: 1,
+      requests: 2,
+      max_depth: 1,
+    });
+
+    // Any request of the tree finds the whole tree.
+    const viaChild = await api.req<TraceReport>("GET", `/api/traces/${child?.request_id}`);
+    expect(viaChild.body.root_request_id).toBe(requestId);
+    expect(viaChild.body.calls).toHaveLength(report.calls.length);
+  });
+
+  it("familiar trace reads the same tree from the database (child process) and via the gateway", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ["--import", "tsx", "cmd/familiar.ts", "trace", requestId, "--json", "--config", h.configPath],
+      { cwd: process.cwd(), timeout: 60_000 },
+    );
+    const fromDb = JSON.parse(stdout) as TraceReport;
+    expect(fromDb.totals).toEqual(report.totals);
+    expect(fromDb.calls.map((c) => [c.kind, c.request_id, c.parent_request_id, c.depth])).toEqual(
+      report.calls.map((c) => [c.kind, c.request_id, c.parent_request_id, c.depth]),
+    );
+
+    const human = await run(
+      process.execPath,
+      ["--import", "tsx", "cmd/familiar.ts", "trace", requestId, "--config", h.configPath],
+      { cwd: process.cwd(), timeout: 60_000 },
+    );
+    expect(human.stdout).toContain(`trace ${requestId}`);
+    expect(human.stdout).toMatch(/turn\s+helper .*depth=1/);
+    expect(human.stdout).toContain("tool  delegate");
+    expect(human.stdout).toContain("in=290 out=22");
+
+    let text = "";
+    const sink = new Writable({
+      write(c: Buffer, _e, cb) {
+        text += c.toString();
+        cb();
+      },
+    });
+    await traceCommand(requestId, { config: h.configPath, url: h.base, token: TOKEN, json: true }, sink);
+    expect((JSON.parse(text) as TraceReport).totals).toEqual(report.totals);
+
+    const missing = await run(
+      process.execPath,
+      ["--import", "tsx", "cmd/familiar.ts", "trace", "no-such-id", "--config", h.configPath],
+      { cwd: process.cwd(), timeout: 60_000 },
+    ).catch((err: { code: number; stderr: string }) => err);
+    expect(missing).toMatchObject({ code: 1 });
+    expect((missing as { stderr: string }).stderr).toContain("no trace for request no-such-id");
+  });
+});
