@@ -100,7 +100,9 @@ export function createCliEngine(opts: CliEngineOptions): Engine {
         truncated = true;
         return;
       }
-      const piece = d.slice(0, opts.maxOutputChars - out.length);
+      const room = opts.maxOutputChars - out.length;
+      if (d.length > room) truncated = true;
+      const piece = d.slice(0, room);
       out += piece;
       queue.push(piece);
       wake?.();
