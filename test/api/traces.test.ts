@@ -34,7 +34,13 @@ beforeAll(async () => {
         // USD per 1M tokens
         pricing: { "fake/test-model": { input: 1, output: 2 } },
       },
-      agents: { default: "main", main: {}, helper: { description: "knows capitals" } },
+      agents: {
+        default: "main",
+        main: {},
+        helper: { description: "knows capitals" },
+        // main -> helper is depth 1; anything the helper delegates would be depth 2.
+        defaults: { subagents: { max_depth: 1 } },
+      },
     },
   });
   api = apiClient(h.base, TOKEN);
@@ -183,5 +189,40 @@ describe("call trees", () => {
     ).catch((err: { code: number; stderr: string }) => err);
     expect(missing).toMatchObject({ code: 1 });
     expect((missing as { stderr: string }).stderr).toContain("no trace for request no-such-id");
+  });
+
+  it("fails a delegation past the depth limit with recursion_depth_exceeded, recorded in the tree", async () => {
+    h.fake.enqueue({
+      toolCalls: [
+        {
+          id: "call_1",
+          name: "delegate",
+          arguments: { agent: "helper", message: "dig deeper", mode: "sync" },
+        },
+      ],
+    });
+    h.fake.enqueue({
+      toolCalls: [
+        { id: "call_2", name: "delegate", arguments: { agent: "main", message: "and deeper", mode: "sync" } },
+      ],
+    });
+    h.fake.enqueue({ text: "I could not go deeper." });
+    h.fake.enqueue({ text: "The helper hit the depth limit." });
+    const before = h.fake.requests.length;
+    const s = await api.req<{ id: string }>("POST", "/api/agents/main/sessions", {});
+    const r = await api.req<{ request_id: string; assistant: { content: string } }>(
+      "POST",
+      `/api/agents/main/sessions/${s.body.id}/messages`,
+      { message: "recurse" },
+    );
+    expect(r.body.assistant.content).toBe("The helper hit the depth limit.");
+    // The helper's second model call saw the refusal as its tool result.
+    const helperRetry = JSON.stringify(h.fake.requests[before + 2]?.body?.messages ?? []);
+    expect(helperRetry).toContain("recursion_depth_exceeded");
+    const t = await api.req<TraceReport>("GET", `/api/traces/${r.body.request_id}`);
+    const child = t.body.requests.find((q) => q.depth === 1);
+    const refused = t.body.calls.find((c) => c.kind === "tool" && c.request_id === child?.request_id);
+    expect(refused).toMatchObject({ name: "delegate", status: "error", depth: 1 });
+    expect(t.body.totals).toMatchObject({ requests: 2, max_depth: 1, model_calls: 4, tool_calls: 2 });
   });
 });
