@@ -89,6 +89,7 @@ describe("/api agents", () => {
     expect(badName.body).toMatchObject({ error: { code: "invalid_body", field: "name" } });
     const unknownKey = await api.req("POST", "/api/agents", { name: "x1", colour: "red" });
     expect(unknownKey.status).toBe(400);
+    expect(unknownKey.body).toMatchObject({ error: { code: "invalid_body", field: "colour" } });
     const notJson = await fetch(`${h.base}/api/agents`, {
       method: "POST",
       headers: api.headers(),

@@ -24,7 +24,10 @@ export function sessionNotFound(sid: string): HttpError {
 /** 400 for a zod validation failure: the first issue names the failing field (dotted path). */
 export function fromZod(err: ZodError, prefix = ""): HttpError {
   const issue = err.issues[0];
-  const path = issue ? issue.path.map(String).join(".") : "";
+  const parts = issue ? issue.path.map(String) : [];
+  // An unknown key is reported on its parent; name the key itself.
+  if (issue?.code === "unrecognized_keys" && issue.keys[0] !== undefined) parts.push(issue.keys[0]);
+  const path = parts.join(".");
   const field = prefix && path ? `${prefix}.${path}` : prefix || path;
   const why = issue?.message ?? "invalid value";
   return apiError(400, "invalid_body", field ? `${field}: ${why}` : why, field || undefined);
