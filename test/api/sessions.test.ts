@@ -137,6 +137,19 @@ describe("/api sessions", () => {
     expect(stored.n).toBe(0);
   });
 
+  it("answers 409 session_not_live for a session that /new replaced", async () => {
+    const s = await newSession();
+    const host = h.daemon.parts.host as import("../../internal/agent/host.js").AgentHostImpl;
+    const key = host.sessions.get(s.id)?.key ?? "";
+    const { sessionId: live } = host.reset(key);
+    const r = await api.req("POST", `/api/agents/main/sessions/${s.id}/messages`, { message: "late" });
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({ error: { code: "session_not_live" } });
+    expect((r.body.error as { message: string }).message).toContain(live);
+    // The replaced session stays readable.
+    expect((await api.req("GET", `/api/agents/main/sessions/${s.id}`)).status).toBe(200);
+  });
+
   it("reaches channel sessions read-only unless gateway.allow_channel_writes", async () => {
     const host = h.daemon.parts.host as import("../../internal/agent/host.js").AgentHostImpl;
     const tg = host.sessions.create("agent:main:telegram:dm:4242", "main", { origin: "telegram:4242" });
