@@ -3,6 +3,12 @@
  * - a session key resolves to exactly one live session through `session_heads`;
  * - messages are appended in order and never rewritten, except that a message's status may change;
  * - reset and compaction create new sessions; old ones stay readable.
+ *
+ * Reading a session's messages is on every turn's path, and a long session has thousands of them, so
+ * `messages()` keeps the rows of recently read sessions in memory (shared by every SessionStore of one
+ * db, bounded by MAX_CACHED_SESSIONS and MAX_CACHED_CHARS) and reads only the rows appended since. The
+ * cache is checked against the store on every read (row count up to the last cached id, an index-only
+ * count): rows deleted or rolled back elsewhere make it reload. Message ids only grow (AUTOINCREMENT).
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.js";
@@ -70,13 +76,45 @@ export interface SessionCreateOptions {
   meta?: Record<string, unknown>;
 }
 
+/** Sessions whose messages stay cached (least recently read dropped first). */
+const MAX_CACHED_SESSIONS = 64;
+/** Characters of content cached over all sessions (~8 MB); beyond this the least recently read go. */
+const MAX_CACHED_CHARS = 4_000_000;
+
+interface CachedMessages {
+  rows: StoredMessage[];
+  lastId: number;
+  /** Characters of content, parts and tool calls of `rows` (what dominates their memory). */
+  chars: number;
+}
+
+function charsOf(rows: readonly StoredMessage[]): number {
+  let n = 0;
+  for (const r of rows) n += 64 + r.content.length + (r.parts?.length ?? 0) + (r.tool_calls?.length ?? 0);
+  return n;
+}
+
+/** Per db: session id -> cached rows, in least-recently-read-first order (Map insertion order). */
+const messageCaches = new WeakMap<Db, Map<string, CachedMessages>>();
+
+function cacheOf(db: Db): Map<string, CachedMessages> {
+  let c = messageCaches.get(db);
+  if (!c) {
+    c = new Map();
+    messageCaches.set(db, c);
+  }
+  return c;
+}
+
 /** Prepared-statement access to sessions and messages. One instance per db. */
 export class SessionStore {
   private s;
+  private cache: Map<string, CachedMessages>;
   constructor(
     readonly db: Db,
     private now: () => number = Date.now,
   ) {
+    this.cache = cacheOf(db);
     this.s = {
       head: db.prepare<[string], SessionRow>(
         "SELECT s.* FROM session_heads h JOIN sessions s ON s.id = h.session_id WHERE h.key = ?",
@@ -104,6 +142,12 @@ export class SessionStore {
       ),
       messagesPage: db.prepare<[string, number, number], StoredMessage>(
         "SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+      ),
+      messagesAfter: db.prepare<[string, number], StoredMessage>(
+        "SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id",
+      ),
+      countUpTo: db.prepare<[string, number], { n: number }>(
+        "SELECT COUNT(*) AS n FROM messages WHERE session_id = ? AND id <= ?",
       ),
       count: db.prepare<[string], { n: number; chars: number }>(
         "SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(content) + COALESCE(LENGTH(tool_calls), 0)), 0) AS chars FROM messages WHERE session_id = ?",
@@ -200,11 +244,53 @@ export class SessionStore {
 
   setStatus(messageId: number, status: MessageStatus): void {
     this.s.setStatus.run(status, messageId);
+    for (const c of this.cache.values()) {
+      const row = findById(c.rows, messageId);
+      if (row) {
+        row.status = status;
+        break;
+      }
+    }
   }
 
-  /** All messages of a session, oldest first. */
+  /**
+   * All messages of a session, oldest first. The rows may be shared with the cache: callers must not
+   * modify them (the array itself is the caller's).
+   */
   messages(sessionId: string): StoredMessage[] {
-    return this.s.messages.all(sessionId);
+    const hit = this.cache.get(sessionId);
+    if (hit) {
+      this.cache.delete(sessionId); // re-inserted below: most recently read last
+      if ((this.s.countUpTo.get(sessionId, hit.lastId)?.n ?? 0) === hit.rows.length) {
+        const fresh = this.s.messagesAfter.all(sessionId, hit.lastId);
+        if (fresh.length > 0) {
+          for (const r of fresh) hit.rows.push(r);
+          hit.lastId = fresh[fresh.length - 1]!.id;
+          hit.chars += charsOf(fresh);
+        }
+        this.remember(sessionId, hit);
+        return hit.rows.slice();
+      }
+    }
+    const rows = this.s.messages.all(sessionId);
+    this.remember(sessionId, {
+      rows,
+      lastId: rows.length > 0 ? rows[rows.length - 1]!.id : 0,
+      chars: charsOf(rows),
+    });
+    return rows.slice();
+  }
+
+  private remember(sessionId: string, entry: CachedMessages): void {
+    this.cache.set(sessionId, entry);
+    let total = 0;
+    for (const c of this.cache.values()) total += c.chars;
+    // Oldest first; the entry just read is last, so it goes only when it alone is over the limit.
+    for (const [id, c] of this.cache) {
+      if (this.cache.size <= MAX_CACHED_SESSIONS && total <= MAX_CACHED_CHARS) break;
+      this.cache.delete(id);
+      total -= c.chars;
+    }
   }
 
   /** A page of messages after `afterId`, oldest first. */
@@ -234,10 +320,25 @@ export class SessionStore {
 
   /** Deletes a session and its messages (cascade). Its key then has no head unless another session exists. */
   delete(sessionId: string): boolean {
+    this.cache.delete(sessionId);
     const run = this.db.transaction(() => {
       this.s.deleteHeadsFor.run(sessionId);
       return this.s.deleteSession.run(sessionId).changes > 0;
     });
     return run();
   }
+}
+
+/** Binary search of rows sorted by id. */
+function findById(rows: StoredMessage[], id: number): StoredMessage | undefined {
+  let lo = 0;
+  let hi = rows.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const r = rows[mid]!;
+    if (r.id === id) return r;
+    if (r.id < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
 }
