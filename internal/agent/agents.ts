@@ -1,12 +1,18 @@
 /**
  * Agent definitions. Config agents are the keys of `agents` other than the reserved settings keys;
- * the default agent exists even when config does not define it. Other sources (workspace YAML files,
- * API-created agents) plug in through `AgentSource`.
+ * the built-in `main` agent exists when it is the default and nothing defines it. Other sources
+ * (workspace YAML files, API-created agents) plug in through `AgentSource`; config.yaml wins a clash.
+ *
+ * Invariant: a default that names an agent nobody defines (not `main`) is unknown here; the host then
+ * answers with the echo fallback, which says so (internal/agent/echo-fallback.ts).
  */
 import { agentSchema, type AgentConfig, type Config } from "../config/schema.js";
 
 /** Keys of `agents` that are settings, not agent ids. */
 export const RESERVED_AGENT_KEYS = new Set(["default", "max_concurrent", "defaults"]);
+
+/** The id of the built-in agent that exists without a definition (when it is the default). */
+export const BUILTIN_AGENT_ID = "main";
 
 export interface AgentDef extends AgentConfig {
   id: string;
@@ -19,16 +25,21 @@ export interface AgentSource {
   list(): AgentDef[];
 }
 
-/** Lists every agent: config agents, the implicit default, then extra sources (config wins on clash). */
+/**
+ * Lists every agent: config agents, the built-in `main` (unless some source defines it), then extra
+ * sources (config wins on clash).
+ */
 export function listAgents(config: Config, sources: readonly AgentSource[] = []): AgentDef[] {
   const out = new Map<string, AgentDef>();
   for (const [id, def] of Object.entries(config.agents)) {
     if (RESERVED_AGENT_KEYS.has(id)) continue;
     out.set(id, { ...(def as AgentConfig), id, source: "config" });
   }
-  const defId = config.agents.default;
-  if (!out.has(defId)) out.set(defId, { ...agentSchema.parse({}), id: defId, source: "builtin" });
-  for (const src of sources) for (const a of src.list()) if (!out.has(a.id)) out.set(a.id, a);
+  const extra = sources.flatMap((s) => s.list());
+  const builtin = builtinAgent(config);
+  if (builtin && !out.has(builtin.id) && !extra.some((a) => a.id === builtin.id))
+    out.set(builtin.id, builtin);
+  for (const a of extra) if (!out.has(a.id)) out.set(a.id, a);
   return [...out.values()];
 }
 
@@ -41,10 +52,16 @@ export function findAgent(
   if (RESERVED_AGENT_KEYS.has(id)) return undefined;
   const def = (config.agents as Record<string, unknown>)[id] as AgentConfig | undefined;
   if (def) return { ...def, id, source: "config" };
-  if (id === config.agents.default) return { ...agentSchema.parse({}), id, source: "builtin" };
   for (const src of sources) {
     const a = src.list().find((x) => x.id === id);
     if (a) return a;
   }
-  return undefined;
+  const builtin = builtinAgent(config);
+  return builtin?.id === id ? builtin : undefined;
+}
+
+/** The built-in default agent (all defaults), present only while `agents.default` is `main`. */
+function builtinAgent(config: Config): AgentDef | undefined {
+  if (config.agents.default !== BUILTIN_AGENT_ID) return undefined;
+  return { ...agentSchema.parse({}), id: BUILTIN_AGENT_ID, source: "builtin" };
 }

@@ -23,6 +23,7 @@ import { createHostCompactor } from "./compaction/host-compactor.js";
 import { EngineRegistry } from "./engines/engine-registry.js";
 import { FileAgentSource } from "./catalog/file-agents.js";
 import { ApiAgentStore } from "./catalog/api-agents.js";
+import { configPromptProblems } from "./catalog/agent-prompt.js";
 import { SubagentTaskManager } from "./subagents/task-manager.js";
 import { createDelegateTool, subagentsPromptSection } from "./subagents/delegate-tool.js";
 import { createDispatchTool } from "./subagents/dispatch-tool.js";
@@ -49,6 +50,21 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   const { router, usage, tools, channels } = deps;
   const fileAgents = new FileAgentSource(() => ctx.config(), ctx.logger);
   fileAgents.load();
+  // Prompt files of config.yaml agents are checked at load and on every reload, like agent files.
+  let configPrompts = configPromptProblems(ctx.config());
+  const logConfigPrompts = (): void => {
+    for (const e of configPrompts.errors) ctx.logger.error(e, `invalid agent prompt file: ${e.message}`);
+    for (const w of configPrompts.warnings) ctx.logger.warn(w, `agent prompt file: ${w.message}`);
+  };
+  logConfigPrompts();
+  ctx.onConfig((next) => {
+    configPrompts = configPromptProblems(next);
+    logConfigPrompts();
+    // Clashes with config.yaml may have changed, or the workspace moved.
+    void fileAgents.configChanged().catch((err: unknown) => {
+      ctx.logger.warn({ err: (err as Error).message }, "agent files could not be reloaded");
+    });
+  });
   const apiAgents = new ApiAgentStore(ctx.db, () => ctx.clock.now());
   const sources: AgentSource[] = [fileAgents, apiAgents];
   const engines = new EngineRegistry(ctx, normalizeUsage);
@@ -126,8 +142,8 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
         deliver: (target, text) => channels.deliver(target, text),
       }).done;
       await fileAgents.watch().catch((err: unknown) => {
-        // A missing agents folder is normal; watching it is best effort.
-        ctx.logger.debug({ err: (err as Error).message }, "agent files are not watched");
+        // Watching is best effort (e.g. a read-only workspace): the files still load at start and reload.
+        ctx.logger.warn({ err: (err as Error).message }, "agent files are not watched");
       });
     },
     async stop() {
@@ -136,10 +152,13 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
       await fileAgents.close();
     },
     health(): ServiceHealth {
-      const errors = fileAgents.errors();
-      return errors.length
-        ? { state: "degraded", detail: `${errors.length} invalid agent file(s)`, errors }
-        : { state: "ok" };
+      const errors = [...fileAgents.errors(), ...configPrompts.errors];
+      const warnings = [...fileAgents.warnings(), ...configPrompts.warnings];
+      return {
+        state: errors.length ? "degraded" : "ok",
+        ...(errors.length ? { detail: `${errors.length} invalid agent definition(s)`, errors } : {}),
+        ...(warnings.length ? { warnings } : {}),
+      };
     },
   };
   return { host, fileAgents, apiAgents, tasks, engines, service };

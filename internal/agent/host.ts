@@ -36,6 +36,8 @@ import {
 import { TraceRecorder } from "./trace.js";
 import { costOf } from "./cost.js";
 import { createLoopDetector } from "./loop-detection/loop-detector.js";
+import { AgentPromptFiles } from "./catalog/agent-prompt.js";
+import { agentProblem, echoFallbackAgent, echoFallbackEngine, isEchoFallback } from "./echo-fallback.js";
 
 /** An engine runs one turn and yields the same events as the model loop (model, cli, claude-cli). */
 export type Engine = (
@@ -122,6 +124,7 @@ export class AgentHostImpl implements AgentHost {
   readonly sessions: SessionStore;
   readonly traces: TraceRecorder;
   private prompt = new PromptBuilder();
+  private promptFiles: AgentPromptFiles;
   private queues = new Map<string, PQueue>();
   private global: PQueue;
   private running = new Map<string, Running>();
@@ -134,6 +137,7 @@ export class AgentHostImpl implements AgentHost {
     const { ctx } = deps;
     this.sessions = new SessionStore(ctx.db, () => ctx.clock.now());
     this.traces = new TraceRecorder(ctx.db, () => ctx.clock.now());
+    this.promptFiles = new AgentPromptFiles(ctx.logger);
     this.global = new PQueue({ concurrency: ctx.config().agents.max_concurrent });
     ctx.onConfig((next) => {
       this.global.concurrency = next.agents.max_concurrent;
@@ -144,12 +148,27 @@ export class AgentHostImpl implements AgentHost {
     );
   }
 
-  private agentFor(id: string | undefined): AgentDef {
+  /**
+   * The agent for a turn. An unknown explicit agent is an error; the default agent that is unknown, or
+   * any agent that cannot be built (unconfigured provider, missing engine), is answered by the echo
+   * fallback, which says so (echo-fallback.ts).
+   */
+  private agentFor(id: string | undefined, modelOverride?: string): AgentDef {
     const cfg = this.deps.ctx.config();
     const wanted = id ?? cfg.agents.default;
+    const isDefault = wanted === cfg.agents.default;
     const found = findAgent(cfg, wanted, this.deps.agentSources);
-    if (!found) throw Object.assign(new Error(`unknown agent "${wanted}"`), { code: "AGENT_UNKNOWN" });
-    return found;
+    let problem: string | undefined;
+    if (!found) {
+      if (!isDefault) throw Object.assign(new Error(`unknown agent "${wanted}"`), { code: "AGENT_UNKNOWN" });
+      problem = `no agent "${wanted}" is defined (agents.default names it; define it in config.yaml, <workspace>/agents/ or over the API)`;
+    } else problem = agentProblem(cfg, found, this.deps.engines, modelOverride);
+    if (!problem) return found as AgentDef;
+    this.deps.ctx.logger.warn(
+      { agent: wanted, reason: problem },
+      "agent cannot be built: the echo agent answers",
+    );
+    return echoFallbackAgent(wanted, isDefault, problem);
   }
 
   submit(msg: InboundMessage, onEvent?: (e: AgentEvent) => void): TurnHandle {
@@ -159,7 +178,7 @@ export class AgentHostImpl implements AgentHost {
     const controller = new AbortController();
     let agent: AgentDef;
     try {
-      agent = this.agentFor(msg.agentId);
+      agent = this.agentFor(msg.agentId, msg.model);
     } catch (err) {
       const result = Promise.resolve(
         this.failed(runId, requestId, "", "AGENT_UNKNOWN", (err as Error).message),
@@ -332,16 +351,6 @@ export class AgentHostImpl implements AgentHost {
     const modelRef = msg.model ?? liveSession?.model_override ?? agent.model ?? undefined;
     const tools = this.deps.toolsFor?.(agent, msg) ?? EMPTY_TOOLS;
     const toolNames = tools.specs().map((s) => s.name);
-    const system = this.prompt.build({
-      config: cfg,
-      agent,
-      ...(msg.lightContext || agent.light_context ? { light: true } : {}),
-      ...(msg.originLabel ? { originLabel: msg.originLabel } : {}),
-      ...(this.deps.skillsSection ? { skillsSection: this.deps.skillsSection(agent, toolNames) ?? "" } : {}),
-      toolNames,
-      ...(msg.extraSystem ? { extra: msg.extraSystem } : {}),
-      now: ctx.clock.now(),
-    });
     let history: ChatMessage[];
     if (msg.ephemeral) {
       history = msg.ephemeral.history.map((h) => ({ role: h.role, content: h.content }) as ChatMessage);
@@ -349,6 +358,25 @@ export class AgentHostImpl implements AgentHost {
     } else {
       history = toChatMessages(orderByTurn(this.sessions.messages(sessionId), t.userMessageId));
     }
+    // An agent's prompt file is a {{variable}} template rendered for this turn (catalog/agent-prompt.ts).
+    const agentPrompt = this.promptFiles.render(agent, cfg, {
+      agentId: agent.id,
+      userInput: msg.text,
+      channel: msg.channel,
+      history,
+      now: ctx.clock.now(),
+    });
+    const system = this.prompt.build({
+      config: cfg,
+      agent,
+      ...(agentPrompt !== undefined ? { agentPrompt } : {}),
+      ...(msg.lightContext || agent.light_context ? { light: true } : {}),
+      ...(msg.originLabel ? { originLabel: msg.originLabel } : {}),
+      ...(this.deps.skillsSection ? { skillsSection: this.deps.skillsSection(agent, toolNames) ?? "" } : {}),
+      toolNames,
+      ...(msg.extraSystem ? { extra: msg.extraSystem } : {}),
+      now: ctx.clock.now(),
+    });
     const messages: ChatMessage[] = [{ role: "system", content: system }, ...history];
 
     let finalStored: number | undefined;
@@ -484,10 +512,14 @@ export class AgentHostImpl implements AgentHost {
     };
     const guard = this.deps.loopGuard ? this.deps.loopGuard(agent) : this.defaultLoopGuard(agent, runId);
     if (guard) loopOpts.loopGuard = guard;
-    const engine = agent.engine !== "model" ? this.deps.engines?.[agent.engine] : undefined;
+    const engine = isEchoFallback(agent)
+      ? echoFallbackEngine
+      : agent.engine !== "model"
+        ? this.deps.engines?.[agent.engine]
+        : undefined;
     let outcome: LoopOutcome;
     try {
-      if (agent.engine !== "model" && !engine)
+      if (!engine && agent.engine !== "model")
         throw new Error(`engine "${agent.engine}" of agent "${agent.id}" is not available`);
       const gen = engine
         ? engine({ ...loopOpts, agent, sessionKey: msg.sessionKey, sessionId })

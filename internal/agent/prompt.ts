@@ -21,6 +21,8 @@ export const LIGHT_FILES = ["SOUL.md", "IDENTITY.md", "HEARTBEAT.md"] as const;
 export interface PromptInput {
   config: Config;
   agent: AgentDef;
+  /** The agent's rendered prompt file (catalog/agent-prompt.ts); replaces `agent.system_prompt`. */
+  agentPrompt?: string;
   light?: boolean;
   originLabel?: string;
   /** Compact skills list (names and one-line descriptions), from the skills loader. */
@@ -49,7 +51,8 @@ export class PromptBuilder {
       const text = this.files.read(config.workspace, name, max);
       if (text) parts.push(`## ${name}\n${text}`);
     }
-    if (agent.system_prompt) parts.push(agent.system_prompt.trim());
+    const own = input.agentPrompt ?? agent.system_prompt;
+    if (own?.trim()) parts.push(own.trim());
     if (!input.light && input.skillsSection) parts.push(input.skillsSection);
     if (!input.light && input.toolNames?.includes("memory_write"))
       parts.push("Save durable facts about the owner with memory_write; look things up with memory_search.");

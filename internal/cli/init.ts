@@ -1,10 +1,13 @@
 /**
  * `familiar init [DIR]`: writes the commented config.yaml and a copy of the workspace template
- * (prompt files, memory/, skills/README.md) into DIR. Never overwrites: when any target file exists,
- * nothing is written and the existing files are listed.
+ * (prompt files, memory/, skills/README.md) into DIR, then seeds the default-on agent templates as
+ * `workspace/agents/<id>.yaml`. Never overwrites: when any config or workspace file exists, nothing
+ * is written and the existing files are listed; an agent file that exists is left as it is.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { stringify } from "yaml";
+import { AGENT_TEMPLATES, type AgentTemplate } from "../agent/catalog/templates.js";
 import { packageRoot } from "./program.js";
 
 /** One file init writes: where it comes from and where it goes. */
@@ -33,19 +36,61 @@ export interface InitResult {
   written: string[];
   /** Files that already existed (nothing was written when non-empty). */
   existing: string[];
+  /** Agent files seeded from the default-on templates (a subset of `written`). */
+  agents: string[];
+}
+
+/** The YAML of an agent file made from a template (the file agent's `name` is the template id). */
+export function templateAgentYaml(t: AgentTemplate): string {
+  const def: Record<string, unknown> = {
+    name: t.id,
+    description: `${t.description} (${t.name})`,
+    ...(t.temperature !== undefined ? { temperature: t.temperature } : {}),
+    ...(t.tools ? { tools: t.tools } : {}),
+    system_prompt: t.system_prompt,
+  };
+  return (
+    `# Agent "${t.id}", seeded by \`familiar init\` from the template "${t.id}" (${t.name}).\n` +
+    "# Edit freely: the daemon reloads this file live. Delete it to remove the agent.\n" +
+    stringify(def, { lineWidth: 100 })
+  );
+}
+
+/**
+ * Writes `<workspace>/agents/<id>.yaml` for every default-on template that has no file yet. Idempotent:
+ * an existing file (the user's edits) is never overwritten. Returns the files written.
+ */
+export function seedAgentTemplates(workspace: string): string[] {
+  const dir = join(workspace, "agents");
+  const written: string[] = [];
+  for (const t of AGENT_TEMPLATES) {
+    if (!t.defaultOn) continue;
+    const file = join(dir, `${t.id}.yaml`);
+    if (existsSync(file)) continue;
+    mkdirSync(dir, { recursive: true });
+    try {
+      // "wx": a file that appeared since the check is still never overwritten.
+      writeFileSync(file, templateAgentYaml(t), { flag: "wx" });
+      written.push(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+  return written;
 }
 
 /** Writes the plan unless any target exists. */
 export function initDir(dir: string, root = packageRoot()): InitResult {
   const plan = initPlan(dir, root);
   const existing = plan.filter((f) => existsSync(f.to)).map((f) => f.to);
-  if (existing.length > 0) return { written: [], existing };
+  if (existing.length > 0) return { written: [], existing, agents: [] };
   for (const f of plan) {
     mkdirSync(dirname(f.to), { recursive: true });
     // COPYFILE_EXCL: a file that appeared since the check is still never overwritten.
     copyFileSync(f.from, f.to, 1);
   }
-  return { written: plan.map((f) => f.to), existing: [] };
+  const agents = seedAgentTemplates(join(resolve(dir), "workspace"));
+  return { written: [...plan.map((f) => f.to), ...agents], existing: [], agents };
 }
 
 /** CLI entry. Exit code 1 when files exist. */
@@ -73,8 +118,13 @@ export function initCommand(dirArg: string | undefined): void {
     return;
   }
   const cfg = shown(join(dir, "config.yaml"));
+  const files = result.written.length - result.agents.length;
+  const agents = result.agents.length
+    ? `Seeded agents: ${result.agents.map((f) => shown(f)).join(", ")}.\n`
+    : "";
   process.stdout.write(
-    `Wrote ${shown(join(dir, "config.yaml"))} and ${shown(join(dir, "workspace"))}/ (${result.written.length} files).\n` +
+    `Wrote ${shown(join(dir, "config.yaml"))} and ${shown(join(dir, "workspace"))}/ (${files} files).\n` +
+      agents +
       "Next:\n" +
       `  edit ${cfg}            (add a model provider; keep keys in the environment)\n` +
       `  familiar config check --config ${cfg}\n` +

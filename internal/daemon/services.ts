@@ -111,6 +111,8 @@ export async function buildServices(
       const telegram = createTelegramChannel(ctx, {
         host: parts.host,
         registry: channels,
+        // File and API agents, so `/agent <id>` and routing reach them too.
+        agentSources: agentSourcesOf(parts),
         ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
       });
       channels.add(telegram);
@@ -132,6 +134,8 @@ export async function buildServices(
       const discord = createDiscordChannel(ctx, {
         host: parts.host,
         registry: channels,
+        // File and API agents, so `/agent <id>` and routing reach them too.
+        agentSources: agentSourcesOf(parts),
         ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
       });
       channels.add(discord);
@@ -164,4 +168,10 @@ export async function buildServices(
   }
 
   return { parts, services };
+}
+
+/** The host's extra agent sources (workspace files, API agents), as the channels need them. */
+function agentSourcesOf(parts: DaemonParts): import("../agent/agents.js").AgentSource[] {
+  const a = parts.extra.agents as import("../agent/host-service.js").AgentHostParts | undefined;
+  return a ? [a.fileAgents, a.apiAgents] : [];
 }

@@ -8,7 +8,7 @@ import { parseSessionKey, sessionKeys } from "../session/keys.js";
 import type { StoredMessage } from "../session/session-store.js";
 import { IdempotencyCache } from "./idempotency.js";
 import { parseCommand, runCommand, type ApprovalResolver } from "../channels/common/commands.js";
-import { AgentChoiceStore } from "../channels/common/agent-choice.js";
+import { AgentChoiceStore, resolveAgentId } from "../channels/common/agent-choice.js";
 import { ZERO_USAGE } from "../models/types.js";
 import { randomUUID } from "node:crypto";
 import { MethodError, type Params } from "./protocol.js";
@@ -75,10 +75,23 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
   const agentParam = (p: Params): string => {
     const cfg = rt.ctx.config();
     const raw = p.o.sessionKey;
-    const chosen = typeof raw === "string" && !raw.includes(":") ? choices.choice(scopeOf(raw)) : undefined;
-    const id = p.optStr("agent") ?? chosen ?? cfg.agents.default;
-    if (!findAgent(cfg, id, rt.agentSources())) throw new MethodError("not_found", `unknown agent "${id}"`);
-    return id;
+    const explicit = p.optStr("agent");
+    if (explicit !== undefined) {
+      if (!findAgent(cfg, explicit, rt.agentSources()))
+        throw new MethodError("not_found", `unknown agent "${explicit}"`);
+      return explicit;
+    }
+    // Routing order: `/agent` choice of this session name > `routing` (channel "gateway", chat = the
+    // session name) > agents.default. An unknown default still reaches the host: the echo agent answers.
+    const name = typeof raw === "string" && !raw.includes(":") ? raw : undefined;
+    if (name === undefined) return cfg.agents.default;
+    const sources = rt.agentSources();
+    return resolveAgentId(
+      cfg,
+      { channel: "gateway", chatId: name },
+      choices.choice(scopeOf(name)),
+      (id) => findAgent(cfg, id, sources) !== undefined,
+    );
   };
 
   const keyParam = (p: Params, agentId?: string): string =>

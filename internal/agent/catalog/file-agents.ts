@@ -2,15 +2,23 @@
  * Agents defined as one YAML file each in `<workspace>/agents/*.yaml`, hot-reloaded. An invalid file
  * is reported with its path and key while the others keep working; a name that clashes with
  * config.yaml is an error naming both places (config.yaml wins).
+ *
+ * Invariants:
+ * - `load()` swaps the whole set at once: a reader never sees a half-loaded folder;
+ * - an agent whose `prompt_file` uses an unknown `{{variable}}` does not load (error naming the agent
+ *   file, the prompt file and the variable); a missing prompt file is only a warning;
+ * - the folder is created when watching starts, so files added later are seen even in a fresh
+ *   workspace (a watcher on a missing folder would only ever see the folder appear).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { z } from "zod";
 import { agentSchema, type Config } from "../../config/schema.js";
-import { issuesToProblems, formatProblem } from "../../config/errors.js";
+import { issuesToProblems } from "../../config/errors.js";
 import type { Logger } from "../../log/logger.js";
 import { RESERVED_AGENT_KEYS, type AgentDef, type AgentSource } from "../agents.js";
+import { checkPromptFile } from "./agent-prompt.js";
 
 export const AGENT_NAME_RE = /^[a-zA-Z0-9_-]+$/;
 
@@ -18,17 +26,23 @@ export const fileAgentSchema = agentSchema.extend({
   name: z.string().regex(AGENT_NAME_RE, { error: "expected a URL-safe name of letters, digits, _ or -" }),
 });
 
+/** One problem with one agent file: the file, the key (when one is to blame) and what is wrong. */
 export interface FileAgentError {
   path: string;
+  /** Key path inside the file (`temperature`, `compact.keep_last_n`); absent for syntax errors. */
+  key?: string;
   message: string;
 }
 
 export class FileAgentSource implements AgentSource {
   private agents = new Map<string, AgentDef>();
   private errs: FileAgentError[] = [];
+  private warns: FileAgentError[] = [];
   private watcher: { close(): Promise<void> } | undefined;
+  private watchedDir: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private listeners = new Set<() => void>();
+  private closed = false;
 
   constructor(
     private config: () => Config,
@@ -43,8 +57,14 @@ export class FileAgentSource implements AgentSource {
     return [...this.agents.values()];
   }
 
+  /** Files that did not load, each with its path, key and reason. */
   errors(): FileAgentError[] {
     return [...this.errs];
+  }
+
+  /** Agents that loaded with a caveat (a missing prompt file: the built-in prompt is used). */
+  warnings(): FileAgentError[] {
+    return [...this.warns];
   }
 
   onChange(fn: () => void): () => void {
@@ -57,6 +77,7 @@ export class FileAgentSource implements AgentSource {
     const dir = this.dir();
     const next = new Map<string, AgentDef>();
     const errs: FileAgentError[] = [];
+    const warns: FileAgentError[] = [];
     let files: string[] = [];
     try {
       files = readdirSync(dir)
@@ -77,55 +98,105 @@ export class FileAgentSource implements AgentSource {
       }
       const parsed = fileAgentSchema.safeParse(raw ?? {});
       if (!parsed.success) {
-        for (const p of issuesToProblems(parsed.error.issues, raw))
-          errs.push({ path, message: formatProblem(p) });
+        for (const p of issuesToProblems(parsed.error.issues, raw, fileAgentSchema))
+          errs.push({
+            path,
+            ...(p.path ? { key: p.path } : {}),
+            message: p.path ? `${p.path}: ${p.message}` : p.message,
+          });
         continue;
       }
       const id = parsed.data.name;
       if (RESERVED_AGENT_KEYS.has(id)) {
-        errs.push({ path, message: `name: "${id}" is reserved` });
+        errs.push({ path, key: "name", message: `name: "${id}" is reserved` });
         continue;
       }
       if ((cfg.agents as Record<string, unknown>)[id] !== undefined) {
         errs.push({
           path,
+          key: "name",
           message: `name: agent "${id}" is defined both in config.yaml (agents.${id}) and in ${path}; config.yaml wins`,
         });
         continue;
       }
-      if (next.has(id)) {
+      const first = next.get(id);
+      if (first) {
         errs.push({
           path,
-          message: `name: agent "${id}" is also defined in ${next.get(id)?.source.slice(5)}`,
+          key: "name",
+          message: `name: agent "${id}" is also defined in ${first.source.slice(5)}`,
         });
+        continue;
+      }
+      try {
+        const { warning } = checkPromptFile(parsed.data, cfg.workspace);
+        if (warning) warns.push({ path, key: "prompt_file", message: `prompt_file: ${warning}` });
+      } catch (err) {
+        errs.push({ path, key: "prompt_file", message: `prompt_file: ${(err as Error).message}` });
         continue;
       }
       next.set(id, { ...parsed.data, id, source: `file:${path}` });
     }
+    // Log each problem once, not again on every reload while it persists.
     for (const e of errs)
       if (!this.errs.some((o) => o.path === e.path && o.message === e.message))
         this.logger.error(e, `invalid agent file: ${e.message}`);
+    for (const w of warns)
+      if (!this.warns.some((o) => o.path === w.path && o.message === w.message))
+        this.logger.warn(w, `agent file: ${w.message}`);
     this.agents = next;
     this.errs = errs;
+    this.warns = warns;
     for (const fn of this.listeners) fn();
   }
 
-  /** Watches the agents folder (lazy chokidar import); changes are debounced. */
+  /**
+   * Watches the agents folder (lazy chokidar import), creating it when missing; changes are debounced.
+   * Calling it again after the workspace moved re-targets the watcher.
+   */
   async watch(debounceMs = 200): Promise<void> {
-    if (this.watcher) return;
+    const dir = this.dir();
+    if (this.watcher && this.watchedDir === dir) return;
+    await this.unwatch();
+    mkdirSync(dir, { recursive: true });
     const { watch } = await import("chokidar");
-    const w = watch(this.dir(), { ignoreInitial: true, depth: 0 });
+    const w = watch(dir, { ignoreInitial: true, depth: 0 });
     const kick = (): void => {
       if (this.timer) clearTimeout(this.timer);
       this.timer = setTimeout(() => this.load(), debounceMs);
     };
-    w.on("add", kick).on("change", kick).on("unlink", kick).on("addDir", kick);
+    w.on("add", kick).on("change", kick).on("unlink", kick).on("addDir", kick).on("unlinkDir", kick);
+    w.on("error", (err: unknown) =>
+      this.logger.warn({ err: (err as Error).message, dir }, "agent folder watcher failed"),
+    );
+    await new Promise<void>((resolve) => w.once("ready", () => resolve()));
+    if (this.closed) {
+      await w.close();
+      return;
+    }
     this.watcher = w;
+    this.watchedDir = dir;
+    // A file written between the last load and the watcher being ready would be missed otherwise.
+    this.load();
+  }
+
+  /** After a config reload: re-read (clashes with config.yaml may have changed) and follow a moved workspace. */
+  async configChanged(): Promise<void> {
+    if (this.watcher && this.watchedDir !== this.dir()) await this.watch();
+    else this.load();
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    await this.unwatch();
+  }
+
+  private async unwatch(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
-    await this.watcher?.close();
+    this.timer = undefined;
+    const w = this.watcher;
     this.watcher = undefined;
+    this.watchedDir = undefined;
+    await w?.close();
   }
 }

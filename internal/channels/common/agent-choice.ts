@@ -45,15 +45,25 @@ export interface RouteSource {
 
 /**
  * The agent for a chat: explicit choice > the most specific `routing` entry (chat, then guild, then
- * channel-wide) > `agents.default`.
+ * channel-wide; the first of equally specific entries) > `agents.default`.
+ *
+ * `exists` (when given) skips a choice or a routing entry whose agent is not defined (a removed agent
+ * file, a typo in `routing`), so the message falls through to the next rule instead of failing. The
+ * default is returned as is: when it cannot be built, the host answers with the echo fallback.
  */
-export function resolveAgentId(config: Config, src: RouteSource, explicit?: string): string {
-  if (explicit) return explicit;
+export function resolveAgentId(
+  config: Config,
+  src: RouteSource,
+  explicit?: string,
+  exists: (agentId: string) => boolean = () => true,
+): string {
+  if (explicit && exists(explicit)) return explicit;
   let best: { agent: string; score: number } | undefined;
   for (const r of config.routing) {
     if (r.channel !== src.channel) continue;
     if (r.chat !== undefined && r.chat !== src.chatId) continue;
     if (r.guild !== undefined && r.guild !== src.guildId) continue;
+    if (!exists(r.agent)) continue;
     const score = r.chat !== undefined ? 3 : r.guild !== undefined ? 2 : 1;
     if (!best || score > best.score) best = { agent: r.agent, score };
   }

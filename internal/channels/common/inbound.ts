@@ -5,7 +5,7 @@
  */
 import type { CoreContext } from "../../core/context.js";
 import type { AgentHost, ImageInput, InboundMessage, TurnResult } from "../../core/host.js";
-import type { AgentSource } from "../../agent/agents.js";
+import { findAgent, type AgentSource } from "../../agent/agents.js";
 import type { ChannelRegistry } from "../registry.js";
 import { sessionKeys } from "../../session/keys.js";
 import { AgentChoiceStore, resolveAgentId } from "./agent-choice.js";
@@ -65,10 +65,14 @@ export class InboundRouter {
   /** The agent answering this chat (explicit `/agent` > routing > default). */
   agentFor(m: InboundChat): string {
     const explicit = this.choices.choice(this.chatScope(m));
+    const cfg = this.deps.ctx.config();
+    const sources = this.deps.agentSources;
     return resolveAgentId(
-      this.deps.ctx.config(),
+      cfg,
       { channel: m.channel, chatId: m.chatId, ...(m.guildId ? { guildId: m.guildId } : {}) },
       explicit,
+      // Without the extra sources a file agent would look undefined: skip nothing then.
+      sources ? (id) => findAgent(cfg, id, sources) !== undefined : undefined,
     );
   }
 
