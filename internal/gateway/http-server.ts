@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { requestUrl } from "./http-util.js";
 
 export type RouteHandler = (
   req: IncomingMessage,
@@ -25,7 +26,13 @@ export class HttpServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    const url = requestUrl(req.url);
+    if (!url) {
+      sendJson(res, 400, {
+        error: { code: "invalid_url", message: "the request target is not a valid path" },
+      });
+      return;
+    }
     try {
       if (req.method === "GET" && url.pathname === "/healthz") {
         const h = this.healthz();

@@ -79,6 +79,30 @@ export async function readJsonObject(
   return parsed as Record<string, unknown>;
 }
 
+/**
+ * The request target as a URL, or undefined when it cannot be parsed. Never throws: `new URL(req.url,
+ * base)` throws on targets like `//` (read as a protocol-relative URL with an empty host) and would
+ * otherwise take the process down from inside the server's request listener. The target is appended to
+ * the base, so `//api/x` stays the path `//api/x` instead of becoming host `api`, path `/x`.
+ */
+export function requestUrl(raw: string | undefined): URL | undefined {
+  const target = raw ?? "/";
+  try {
+    return new URL(`http://localhost${target.startsWith("/") ? target : `/${target}`}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `decodeURIComponent` for a path segment; a malformed escape (`%E0%A4%A`) is a 400, not a crash. */
+export function decodePathSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new HttpError(400, "invalid_path", `malformed percent-encoding in the path: ${JSON.stringify(s)}`);
+  }
+}
+
 /** The token of an `Authorization: Bearer <token>` header, if present. */
 export function bearerToken(req: IncomingMessage): string | undefined {
   const h = req.headers.authorization;

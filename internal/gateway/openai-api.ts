@@ -16,7 +16,7 @@ import type { InboundMessage, TurnResult, ImageInput } from "../core/host.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { Usage } from "../models/types.js";
 import { sessionKeys } from "../session/keys.js";
-import { HttpError, readJsonObject, toHttpError } from "./http-util.js";
+import { HttpError, decodePathSegment, readJsonObject, toHttpError } from "./http-util.js";
 import type { GatewayRuntime } from "./runtime.js";
 
 type HistoryEntry = { role: "user" | "assistant" | "system"; content: string };
@@ -134,7 +134,7 @@ export function openAiRoutes(rt: GatewayRuntime) {
         models(
           rt,
           res,
-          path === "/v1/models" ? undefined : decodeURIComponent(path.slice("/v1/models/".length)),
+          path === "/v1/models" ? undefined : decodePathSegment(path.slice("/v1/models/".length)),
         );
         return true;
       }

@@ -7,7 +7,15 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { safeEqual, verifyHmacSignature } from "./auth.js";
-import { bearerToken, clientAddress, HttpError, readBody, sendError, toHttpError } from "./http-util.js";
+import {
+  bearerToken,
+  clientAddress,
+  decodePathSegment,
+  HttpError,
+  readBody,
+  sendError,
+  toHttpError,
+} from "./http-util.js";
 import { sendJson } from "./http-server.js";
 import { resolveSessionKey } from "./methods-chat.js";
 import type { GatewayRuntime } from "./runtime.js";
@@ -47,7 +55,7 @@ export function webhookRoutes(rt: GatewayRuntime) {
     try {
       if (req.method !== "POST")
         throw new HttpError(405, "method_not_allowed", "webhooks accept POST only", { allow: "POST" });
-      const name = decodeURIComponent(url.pathname.slice("/hooks/".length));
+      const name = decodePathSegment(url.pathname.slice("/hooks/".length));
       const cfg = rt.ctx.config();
       const hook = Object.hasOwn(cfg.gateway.hooks, name) ? cfg.gateway.hooks[name] : undefined;
       const addr = clientAddress(req);

@@ -13,7 +13,7 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import type { Logger } from "../log/logger.js";
 import type { GatewayAuth } from "./auth.js";
-import { bearerToken, clientAddress, type HttpError } from "./http-util.js";
+import { bearerToken, clientAddress, requestUrl, type HttpError } from "./http-util.js";
 import {
   MethodError,
   Params,
@@ -77,8 +77,8 @@ export class WsGateway {
 
   /** `upgrade` listener for the HTTP server. Refuses rate-limited addresses before the handshake. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    if (url.pathname !== "/ws" && url.pathname !== "/")
+    const url = requestUrl(req.url);
+    if (!url || (url.pathname !== "/ws" && url.pathname !== "/"))
       return rejectUpgrade(socket, 404, "Not Found", "no websocket here");
     const addr = clientAddress(req);
     const limited = this.o.auth.limited(addr);

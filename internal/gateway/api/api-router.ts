@@ -4,7 +4,7 @@
  * answer `{error:{code,message,field?}}`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { HttpError, toHttpError } from "../http-util.js";
+import { decodePathSegment, HttpError, toHttpError } from "../http-util.js";
 import type { GatewayRuntime } from "../runtime.js";
 import { ApiContext } from "./api-context.js";
 import { apiError, sendApiError } from "./api-errors.js";
@@ -67,7 +67,7 @@ export function apiRoutes(rt: GatewayRuntime) {
           continue;
         }
         const params: Record<string, string> = {};
-        r.names.forEach((n, i) => (params[n] = decodeURIComponent(m[i + 1] ?? "")));
+        r.names.forEach((n, i) => (params[n] = decodePathSegment(m[i + 1] ?? "")));
         await r.handler({ req, res, url, params });
         return true;
       }
