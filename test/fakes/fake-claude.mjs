@@ -6,7 +6,8 @@
 //   CRASH     -> exits with code 3 before answering
 //   MALFORMED -> prints a garbage line before answering
 // Session memory: turns per session id are kept in $FAKE_CLAUDE_STATE/<id>.json so `--resume <id>`
-// continues the count across processes. Every invocation's argv is appended to $FAKE_CLAUDE_STATE/argv.log.
+// continues the count across processes. Every invocation's argv is appended to $FAKE_CLAUDE_STATE/argv.log
+// and its pid to $FAKE_CLAUDE_STATE/pids.log.
 import { createInterface } from "node:readline";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,6 +17,7 @@ const args = process.argv.slice(2);
 const stateDir = process.env.FAKE_CLAUDE_STATE ?? "/tmp/fake-claude";
 mkdirSync(stateDir, { recursive: true });
 appendFileSync(join(stateDir, "argv.log"), JSON.stringify(args) + "\n");
+appendFileSync(join(stateDir, "pids.log"), `${process.pid}\n`);
 const resumeIdx = args.indexOf("--resume");
 const sessionId = resumeIdx >= 0 ? args[resumeIdx + 1] : randomUUID();
 const partial = args.includes("--include-partial-messages");
@@ -92,7 +94,7 @@ rl.on("line", (line) => {
   }
   const answer = `turn ${turns} in ${sessionId}: ${text}`;
   if (partial) {
-    for (const piece of answer.match(/.{1,8}/g) ?? []) {
+    for (const piece of answer.match(/[\s\S]{1,8}/g) ?? []) {
       out({
         type: "stream_event",
         session_id: sessionId,

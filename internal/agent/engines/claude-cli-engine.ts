@@ -177,7 +177,7 @@ export class ClaudeCliEngine {
     const sessionKey = loop.sessionKey;
     const text = ephemeral ? transcript(loop.messages) : lastText(loop.messages);
     const model = loop.modelRef?.split("/").slice(1).join("/") || undefined;
-    let proc = ephemeral ? undefined : this.procs.get(sessionKey);
+    const proc = ephemeral ? undefined : this.procs.get(sessionKey);
     if (proc?.busy) {
       // The host runs one turn per session key at a time; this only guards against misuse.
       const message = "The Claude CLI is still busy with the previous message of this session.";
@@ -190,91 +190,104 @@ export class ClaudeCliEngine {
         error: { code: "CLAUDE_CLI_BUSY", message },
       };
     }
-    if (!proc || proc.dead) proc = this.spawnFor(ephemeral ? undefined : sessionKey, model);
-    proc.busy = true;
-    if (proc.idleTimer) this.clock.clearTimeout(proc.idleTimer);
+    // A kept subprocess may have died while idle (killed, OOM) without its exit being seen yet.
+    const reused = proc !== undefined && !proc.dead;
+    let cur: Proc = proc && !proc.dead ? proc : this.spawnFor(ephemeral ? undefined : sessionKey, model);
     const line = JSON.stringify({
       type: "user",
       message: { role: "user", content: [{ type: "text", text }] },
     });
-    proc.child.stdin.write(`${line}\n`);
-    const current = proc;
-    const onAbort = (): void => {
-      // Claude Code has no in-band cancel: stop the subprocess; the next turn resumes the session.
-      if (ephemeral) current.child.kill("SIGTERM");
-      else this.kill(sessionKey);
-    };
-    if (loop.signal.aborted) onAbort();
-    else loop.signal.addEventListener("abort", onAbort, { once: true });
     let streamed = "";
-    let sawPartial = false;
     let final = undefined as Extract<ClaudeLine, { kind: "result" }> | undefined;
     let usage: Usage = { ...ZERO_USAGE };
-    try {
-      for (;;) {
-        const next = await proc.lines.next();
-        if (next.done) break;
-        if (next.value.trim() === "") continue;
-        const parsed = parseClaudeLine(next.value);
-        if (!parsed) {
-          this.opts.logger.warn({ line: next.value.slice(0, 200) }, "claude-cli: malformed line skipped");
-          continue;
-        }
-        if (parsed.sessionId && !ephemeral) this.ids.save(sessionKey, parsed.sessionId);
-        switch (parsed.kind) {
-          case "init":
-            break;
-          case "partial_text":
-            sawPartial = true;
-            streamed += parsed.text;
-            yield { type: "text_delta", runId, delta: parsed.text };
-            break;
-          case "partial_thinking":
-            yield { type: "thinking_delta", runId, delta: parsed.text };
-            break;
-          case "assistant":
-            if (parsed.thinking && !sawPartial)
-              yield { type: "thinking_delta", runId, delta: parsed.thinking };
-            for (const t of parsed.toolUses)
-              yield { type: "tool_start", runId, callId: t.id, name: t.name, args: t.input };
-            if (parsed.text && !sawPartial) {
+    for (let attempt = 0; ; attempt++) {
+      const p = cur;
+      p.busy = true;
+      if (p.idleTimer) this.clock.clearTimeout(p.idleTimer);
+      p.child.stdin.write(`${line}\n`);
+      const onAbort = (): void => {
+        // Claude Code has no in-band cancel: stop the subprocess; the next turn resumes the session.
+        if (ephemeral) p.child.kill("SIGTERM");
+        else this.kill(sessionKey);
+      };
+      if (loop.signal.aborted) onAbort();
+      else loop.signal.addEventListener("abort", onAbort, { once: true });
+      let seen = 0;
+      let sawPartial = false;
+      try {
+        for (;;) {
+          const next = await p.lines.next();
+          if (next.done) break;
+          if (next.value.trim() === "") continue;
+          seen++;
+          const parsed = parseClaudeLine(next.value);
+          if (!parsed) {
+            this.opts.logger.warn({ line: next.value.slice(0, 200) }, "claude-cli: malformed line skipped");
+            continue;
+          }
+          if (parsed.sessionId && !ephemeral) this.ids.save(sessionKey, parsed.sessionId);
+          switch (parsed.kind) {
+            case "init":
+              break;
+            case "partial_text":
+              sawPartial = true;
               streamed += parsed.text;
               yield { type: "text_delta", runId, delta: parsed.text };
-            }
-            if (parsed.toolUses.length > 0 && parsed.text)
-              yield { type: "iteration_text", runId, text: parsed.text };
-            sawPartial = false;
-            break;
-          case "tool_result":
-            for (const r of parsed.results)
-              yield {
-                type: "tool_end",
-                runId,
-                callId: r.id,
-                name: r.name ?? "tool",
-                result: r.content,
-                isError: r.isError,
-                durationMs: 0,
-              };
-            break;
-          case "result":
-            final = parsed;
-            break;
+              break;
+            case "partial_thinking":
+              yield { type: "thinking_delta", runId, delta: parsed.text };
+              break;
+            case "assistant":
+              if (parsed.thinking && !sawPartial)
+                yield { type: "thinking_delta", runId, delta: parsed.thinking };
+              for (const t of parsed.toolUses)
+                yield { type: "tool_start", runId, callId: t.id, name: t.name, args: t.input };
+              if (parsed.text && !sawPartial) {
+                streamed += parsed.text;
+                yield { type: "text_delta", runId, delta: parsed.text };
+              }
+              if (parsed.toolUses.length > 0 && parsed.text)
+                yield { type: "iteration_text", runId, text: parsed.text };
+              sawPartial = false;
+              break;
+            case "tool_result":
+              for (const r of parsed.results)
+                yield {
+                  type: "tool_end",
+                  runId,
+                  callId: r.id,
+                  name: r.name ?? "tool",
+                  result: r.content,
+                  isError: r.isError,
+                  durationMs: 0,
+                };
+              break;
+            case "result":
+              final = parsed;
+              break;
+          }
+          if (final) break;
         }
-        if (final) break;
+      } finally {
+        loop.signal.removeEventListener("abort", onAbort);
+        p.busy = false;
+        if (ephemeral) p.child.kill("SIGTERM");
       }
-    } finally {
-      loop.signal.removeEventListener("abort", onAbort);
-      proc.busy = false;
-      if (ephemeral) proc.child.kill("SIGTERM");
+      if (final || loop.signal.aborted || seen > 0 || attempt > 0 || !reused) break;
+      // The kept subprocess was already dead: it never saw this message. Start a fresh one (it
+      // resumes the stored CLI session) and send the message once more.
+      this.opts.logger.warn({ sessionKey }, "claude-cli subprocess died while idle; restarting it");
+      this.kill(sessionKey);
+      cur = this.spawnFor(sessionKey, model);
     }
+    const ended = cur;
     if (loop.signal.aborted) return { text: streamed, finishReason: "aborted", usage, iterations: 1 };
     if (!final) {
       if (!ephemeral) this.kill(sessionKey);
       // stdout ended: wait (briefly) for the exit status and the last stderr lines.
-      const exit = await Promise.race([proc.closed, delay(2000, undefined, { ref: false })]);
+      const exit = await Promise.race([ended.closed, delay(2000, undefined, { ref: false })]);
       const status = exit ? (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`) : "no exit";
-      const why = proc.stderr.trim().split("\n").pop() || "no error output";
+      const why = ended.stderr.trim().split("\n").pop() || "no error output";
       const message = `The Claude CLI stopped unexpectedly (${status}: ${why}). It will be restarted on your next message.`;
       yield { type: "error", runId, code: "CLAUDE_CLI_CRASHED", message };
       return {
@@ -285,7 +298,7 @@ export class ClaudeCliEngine {
         error: { code: "CLAUDE_CLI_CRASHED", message },
       };
     }
-    if (!ephemeral) this.armIdle(sessionKey, proc);
+    if (!ephemeral) this.armIdle(sessionKey, ended);
     if (final.usage !== undefined) {
       usage = this.opts.normalizeUsage(final.usage);
       yield { type: "usage", runId, usage, provider: "claude-cli", model: final.model ?? "claude" };

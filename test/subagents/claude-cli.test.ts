@@ -1,0 +1,267 @@
+/**
+ * The `claude-cli` engine as the daemon assembles it (EngineRegistry in the agent host service), with
+ * the fake `claude` script (test/fakes/fake-claude.mjs) speaking the stream-json protocol; and as the
+ * primary engine of a real daemon answering through the gateway's /v1/chat/completions.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { FakeClock } from "../../internal/core/clock.js";
+import type { AgentEvent } from "../../internal/agent/events.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
+import { startGatewayDaemon, type GatewayHarness } from "../gateway/harness.js";
+import { createSubagentHarness, modelsConfig, OWNER_KEY, waitFor, type SubagentHarness } from "./harness.js";
+
+const FAKE_CLAUDE = resolve("test/fakes/fake-claude.mjs");
+let fake: FakeOpenAI;
+let state: string;
+const open: SubagentHarness[] = [];
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(async () => {
+  await fake.close();
+});
+beforeEach(() => {
+  state = mkdtempSync(join(tmpdir(), "fake-claude-"));
+  // The engine's subprocesses inherit this environment.
+  process.env.FAKE_CLAUDE_STATE = state;
+});
+afterEach(async () => {
+  for (const x of open.splice(0).reverse()) await x.close();
+  // The primary model is never called when the agent's engine is claude-cli.
+  expect(fake.requests).toHaveLength(0);
+  fake.reset();
+  rmSync(state, { recursive: true, force: true });
+});
+
+function config(main: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    models: modelsConfig(fake.baseUrl),
+    agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE, ...main } },
+  };
+}
+
+async function setup(
+  main: Record<string, unknown> = {},
+  opts: { clock?: FakeClock; dir?: string } = {},
+): Promise<SubagentHarness> {
+  const h = await createSubagentHarness(config(main), opts);
+  open.push(h);
+  return h;
+}
+
+const argvLog = (): string[][] =>
+  readFileSync(join(state, "argv.log"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as string[]);
+const pids = (): number[] => readFileSync(join(state, "pids.log"), "utf8").trim().split("\n").map(Number);
+const sessionOf = (text: string): string => /^turn \d+ in (\S+):/.exec(text)?.[1] ?? "";
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function say(h: SubagentHarness, text: string, events?: AgentEvent[]) {
+  return h.submit(text, events ? (e) => events.push(e) : undefined).result;
+}
+
+describe("claude-cli engine in the agent host", () => {
+  it("streams partial deltas and records usage through NormalizeUsage into the usage table", async () => {
+    const h = await setup();
+    const events: AgentEvent[] = [];
+    const r = await say(h, "hello", events);
+    expect(r.finishReason).toBe("stop");
+    expect(r.text).toMatch(/^turn 1 in \S+: hello$/);
+    const deltas = events.flatMap((e) => (e.type === "text_delta" ? [e.delta] : []));
+    expect(deltas.length).toBeGreaterThan(2);
+    expect(deltas.join("")).toBe(r.text);
+    const argv = argvLog()[0] ?? [];
+    expect(argv.slice(0, 6)).toEqual([
+      "-p",
+      "--input-format",
+      "stream-json",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+    ]);
+    expect(argv).toContain("--include-partial-messages");
+    // Anthropic usage (input excludes cache reads) normalised: input 101 + 50 cache reads.
+    const rows = h.core.db
+      .prepare(
+        "SELECT provider, model, session_key, input, output, cache_read, cache_write, total FROM usage",
+      )
+      .all();
+    expect(rows).toEqual([
+      {
+        provider: "claude-cli",
+        model: "claude-sonnet-4-5",
+        session_key: OWNER_KEY,
+        input: 151,
+        output: 20,
+        cache_read: 50,
+        cache_write: 10,
+        total: 181,
+      },
+    ]);
+    expect(events.some((e) => e.type === "usage" && e.usage.input === 151)).toBe(true);
+  });
+
+  it("emits tool events, skips malformed lines and turns an error result into an error reply", async () => {
+    const h = await setup();
+    const events: AgentEvent[] = [];
+    const r = await say(h, "MALFORMED TOOL please", events);
+    expect(r.finishReason).toBe("stop");
+    expect(r.text).toMatch(/^turn 1 in \S+: MALFORMED TOOL please$/);
+    expect(events.some((e) => e.type === "tool_start" && e.name === "Bash")).toBe(true);
+    expect(events.some((e) => e.type === "tool_end" && e.result === "file.txt")).toBe(true);
+    expect(events.some((e) => e.type === "iteration_text" && e.text === "Let me check.")).toBe(true);
+    const bad = await say(h, "ERROR now");
+    expect(bad.finishReason).toBe("error");
+    expect(bad.text).toBe("Claude CLI error: simulated failure");
+    // The process survives an error result: the next turn continues the same CLI session.
+    const next = await say(h, "and now?");
+    expect(next.text).toBe(`turn 3 in ${sessionOf(r.text)}: and now?`);
+    expect(pids()).toHaveLength(1);
+  });
+
+  it("resumes with --resume after its subprocess is killed", async () => {
+    const h = await setup();
+    const first = await say(h, "one");
+    const sid = sessionOf(first.text);
+    const [pid] = pids();
+    process.kill(pid ?? 0, "SIGKILL");
+    await waitFor(() => !alive(pid ?? 0), "the subprocess to die");
+    const second = await say(h, "two");
+    expect(second.finishReason).toBe("stop");
+    expect(second.text).toBe(`turn 2 in ${sid}: two`);
+    const argv = argvLog();
+    expect(argv).toHaveLength(2);
+    expect(argv[1]).toEqual(expect.arrayContaining(["--resume", sid]));
+    // Killed right before the next message (its exit not yet seen): the message is not lost.
+    process.kill(pids()[1] ?? 0, "SIGKILL");
+    const third = await say(h, "three");
+    expect(third.text).toBe(`turn 3 in ${sid}: three`);
+    expect(argvLog().at(-1)).toEqual(expect.arrayContaining(["--resume", sid]));
+  });
+
+  it("a crash gives a clear error reply and the next turn restarts and resumes", async () => {
+    const h = await setup();
+    const first = await say(h, "before");
+    const sid = sessionOf(first.text);
+    const crash = await say(h, "CRASH please");
+    expect(crash.finishReason).toBe("error");
+    expect(crash.error?.code).toBe("CLAUDE_CLI_CRASHED");
+    expect(crash.text).toBe(
+      "The Claude CLI stopped unexpectedly (exit code 3: fatal: simulated crash). It will be restarted on your next message.",
+    );
+    const after = await say(h, "after");
+    expect(after.finishReason).toBe("stop");
+    expect(after.text).toBe(`turn 2 in ${sid}: after`);
+    expect(argvLog().at(-1)).toEqual(expect.arrayContaining(["--resume", sid]));
+  });
+
+  it("resumes its session after a restart of the host (the CLI session id is persisted)", async () => {
+    const h1 = await setup();
+    const first = await say(h1, "remember me");
+    const sid = sessionOf(first.text);
+    await h1.stop(); // daemon stop: the subprocess is closed
+    await waitFor(() => !alive(pids()[0] ?? 0), "the first subprocess to exit");
+    const h2 = await setup({}, { dir: h1.core.dir });
+    const again = await say(h2, "still there?");
+    expect(again.text).toBe(`turn 2 in ${sid}: still there?`);
+    expect(argvLog().at(-1)).toEqual(expect.arrayContaining(["--resume", sid]));
+  });
+
+  it("/new (host.reset) starts a fresh CLI session", async () => {
+    const h = await setup();
+    const first = await say(h, "old conversation");
+    const sid = sessionOf(first.text);
+    h.agents.host.reset(OWNER_KEY, "new");
+    const fresh = await say(h, "new conversation");
+    expect(fresh.text).toMatch(/^turn 1 in \S+: new conversation$/);
+    expect(sessionOf(fresh.text)).not.toBe(sid);
+    expect(argvLog().at(-1)).not.toContain("--resume");
+    // The old subprocess was stopped by the reset.
+    expect(pids()).toHaveLength(2);
+    await waitFor(() => !alive(pids()[0] ?? 0), "the old subprocess to exit");
+  });
+
+  it("reaps an idle subprocess after idle_ttl (fake clock) and resumes on the next turn", async () => {
+    const clock = new FakeClock();
+    const h = await setup({ idle_ttl: "10m" }, { clock });
+    const first = await say(h, "first");
+    const sid = sessionOf(first.text);
+    const [pid] = pids();
+    await clock.advance(9 * 60_000);
+    expect(alive(pid ?? 0)).toBe(true);
+    await clock.advance(60_000);
+    await waitFor(() => !alive(pid ?? 0), "the idle subprocess to be reaped");
+    const next = await say(h, "later");
+    expect(next.text).toBe(`turn 2 in ${sid}: later`);
+    expect(argvLog().at(-1)).toEqual(expect.arrayContaining(["--resume", sid]));
+  });
+});
+
+describe("claude-cli as the daemon's primary engine", () => {
+  let gw: GatewayHarness | undefined;
+  afterEach(async () => {
+    await gw?.close();
+    gw = undefined;
+  });
+
+  it("answers /v1/chat/completions: a persistent session resumes, a stateless call gets a one-shot process", async () => {
+    gw = await startGatewayDaemon({
+      fake,
+      config: { agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE } } },
+    });
+    const post = async (body: object): Promise<Response> =>
+      fetch(`${gw?.base}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "familiar", ...body }),
+      });
+    const r1 = await post({ user: "alice", messages: [{ role: "user", content: "hi" }] });
+    expect(r1.status).toBe(200);
+    const j1 = (await r1.json()) as { choices: { message: { content: string } }[]; usage: object };
+    const a1 = j1.choices[0]?.message.content ?? "";
+    expect(a1).toMatch(/^turn 1 in \S+: hi$/);
+    expect(j1.usage).toMatchObject({ prompt_tokens: 151, completion_tokens: 20 });
+    const r2 = await post({ user: "alice", messages: [{ role: "user", content: "again" }] });
+    const j2 = (await r2.json()) as { choices: { message: { content: string } }[] };
+    expect(j2.choices[0]?.message.content).toBe(`turn 2 in ${sessionOf(a1)}: again`);
+
+    // Stateless and streamed: the history goes into one message for a fresh, unsaved CLI session.
+    const r3 = await post({
+      stream: true,
+      messages: [
+        { role: "user", content: "my name is Bo" },
+        { role: "assistant", content: "hello Bo" },
+        { role: "user", content: "what is my name?" },
+      ],
+    });
+    expect(r3.headers.get("content-type")).toContain("text/event-stream");
+    const sse = await r3.text();
+    const deltas = sse
+      .split("\n\n")
+      .filter((l) => l.startsWith("data: {"))
+      .map((l) => JSON.parse(l.slice(6)) as { choices: { delta: { content?: string } }[] })
+      .map((c) => c.choices[0]?.delta.content ?? "");
+    expect(deltas.filter(Boolean).length).toBeGreaterThan(2);
+    const answer = deltas.join("");
+    expect(answer).toMatch(/^turn 1 in \S+: Conversation so far:/);
+    expect(answer).toContain("User: my name is Bo\n\nAssistant: hello Bo");
+    expect(answer.endsWith("Current message:\nwhat is my name?")).toBe(true);
+    expect(sessionOf(answer)).not.toBe(sessionOf(a1));
+    expect(argvLog().at(-1)).not.toContain("--resume");
+    // The one-shot process is gone once the call is answered; alice's stays for the next turn.
+    await waitFor(() => pids().filter(alive).length === 1, "the one-shot process to exit");
+  });
+});
