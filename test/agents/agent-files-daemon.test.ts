@@ -5,7 +5,8 @@
  * the other agents keep answering, and a file agent's fields reach the model. Every wait polls a
  * condition; nothing sleeps for a fixed time.
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
@@ -142,30 +143,45 @@ describe("agent files in the running daemon", () => {
     expect((await c.get("/api/agents/helper")).status).toBe(200);
   });
 
-  it("a file agent named like a config.yaml agent is an error on /healthz naming both places", async () => {
-    const d = await startDaemonProcess({
-      config: daemonConfig({ agents: { helper: { description: "from config.yaml" } } }),
-      noWait: true,
-    });
-    mkdirSync(join(d.workspace, "agents"), { recursive: true });
-    const file = join(d.workspace, "agents", "helper.yaml");
+  it("a name clash with config.yaml and a bad prompt file show on /healthz, naming the places", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "familiar-agents-"));
+    const ws = join(dir, "workspace");
+    mkdirSync(join(ws, "agents"), { recursive: true });
+    mkdirSync(join(ws, "prompts"), { recursive: true });
+    const file = join(ws, "agents", "helper.yaml");
     writeFileSync(file, "name: helper\ndescription: from a file\n");
-    const c = client(d);
-    const h = await waitFor(async () => {
-      const r = await fetch(`${d.url}/healthz`).catch(() => undefined);
-      const body = r?.ok ? ((await r.json()) as Health) : undefined;
-      return body?.services.agents?.state === "degraded" ? body : undefined;
-    }, 30_000);
-    expect(h.services.agents?.errors).toEqual([
-      {
-        path: file,
-        key: "name",
-        message: `name: agent "helper" is defined both in config.yaml (agents.helper) and in ${file}; config.yaml wins`,
-      },
-    ]);
-    expect((await c.get("/api/agents/helper")).body).toMatchObject({
-      source: "config",
-      description: "from config.yaml",
+    writeFileSync(join(ws, "prompts", "main.md"), "You are {{agent}}; mood: {{mood}}");
+    const d = await startDaemonProcess({
+      dir,
+      config: daemonConfig({
+        agents: { helper: { description: "from config.yaml" }, main: { prompt_file: "prompts/main.md" } },
+      }),
     });
+    try {
+      const c = client(d);
+      const h = await c.health();
+      expect(h.services.agents?.state).toBe("degraded");
+      expect(h.services.agents?.errors).toEqual([
+        {
+          path: file,
+          key: "name",
+          message: `name: agent "helper" is defined both in config.yaml (agents.helper) and in ${file}; config.yaml wins`,
+        },
+        {
+          path: "config.yaml",
+          key: "agents.main.prompt_file",
+          message: expect.stringContaining(
+            `agents.main.prompt_file: ${join(ws, "prompts", "main.md")}: unknown template variable(s) {{mood}}`,
+          ),
+        },
+      ]);
+      expect((await c.get("/api/agents/helper")).body).toMatchObject({
+        source: "config",
+        description: "from config.yaml",
+      });
+    } finally {
+      await d.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
