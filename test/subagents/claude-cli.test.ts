@@ -11,7 +11,15 @@ import { FakeClock } from "../../internal/core/clock.js";
 import type { AgentEvent } from "../../internal/agent/events.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startGatewayDaemon, type GatewayHarness } from "../gateway/harness.js";
-import { createSubagentHarness, modelsConfig, OWNER_KEY, waitFor, type SubagentHarness } from "./harness.js";
+import {
+  createSubagentHarness,
+  forModel,
+  modelsConfig,
+  OWNER_KEY,
+  toolResults,
+  waitFor,
+  type SubagentHarness,
+} from "./harness.js";
 
 const FAKE_CLAUDE = resolve("test/fakes/fake-claude.mjs");
 let fake: FakeOpenAI;
@@ -207,6 +215,30 @@ describe("claude-cli engine in the agent host", () => {
     const next = await say(h, "later");
     expect(next.text).toBe(`turn 2 in ${sid}: later`);
     expect(argvLog().at(-1)).toEqual(expect.arrayContaining(["--resume", sid]));
+  });
+});
+
+describe("claude-cli as a subagent", () => {
+  it("answers a delegated call; the one-use subprocess is stopped when the call ends", async () => {
+    const h = await createSubagentHarness({
+      models: modelsConfig(fake.baseUrl),
+      agents: { main: {}, coder: { engine: "claude-cli", command: FAKE_CLAUDE } },
+    });
+    open.push(h);
+    fake.enqueue(
+      {
+        model: "main-model",
+        toolCalls: [{ name: "delegate", arguments: { agent: "coder", message: "fix it" } }],
+      },
+      { model: "main-model", text: "the coder is done" },
+    );
+    const r = await h.submit("ask the coder").result;
+    expect(r.text).toBe("the coder is done");
+    const tool = toolResults(forModel(fake.requests, "main-model")[1])[0] ?? "";
+    expect(tool).toMatch(/^\[coder\] turn 1 in \S+: fix it$/);
+    await waitFor(() => pids().every((p) => !alive(p)), "the subagent's subprocess to exit");
+    expect(h.core.db.prepare("SELECT COUNT(*) AS n FROM claude_sessions").get()).toEqual({ n: 0 });
+    fake.reset(); // the model calls above were the primary agent's
   });
 });
 

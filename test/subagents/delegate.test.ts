@@ -178,6 +178,30 @@ describe("delegate", () => {
     expect(one.content).toContain("result: 42 files.");
   });
 
+  it("async: `delegate cancel` stops a running task; a cancelled task is not announced", async () => {
+    h = await setup();
+    fake.enqueue(
+      call({ agent: "researcher", message: "an endless job", mode: "async" }),
+      { model: "main-model", text: "Started." },
+      { model: "researcher-model", hang: true },
+    );
+    await h.submit("start the endless job").result;
+    const hh = h;
+    await waitFor(() => forModel(fake.requests, "researcher-model").length === 1, "subagent request");
+    const id = h.agents.tasks.recent(OWNER_KEY)[0]?.id ?? "";
+    expect((await h.callTool("delegate", { action: "cancel", task_id: id })).content).toBe(
+      `task ${id} cancelled`,
+    );
+    expect((await h.callTool("delegate", { action: "cancel", task_id: id })).content).toBe(
+      `task ${id} is not running`,
+    );
+    await waitFor(() => hh.agents.host.queueDepth() === 0, "the child turn to stop");
+    await h.agents.tasks.whenIdle();
+    expect(h.agents.tasks.status(id)).toMatchObject({ status: "cancelled", announce_status: null });
+    expect(forModel(fake.requests, "main-model")).toHaveLength(2);
+    expect(h.channel.sent).toEqual([]);
+  });
+
   it("depth limit: the default is 5 and the call past it is a recursion_depth_exceeded result, not a crash", async () => {
     h = await setup({
       a1: { model: "f/a1-model" },

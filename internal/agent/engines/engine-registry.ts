@@ -8,6 +8,9 @@ import type { AgentDef } from "../agents.js";
 import type { Usage } from "../../models/types.js";
 import { createCliEngine } from "./cli-engine.js";
 import { ClaudeCliEngine } from "./claude-cli-engine.js";
+import type { AgentEvent } from "../events.js";
+import type { LoopOutcome } from "../loop.js";
+import { parseSessionKey } from "../../session/keys.js";
 
 const DEFAULT_IDLE_TTL_MS = 30 * 60_000;
 
@@ -24,7 +27,13 @@ export class EngineRegistry {
   engines(): Record<string, Engine> {
     return {
       cli: (opts) => this.cliFor(opts.agent)(opts),
-      "claude-cli": (opts) => this.claudeFor(opts.agent).engine()(opts),
+      "claude-cli": (opts) => {
+        const engine = this.claudeFor(opts.agent);
+        const turn = engine.engine()(opts);
+        // Delegated calls use a fresh session key each time: keeping their subprocess (and stored
+        // CLI session) until the idle TTL would only pile up processes.
+        return isSubagentKey(opts.sessionKey) ? closeAfter(turn, () => engine.reset(opts.sessionKey)) : turn;
+      },
     };
   }
 
@@ -91,5 +100,23 @@ export class EngineRegistry {
     });
     this.claude.set(agent.id, { sig, engine });
     return engine;
+  }
+}
+
+/** Session keys of delegated turns (`agent:<id>:subagent:dm:<taskId>`): used once. */
+function isSubagentKey(key: string): boolean {
+  const k = parseSessionKey(key);
+  return k.kind === "dm" && k.channel === "subagent";
+}
+
+/** Runs `done` when a turn's generator finishes, however it ends. */
+async function* closeAfter(
+  gen: AsyncGenerator<AgentEvent, LoopOutcome>,
+  done: () => void,
+): AsyncGenerator<AgentEvent, LoopOutcome> {
+  try {
+    return yield* gen;
+  } finally {
+    done();
   }
 }
