@@ -5,6 +5,7 @@
 //   ERROR     -> a result line with is_error true
 //   CRASH     -> exits with code 3 before answering
 //   MALFORMED -> prints a garbage line before answering
+//   THINK     -> thinking deltas (partial mode) and a thinking block before the answer
 // Session memory: turns per session id are kept in $FAKE_CLAUDE_STATE/<id>.json so `--resume <id>`
 // continues the count across processes. Every invocation's argv is appended to $FAKE_CLAUDE_STATE/argv.log
 // and its pid to $FAKE_CLAUDE_STATE/pids.log.
@@ -93,6 +94,16 @@ rl.on("line", (line) => {
     return;
   }
   const answer = `turn ${turns} in ${sessionId}: ${text}`;
+  const thinking = text.includes("THINK") ? "Let me think about this." : "";
+  if (partial && thinking) {
+    for (const piece of thinking.match(/[\s\S]{1,8}/g) ?? []) {
+      out({
+        type: "stream_event",
+        session_id: sessionId,
+        event: { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: piece } },
+      });
+    }
+  }
   if (partial) {
     for (const piece of answer.match(/[\s\S]{1,8}/g) ?? []) {
       out({
@@ -105,7 +116,10 @@ rl.on("line", (line) => {
   out({
     type: "assistant",
     session_id: sessionId,
-    message: { role: "assistant", content: [{ type: "text", text: answer }] },
+    message: {
+      role: "assistant",
+      content: [...(thinking ? [{ type: "thinking", thinking }] : []), { type: "text", text: answer }],
+    },
   });
   out({
     type: "result",

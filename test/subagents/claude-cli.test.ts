@@ -120,6 +120,12 @@ describe("claude-cli engine in the agent host", () => {
       },
     ]);
     expect(events.some((e) => e.type === "usage" && e.usage.input === 151)).toBe(true);
+    // Thinking streams as thinking deltas, separate from the answer text.
+    const thinkEvents: AgentEvent[] = [];
+    const t = await say(h, "THINK first", thinkEvents);
+    const thoughts = thinkEvents.flatMap((e) => (e.type === "thinking_delta" ? [e.delta] : []));
+    expect(thoughts.join("")).toBe("Let me think about this.");
+    expect(t.text).toMatch(/^turn 2 in \S+: THINK first$/);
   });
 
   it("emits tool events, skips malformed lines and turns an error result into an error reply", async () => {

@@ -263,11 +263,12 @@ export class SubagentTaskManager {
   }
 
   private queueFor(depth: number): PQueue {
+    const limit = this.ctx.config().agents.defaults.subagents.max_concurrent;
     let q = this.queues.get(depth);
     if (!q) {
-      q = new PQueue({ concurrency: this.ctx.config().agents.defaults.subagents.max_concurrent });
+      q = new PQueue({ concurrency: limit });
       this.queues.set(depth, q);
-    }
+    } else if (q.concurrency !== limit) q.concurrency = limit; // hot reload
     return q;
   }
 
