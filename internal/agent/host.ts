@@ -22,6 +22,7 @@ import {
 } from "../models/types.js";
 import type { ApprovalDecision, ApprovalRequest, ToolContext, ToolSet } from "../tools/tool.js";
 import { SessionStore, type SessionRow } from "../session/session-store.js";
+import { storeFailure } from "../store/db.js";
 import { findAgent, type AgentDef, type AgentSource } from "./agents.js";
 import { PromptBuilder } from "./prompt.js";
 import { orderByTurn, toChatMessages } from "./history.js";
@@ -193,14 +194,27 @@ export class AgentHostImpl implements AgentHost {
       session = resumed;
       userMessageId = msg.resume.messageId;
     } else if (!msg.ephemeral) {
-      session = this.sessionFor(msg.sessionKey, agent.id, msg.replyTarget);
-      const parts = msg.images?.length ? toParts(msg.text, msg.images) : undefined;
-      userMessageId = this.sessions.append(session.id, {
-        role: msg.systemEvent ? "event" : "user",
-        content: msg.text,
-        ...(parts ? { parts } : {}),
-        requestId,
-      });
+      try {
+        session = this.sessionFor(msg.sessionKey, agent.id, msg.replyTarget);
+        const parts = msg.images?.length ? toParts(msg.text, msg.images) : undefined;
+        userMessageId = this.sessions.append(session.id, {
+          role: msg.systemEvent ? "event" : "user",
+          content: msg.text,
+          ...(parts ? { parts } : {}),
+          requestId,
+        });
+      } catch (err) {
+        // Disk full or read-only: the message cannot be kept, so the turn does not run (an answer the
+        // history does not hold would be lost); the user and the log get the cause.
+        const f = storeFailure(err);
+        if (!f) throw err;
+        ctx.logger.error(
+          { code: f.error.code, sessionKey: msg.sessionKey },
+          `could not store an incoming message: ${f.error.message}`,
+        );
+        const result = Promise.resolve(this.failed(runId, requestId, "", f.error.code, f.userText));
+        return { runId, requestId, started: Promise.resolve(), result, abort: () => undefined };
+      }
     }
     if (msg.parentRequestId) {
       const root = this.rootOf.get(msg.parentRequestId) ?? msg.parentRequestId;
@@ -231,9 +245,16 @@ export class AgentHostImpl implements AgentHost {
     const result = queue
       .add(() => (depth > 0 ? task() : this.global.add(task)))
       .then((r) => r as TurnResult)
-      .catch((err: unknown) =>
-        this.failed(runId, requestId, session?.id ?? "", "AGENT_ERROR", (err as Error).message),
-      )
+      .catch((err: unknown) => {
+        const f = storeFailure(err);
+        if (!f)
+          return this.failed(runId, requestId, session?.id ?? "", "AGENT_ERROR", (err as Error).message);
+        ctx.logger.error(
+          { code: f.error.code, sessionKey: msg.sessionKey },
+          `turn failed: ${f.error.message}`,
+        );
+        return this.failed(runId, requestId, session?.id ?? "", f.error.code, f.userText);
+      })
       .finally(() => {
         this.inflight.delete(result);
         this.rootOf.delete(requestId);
@@ -533,14 +554,17 @@ export class AgentHostImpl implements AgentHost {
         emit(step.value);
       }
     } catch (err) {
-      const message = `Something went wrong while answering: ${(err as Error).message}`;
-      emit({ type: "error", runId, code: "AGENT_ERROR", message });
+      const store = storeFailure(err);
+      if (store) ctx.logger.error({ code: store.error.code, runId }, `turn failed: ${store.error.message}`);
+      const code = store?.error.code ?? "AGENT_ERROR";
+      const message = store?.userText ?? `Something went wrong while answering: ${(err as Error).message}`;
+      emit({ type: "error", runId, code, message });
       outcome = {
         text: message,
         finishReason: "error",
         usage: { ...ZERO_USAGE },
         iterations: 0,
-        error: { code: "AGENT_ERROR", message },
+        error: { code, message },
       };
     } finally {
       if (this.running.get(runKey)?.runId === runId) this.running.delete(runKey);
@@ -549,14 +573,32 @@ export class AgentHostImpl implements AgentHost {
     if (persistSession && finalStored === undefined && (outcome.text || outcome.finishReason !== "stop")) {
       const status =
         outcome.finishReason === "aborted" ? "aborted" : outcome.finishReason === "error" ? "error" : "ok";
-      finalStored = this.sessions.append(persistSession.id, {
-        role: "assistant",
-        content: outcome.text,
-        ...(outcome.model ? { model: outcome.model } : {}),
-        finishReason: outcome.finishReason,
-        status,
-        requestId,
-      });
+      try {
+        finalStored = this.sessions.append(persistSession.id, {
+          role: "assistant",
+          content: outcome.text,
+          ...(outcome.model ? { model: outcome.model } : {}),
+          finishReason: outcome.finishReason,
+          status,
+          requestId,
+        });
+      } catch (err) {
+        // Disk full or read-only: the turn still ends (turn_end below) with the cause, never silently.
+        const store = storeFailure(err);
+        if (!store) throw err;
+        ctx.logger.error(
+          { code: store.error.code, runId },
+          `could not store the answer: ${store.error.message}`,
+        );
+        if (outcome.finishReason !== "error")
+          emit({ type: "error", runId, code: store.error.code, message: store.userText });
+        outcome = {
+          ...outcome,
+          text: store.userText,
+          finishReason: "error",
+          error: { code: store.error.code, message: store.userText },
+        };
+      }
     }
     if (outcome.finishReason === "aborted")
       emit({ type: "notice", runId, kind: "aborted", text: "Stopped." });
@@ -569,7 +611,11 @@ export class AgentHostImpl implements AgentHost {
       ...(outcome.model ? { model: outcome.model } : {}),
       ...(finalStored !== undefined ? { messageId: finalStored } : {}),
     });
-    this.traces.endRequest(requestId, outcome.finishReason === "error" ? "error" : "ok");
+    try {
+      this.traces.endRequest(requestId, outcome.finishReason === "error" ? "error" : "ok");
+    } catch (err) {
+      if (!storeFailure(err)) throw err;
+    }
     const treeNow = this.trees.get(rootId);
     return {
       runId,

@@ -104,6 +104,8 @@ function turnError(r: TurnResult): HttpError {
   if (code === "AGENT_UNKNOWN") return new HttpError(404, "model_not_found", message, {}, "model");
   if (code === "MODEL_RATE_LIMIT") return new HttpError(429, "rate_limit_exceeded", message);
   if (code === "MODEL_NOT_CONFIGURED") return new HttpError(503, "model_not_configured", message);
+  // Disk full / read-only store: the daemon cannot keep the conversation; retry once the owner fixed it.
+  if (code.startsWith("STORE_")) return new HttpError(503, code.toLowerCase(), message);
   return new HttpError(code.startsWith("MODEL_") ? 502 : 500, code.toLowerCase(), message);
 }
 

@@ -36,6 +36,30 @@ export function classifyStoreError(err: unknown): StoreError {
   return new StoreError("STORE_ERROR", msg, { cause: err });
 }
 
+/**
+ * For a failed write during a turn: the store error and what to tell the user, or undefined when `err`
+ * is not a SQLite failure. The text names the cause and what to do, since the owner must act (free disk
+ * space, fix permissions); a bare "SqliteError" would tell them nothing.
+ */
+export function storeFailure(err: unknown): { error: StoreError; userText: string } | undefined {
+  const code = (err as { code?: unknown })?.code;
+  if (!(err instanceof StoreError) && !(typeof code === "string" && code.startsWith("SQLITE_")))
+    return undefined;
+  const error = classifyStoreError(err);
+  const why =
+    error.code === "STORE_FULL"
+      ? "the disk holding my database is full"
+      : error.code === "STORE_READONLY"
+        ? "my database cannot be written (a read-only disk or wrong permissions)"
+        : error.code === "STORE_BUSY"
+          ? "my database is busy"
+          : `my database failed (${error.message})`;
+  return {
+    error,
+    userText: `I could not save this conversation because ${why}, so I did not answer. Please fix that and send your message again.`,
+  };
+}
+
 export interface OpenStoreOptions {
   /** Path of the db file, or `:memory:`. Defaults to `<dataDir>/familiar.db`. */
   file?: string;

@@ -114,6 +114,16 @@ describe("StreamRelay", () => {
     expect([...p.msgs.values()]).toEqual(["done"]);
   });
 
+  it("says the error of a turn that failed before answering once, not as text and again as error", async () => {
+    const { p, relay } = setup("off");
+    const s = relay.stream("c1");
+    const message = "I could not save this conversation because the disk holding my database is full.";
+    s.onEvent({ type: "error", runId: "r", code: "STORE_FULL", message });
+    s.onEvent(end(message, "error"));
+    await s.done;
+    expect(p.log.filter((l) => l.op === "send").map((l) => l.text)).toEqual([message]);
+  });
+
   it("rate-limits error replies per chat and code", async () => {
     const { clock, p, relay } = setup();
     for (let i = 0; i < 3; i++) {

@@ -259,8 +259,13 @@ export class ReplyStream {
     this.timer = undefined;
     await this.chain.catch(() => undefined);
     const outcome: RelayOutcome = { finalMessageIds: [], previewEdits: this.edits, fellBack: false };
+    // A turn that failed before answering carries its error message as its text: say it once (below).
+    const errorOnly =
+      e.finishReason === "error" &&
+      this.errorEvent !== undefined &&
+      e.text.trim() === this.errorEvent.message.trim();
     try {
-      await this.deliverFinal(e.text.trim(), outcome);
+      await this.deliverFinal(errorOnly ? "" : e.text.trim(), outcome);
     } catch (err) {
       outcome.error = (err as Error).message;
       this.relay.logger?.error(
