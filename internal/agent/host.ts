@@ -179,7 +179,10 @@ export class AgentHostImpl implements AgentHost {
     const controller = new AbortController();
     let agent: AgentDef;
     try {
-      agent = this.agentFor(msg.agentId, msg.model);
+      // A model chosen for the turn or the session (`/model`) makes the agent's own model irrelevant.
+      const override =
+        msg.model ?? (msg.ephemeral ? undefined : this.sessions.head(msg.sessionKey)?.model_override);
+      agent = this.agentFor(msg.agentId, override ?? undefined);
     } catch (err) {
       const result = Promise.resolve(
         this.failed(runId, requestId, "", "AGENT_UNKNOWN", (err as Error).message),

@@ -222,6 +222,29 @@ describe("echo fallback in the agent host", () => {
     expect(llm.requests.at(-1)?.model).toBe("big-model");
   });
 
+  it("a session's own model (/model) keeps an agent with a bad model usable", async () => {
+    core = createTestCore({
+      models: {
+        providers: { fake: { base_url: llm.baseUrl, api_key: "sk" } },
+        primary: "fake/m",
+        max_retries: 0,
+      },
+      agents: { main: { model: "nowhere/big-model" } },
+    });
+    const c = core;
+    const router = createModelRouter({
+      config: () => c.ctx.config(),
+      logger: c.ctx.logger,
+      clock: c.ctx.clock,
+    });
+    const host = createAgentHost({ ctx: c.ctx, model: router });
+    host.setSessionModel("gateway:z", "fake/chosen-model");
+    llm.enqueue({ text: "from the chosen model" });
+    const r = await host.submit({ channel: "gateway", sessionKey: "gateway:z", text: "hi" }).result;
+    expect(r.text).toBe("from the chosen model");
+    expect(llm.requests.at(-1)?.model).toBe("chosen-model");
+  });
+
   it("an unknown explicit agent is an error, not an echo", async () => {
     core = createTestCore({});
     const c = core;
