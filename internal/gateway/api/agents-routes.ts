@@ -3,6 +3,7 @@
  * create, edit and delete API agents (stored in SQLite; delete cascades to their sessions and
  * messages), the template catalog, and the one-shot chat that stores nothing.
  */
+import { isAbsolute, normalize } from "node:path";
 import { z } from "zod";
 import { RESERVED_AGENT_KEYS } from "../../agent/agents.js";
 import { AGENT_TEMPLATES, findTemplate } from "../../agent/catalog/templates.js";
@@ -49,7 +50,25 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
       throw apiError(409, "agent_exists", `agent "${id}" already exists (source: ${existing.source})`, field);
   };
 
+  /**
+   * An API client may only point `prompt_file` inside the workspace: a token holder scripting agents
+   * must not be able to pull arbitrary host files into a prompt (config.yaml and file agents may).
+   */
+  const assertPromptFile = (def: AgentConfig): void => {
+    const f = def.prompt_file;
+    if (f === undefined) return;
+    const n = normalize(f);
+    if (isAbsolute(f) || n === ".." || n.startsWith("../") || n.startsWith("..\\"))
+      throw apiError(
+        400,
+        "invalid_body",
+        "prompt_file: must be a relative path inside the workspace",
+        "prompt_file",
+      );
+  };
+
   const create = (id: string, def: AgentConfig): Record<string, unknown> => {
+    assertPromptFile(def);
     if (!apiAgents().create(id, def))
       throw apiError(409, "agent_exists", `agent "${id}" already exists`, "name");
     return agentJson(api.agent(id));
@@ -134,6 +153,7 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
         }
         const parsed = fileAgentSchema.safeParse(merged);
         if (!parsed.success) throw fromZod(parsed.error);
+        assertPromptFile(parsed.data);
         apiAgents().update(id, parsed.data);
         sendJson(res, 200, agentJson(api.agent(id)));
       },
