@@ -25,16 +25,20 @@ import { turnFailure } from "./turn-errors.js";
 const messageBody = z.object({ message: z.string().min(1, { error: "must not be empty" }) }).strict();
 
 export function turnRoutes(api: ApiContext): ApiRoute[] {
-  const byRequest = (requestId: string, role: string): StoredMessage | undefined =>
-    api.db
-      .prepare<[string, string], StoredMessage>(
-        "SELECT * FROM messages WHERE request_id = ? AND role = ? ORDER BY id DESC LIMIT 1",
-      )
-      .get(requestId, role);
+  // Prepared once: these run on every turn.
+  // messages(session_id, id) is indexed and the user message is the session's newest, so this walks
+  // back only a few rows (request_id itself has no index).
+  const userStmt = api.db.prepare<[string, string], StoredMessage>(
+    "SELECT * FROM messages WHERE session_id = ? AND request_id = ? AND role = 'user' ORDER BY id DESC LIMIT 1",
+  );
+  const byIdStmt = api.db.prepare<[number], StoredMessage>("SELECT * FROM messages WHERE id = ?");
+  /** The user message `submit` just committed: it went to the live session of `key`. */
+  const userMessage = (key: string, requestId: string): StoredMessage | undefined => {
+    const head = api.host().sessions.head(key);
+    return head ? userStmt.get(head.id, requestId) : undefined;
+  };
   const byId = (id: number | undefined): StoredMessage | undefined =>
-    id === undefined
-      ? undefined
-      : api.db.prepare<[number], StoredMessage>("SELECT * FROM messages WHERE id = ?").get(id);
+    id === undefined ? undefined : byIdStmt.get(id);
 
   /** Validates everything that can fail before a turn is queued; throws the matching error. */
   const prepare = async (
@@ -68,7 +72,7 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
           text: t.text,
           originLabel: "REST API",
         });
-        const user = byRequest(handle.requestId, "user");
+        const user = userMessage(t.key, handle.requestId);
         const r = await handle.result;
         const body = {
           session_id: r.sessionId,
@@ -132,7 +136,7 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
             (e) => (live ? forward(e) : held.push(e)),
           );
         sse.open({ "x-familiar-request-id": handle.requestId });
-        const user = byRequest(handle.requestId, "user");
+        const user = userMessage(t.key, handle.requestId);
         sse.send("user-message", { message: user ? messageJson(user) : null });
         live = true;
         for (const e of held.splice(0)) forward(e);
