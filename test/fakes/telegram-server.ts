@@ -9,6 +9,8 @@
  * - `parse_mode: HTML` is validated (known tags, balanced nesting, entities) and answers
  *   "can't parse entities" like Telegram; `rejectHtml` forces that for matching texts;
  * - failures are scripted per method (`failNext`): 429 with `parameters.retry_after`, 5xx, 401;
+ * - `dropPolls(n)`: the next n long polls are cut (socket destroyed) at the moment they would answer,
+ *   so updates in flight never reach the bot and, unconfirmed, are sent again by the next poll;
  * - files registered with `addFile` are served by `getFile` and `/file/bot<token>/<path>`;
  * - every call is recorded in `calls` (method, params, time, outcome).
  */
@@ -117,6 +119,10 @@ export class FakeTelegramServer {
   private userMsgId = 1;
   /** Highest offset a getUpdates call confirmed. */
   confirmedOffset = 0;
+  /** Long polls still to be cut (see `dropPolls`). */
+  private pollDrops = 0;
+  /** Long polls cut so far. */
+  droppedPolls = 0;
 
   constructor(readonly token = "123456:TEST-token") {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -142,6 +148,11 @@ export class FakeTelegramServer {
     const list = this.failures.get(method) ?? [];
     for (let i = 0; i < count; i++) list.push(failure);
     this.failures.set(method, list);
+  }
+
+  /** Cuts the next `count` long polls when they would answer (a dropped connection mid-poll). */
+  dropPolls(count = 1): void {
+    this.pollDrops += count;
   }
 
   /** Registers a downloadable file; returns its file_id. */
@@ -401,15 +412,25 @@ export class FakeTelegramServer {
     const timeoutS = Number(params.timeout ?? 0);
     const pending = (): typeof this.updates =>
       this.updates.filter((u) => u.update_id >= offset).slice(0, limit);
+    const drop = this.pollDrops > 0;
+    if (drop) this.pollDrops--;
+    const answer = (updates: typeof this.updates): void => {
+      if (!drop) return ok(updates);
+      // The connection dies with the answer in flight: nothing is confirmed, nothing delivered.
+      this.droppedPolls++;
+      this.calls.push({ method: "getUpdates", params, at: Date.now(), status: 0 });
+      res.destroy();
+      this.changed();
+    };
     const now = pending();
-    if (now.length > 0 || timeoutS <= 0) return ok(now);
+    if (now.length > 0 || timeoutS <= 0) return answer(now);
     let done = false;
     const finish = (): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       this.waiters.delete(wake);
-      ok(pending());
+      answer(pending());
     };
     const wake = (): void => finish();
     const timer = setTimeout(finish, timeoutS * 1000);
