@@ -10,6 +10,8 @@ import { contextOverflowStep, startFakeOpenAI, type FakeOpenAI } from "../fakes/
 import { startGatewayDaemon, type GatewayHarness } from "../gateway/harness.js";
 import type { AgentHostImpl } from "../../internal/agent/host.js";
 import type { StoredMessage } from "../../internal/session/session-store.js";
+import { GatewayClient } from "../../internal/gateway/client.js";
+import type { ChatEventPayload } from "../../internal/gateway/chat-events.js";
 
 let fake: FakeOpenAI;
 let h: GatewayHarness;
@@ -225,6 +227,40 @@ describe("model faults through the daemon", () => {
     expectOneTurn(s, "truncated early", "ok");
   });
 
+  it("over the websocket: a 500 then fallback, and a cut stream, each end with exactly one terminal event", async () => {
+    const c = await GatewayClient.connect({ url: h.wsUrl, clientName: "faults" });
+    const events: ChatEventPayload[] = [];
+    c.on("chat", (p) => events.push(p as ChatEventPayload));
+    try {
+      const terminal = (runId: string): ChatEventPayload[] =>
+        events.filter((e) => e.runId === runId && ["final", "error", "aborted"].includes(e.state));
+      fake.enqueue(
+        { model: "primary", error: { status: 500 } },
+        { model: "primary", error: { status: 500 } },
+      );
+      const a = await c.request<{ runId: string }>("chat.send", { sessionKey: "ws-faults", message: "one" });
+      await waitUntil(() => terminal(a.runId).length > 0);
+      routerOf().clearCooldown(); // the 500s put the primary in cooldown
+      fake.enqueue({ model: "primary", truncated: true, text: "partial answ" });
+      const b = await c.request<{ runId: string }>("chat.send", { sessionKey: "ws-faults", message: "two" });
+      await waitUntil(() => terminal(b.runId).length > 0);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(terminal(a.runId)).toMatchObject([{ state: "final", text: "echo: one" }]);
+      const tb = terminal(b.runId);
+      expect(tb).toHaveLength(1);
+      expect(tb[0]!.state).toBe("error");
+      const deltas = events.filter((e) => e.runId === b.runId && e.state === "delta");
+      expect(deltas.map((d) => (d.state === "delta" ? d.delta : "")).join("")).toBe("partial answ");
+      expect(
+        stored("ws-faults")
+          .filter((m) => m.role === "assistant")
+          .map((m) => m.status),
+      ).toEqual(["ok", "error"]);
+    } finally {
+      await c.close();
+    }
+  });
+
   it("a context overflow is compacted and retried, or ends with one clear error", async () => {
     const s = session();
     // Some history to compact.
@@ -255,3 +291,11 @@ describe("model faults through the daemon", () => {
     await stillServing();
   });
 });
+
+async function waitUntil(pred: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
