@@ -427,6 +427,63 @@ describe("gateway under malformed input and slow clients", () => {
     await healthy();
   }, 120_000);
 
+  it("disconnects a websocket client that stops reading instead of buffering without bound", async () => {
+    // A session whose history is big (~180 kB per chat.history answer).
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${d.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${TOKEN}`,
+          "x-familiar-session": "big-history",
+        },
+        body: JSON.stringify({
+          model: "familiar",
+          messages: [{ role: "user", content: "z".repeat(30_000) }],
+        }),
+      });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    const rssBefore = rssKb(d.child.pid!);
+    const ws = new WebSocket(`ws://127.0.0.1:${d.port}/ws`);
+    await new Promise<void>((resolve, reject) => {
+      ws.on("open", () =>
+        ws.send(
+          JSON.stringify({
+            type: "req",
+            id: 0,
+            method: "connect",
+            params: { token: TOKEN, client: { name: "slow-reader" }, protocol: PROTOCOL_VERSION },
+          }),
+        ),
+      );
+      ws.once("message", () => resolve());
+      ws.on("error", reject);
+    });
+    const closed = new Promise<number>((resolve) => ws.on("close", (code) => resolve(code)));
+    ws.on("error", () => undefined);
+    // Stop reading: every reply piles up on the daemon's side of the socket.
+    const socket = (ws as unknown as { _socket: Socket })._socket;
+    socket.pause();
+    const frame = (id: number): string =>
+      JSON.stringify({ type: "req", id, method: "chat.history", params: { sessionKey: "big-history" } });
+    for (let i = 1; i <= (FULL ? 600 : 200); i++) {
+      if (ws.readyState !== WebSocket.OPEN) break;
+      ws.send(frame(i));
+      if (i % 50 === 0) await new Promise((r) => setTimeout(r, 10));
+    }
+    // The daemon gives up on this client (1013 slow consumer, or a terminated socket).
+    await new Promise((r) => setTimeout(r, 1500));
+    socket.resume();
+    const code = await closed;
+    expect([1013, 1006]).toContain(code);
+    await healthy();
+    await turnWorks("after a slow reader");
+    const rssAfter = rssKb(d.child.pid!);
+    expect(rssAfter - rssBefore, `RSS ${rssBefore} kB -> ${rssAfter} kB`).toBeLessThan(120 * 1024);
+  }, 60_000);
+
   it("keeps serving while slow clients trickle headers and bodies", async () => {
     const sockets: Socket[] = [];
     let ticking = true;
