@@ -216,6 +216,66 @@ describe("kill -9 in the middle of 50 concurrent turns", () => {
   }, 120_000);
 });
 
+describe("a crash loop", () => {
+  it("kill -9 again while interrupted turns are being answered: each is still answered exactly once", async () => {
+    const llm = fake ?? (await startFakeOpenAI());
+    fake = llm;
+    llm.reset();
+    let delayMs = 150;
+    llm.setHandler((req) => ({ text: `echo: ${lastUser(req)}`, chunkSize: 3, delayMs }));
+    const config = {
+      models: {
+        providers: { fake: { base_url: llm.baseUrl, api_key: "sk-fake" } },
+        primary: "fake/slow",
+        max_retries: 0,
+        timeout_s: 60,
+      },
+      agents: { max_concurrent: 2 },
+      gateway: { token: TOKEN },
+    };
+    const N = 12;
+    const first = await startDaemonProcess({ config });
+    const events: ChatEventPayload[] = [];
+    const c1 = await connect(first, events);
+    for (let i = 0; i < N; i++)
+      expect(
+        (await c1.request<{ status: string }>("chat.send", { sessionKey: `loop${i}`, message: `m${i}` }))
+          .status,
+      ).toBe("started");
+    await waitFor(() => events.some((e) => e.state === "final"), 20_000);
+    await first.kill9();
+    await c1.close().catch(() => undefined);
+
+    // Second life: the resumed turns run (slowly) and the process dies again among them.
+    llm.reset();
+    llm.setHandler((req) => ({ text: `echo: ${lastUser(req)}`, chunkSize: 3, delayMs }));
+    const second = await startDaemonProcess({ dir: first.dir, port: first.port, config });
+    await waitFor(() => llm.requests.length >= 3, 20_000);
+    await second.kill9();
+
+    // Third life, fast model: everything is answered, once.
+    delayMs = 0;
+    const third = await startDaemonProcess({ dir: first.dir, port: first.port, config });
+    const c3 = await connect(third, []);
+    try {
+      const answers = async (i: number): Promise<string[]> =>
+        (
+          await c3.request<{ messages: { role: string; content: string }[] }>("chat.history", {
+            sessionKey: `loop${i}`,
+          })
+        ).messages
+          .filter((m) => m.role === "assistant")
+          .map((m) => m.content);
+      for (let i = 0; i < N; i++) await waitFor(async () => (await answers(i)).length > 0, 20_000);
+      await new Promise((r) => setTimeout(r, 500));
+      for (let i = 0; i < N; i++) expect(await answers(i), `session loop${i}`).toEqual([`echo: m${i}`]);
+    } finally {
+      await c3.close().catch(() => undefined);
+      await third.stop();
+    }
+  }, 120_000);
+});
+
 function botTexts(bot: FakeTelegramServer, chatId: number): string[] {
   return bot.visible(chatId).map((m) => m.text);
 }
