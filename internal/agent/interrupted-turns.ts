@@ -15,7 +15,8 @@
  *   cron service) mark their own runs interrupted and report them;
  * - resumed turns are submitted synchronously, before any channel starts, so they keep their place
  *   ahead of new messages in each session's FIFO;
- * - finding them reads only the tail of the messages table (by rowid), so start-up stays cheap.
+ * - finding them reads only the tail of the messages table (a rowid range, one linear pass), so
+ *   start-up stays cheap.
  */
 import type { AgentHost, TurnResult } from "../core/host.js";
 import type { CoreContext } from "../core/context.js";
@@ -49,33 +50,47 @@ const DEFAULT_SCAN = 5000;
 /** Lists interrupted user turns of resumable sessions (oldest first). */
 export function findInterruptedTurns(db: Db, opts: FindOptions): InterruptedTurn[] {
   const since = opts.now - (opts.maxAgeMs ?? DEFAULT_MAX_AGE_MS);
-  const rows = db
+  // One pass over the newest rows (a rowid range, no index needed): an answer always comes after its
+  // question, so any answer to a user message in this window is in the window too. Linear in `scan`,
+  // which keeps the daemon's start fast however busy the last minutes were.
+  const tail = db
     .prepare<
-      [number, number],
-      {
-        messageId: number;
-        sessionId: string;
-        sessionKey: string;
-        agentId: string;
-        origin: string | null;
-        requestId: string;
-        text: string;
-        createdAt: number;
-      }
+      [number],
+      { id: number; role: string; requestId: string | null; final: number; createdAt: number }
     >(
-      `SELECT m.id AS messageId, m.session_id AS sessionId, s.key AS sessionKey, s.agent_id AS agentId,
-              s.origin AS origin, m.request_id AS requestId, m.content AS text, m.created_at AS createdAt
-         FROM messages m JOIN sessions s ON s.id = m.session_id
-        WHERE m.id > (SELECT COALESCE(MAX(id), 0) FROM messages) - ?
-          AND m.role = 'user' AND m.request_id IS NOT NULL AND m.created_at >= ?
-          AND NOT EXISTS (
-            SELECT 1 FROM messages a
-             WHERE a.id > m.id AND a.request_id = m.request_id AND a.role = 'assistant'
-               AND a.tool_calls IS NULL)
-        ORDER BY m.id`,
+      `SELECT id, role, request_id AS requestId, (tool_calls IS NULL) AS final, created_at AS createdAt
+         FROM messages WHERE id > (SELECT COALESCE(MAX(id), 0) FROM messages) - ? ORDER BY id`,
     )
-    .all(opts.scan ?? DEFAULT_SCAN, since);
-  return rows.filter((r) => resumable(r.sessionKey));
+    .all(opts.scan ?? DEFAULT_SCAN);
+  const answered = new Set<string>();
+  for (const m of tail) if (m.role === "assistant" && m.final && m.requestId) answered.add(m.requestId);
+  const ids = tail
+    .filter((m) => m.role === "user" && m.requestId && m.createdAt >= since && !answered.has(m.requestId))
+    .map((m) => m.id);
+  if (ids.length === 0) return [];
+  const row = db.prepare<
+    [number],
+    {
+      messageId: number;
+      sessionId: string;
+      sessionKey: string;
+      agentId: string;
+      origin: string | null;
+      requestId: string;
+      text: string;
+      createdAt: number;
+    }
+  >(
+    `SELECT m.id AS messageId, m.session_id AS sessionId, s.key AS sessionKey, s.agent_id AS agentId,
+            s.origin AS origin, m.request_id AS requestId, m.content AS text, m.created_at AS createdAt
+       FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id = ?`,
+  );
+  const out: InterruptedTurn[] = [];
+  for (const id of ids) {
+    const r = row.get(id);
+    if (r && resumable(r.sessionKey)) out.push(r);
+  }
+  return out;
 }
 
 /** Sessions a person talks in: channel DMs and groups (not subagents) and gateway sessions. */
