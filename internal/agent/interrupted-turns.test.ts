@@ -94,6 +94,31 @@ describe("interrupted turns", () => {
     expect(findInterruptedTurns(c.db, { now: clock.now() })).toEqual([]);
   });
 
+  it("tells the origin when the resumed turn fails, once", async () => {
+    const clock = new FakeClock(1_700_000_000_000);
+    const { core: c, sessions } = setup(clock);
+    const s = sessions.create("agent:main:telegram:dm:9", "main", { origin: "telegram:9" });
+    sessions.append(s.id, { role: "user", content: "still there?", requestId: "r-f" });
+    llm.setHandler(() => ({ error: { status: 401 } }));
+    const host = createAgentHost({
+      ctx: c.ctx,
+      model: createModelRouter({ config: () => c.ctx.config(), logger: c.ctx.logger }),
+    });
+    const delivered: string[] = [];
+    const out = resumeInterruptedTurns({
+      ctx: c.ctx,
+      host,
+      deliver: async (_t, text) => void delivered.push(text),
+    });
+    await out.done;
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]).toMatch(/a\/m1/);
+    expect(sessions.messages(s.id).map((m) => [m.role, m.status])).toEqual([
+      ["user", "ok"],
+      ["assistant", "error"],
+    ]);
+  });
+
   it("leaves messages older than the window alone", () => {
     const clock = new FakeClock(1_700_000_000_000);
     const { core: c, sessions } = setup(clock);

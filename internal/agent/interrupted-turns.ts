@@ -150,7 +150,7 @@ export function resumeInterruptedTurns(deps: ResumeDeps): { count: number; done:
     });
     const r: TurnResult = await handle.result;
     if (!t.origin || !deps.deliver) return;
-    const text = r.text.trim() ? r.text : (r.error?.message ?? "");
+    const text = replyText(r);
     if (!text) return;
     await deliverWithRetry(deps, t.origin, text);
   });
@@ -163,6 +163,14 @@ export function resumeInterruptedTurns(deps: ResumeDeps): { count: number; done:
         );
   });
   return { count: turns.length, done };
+}
+
+/** The answer, or its partial text followed by the error once (a failed turn's text may be the error). */
+function replyText(r: TurnResult): string {
+  const text = r.text.trim();
+  const err = r.finishReason === "error" ? r.error?.message.trim() : undefined;
+  if (!err || text === err) return text;
+  return text ? `${text}\n\n${err}` : err;
 }
 
 function channelOf(key: string): string {
