@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
+import { parse, stringify } from "yaml";
 import { Daemon } from "../../internal/daemon/daemon.js";
 import { loadConfigFile } from "../../internal/config/load.js";
 import type { Config } from "../../internal/config/schema.js";
@@ -75,6 +75,23 @@ function baseConfig(d: string, port: number, fakeUrl: string): Record<string, Js
       rate_limit: { max_failures: 1000, window_s: 60 },
     },
     tools: { exec: { security: "deny" }, web: { timeout_s: 5 } },
+    // Both chat channels run against a closed loopback port (they keep retrying): mutations toggle and
+    // reconfigure them on reload, offline.
+    channels: {
+      telegram: {
+        api_root: "http://127.0.0.1:9",
+        token: "123456:fuzz-token",
+        enabled: true,
+        dm_policy: "open",
+        stream: { mode: "edit", edit_interval_ms: 1000 },
+      },
+      discord: {
+        api_base: "http://127.0.0.1:9/api",
+        token: "fuzz.discord.token",
+        enabled: true,
+        dm_policy: "open",
+      },
+    },
     heartbeat: { every: "30m", target: "none" },
     cron: {
       enabled: true,
@@ -88,7 +105,12 @@ function baseConfig(d: string, port: number, fakeUrl: string): Record<string, Js
 }
 
 /** Paths the mutator must not touch: they would reach out of loopback (real APIs) or spawn programs. */
-const FORBIDDEN = [/^models\.providers\.[^.]+\.base_url$/, /^channels/, /^mcp/, /^tools\.web/];
+const FORBIDDEN = [
+  /^models\.providers\.[^.]+\.base_url$/,
+  /^channels\.[^.]+\.(api_root|api_base|webhook)/,
+  /^mcp/,
+  /^tools\.web/,
+];
 
 function paths(v: Json, prefix = ""): string[] {
   if (v === null || typeof v !== "object") return [prefix];
@@ -182,6 +204,22 @@ function mutateText(text: string, r: () => number): string {
   return `{{{ ${text}`;
 }
 
+/** True when the text does not parse, or every enabled channel still points at the closed local port. */
+function offline(text: string): boolean {
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch {
+    return true;
+  }
+  const ch = (doc as { channels?: Record<string, Record<string, unknown> | null> } | null)?.channels;
+  if (!ch || typeof ch !== "object") return true;
+  const tgOk = !ch.telegram || ch.telegram.enabled === false || ch.telegram.api_root === "http://127.0.0.1:9";
+  const dcOk =
+    !ch.discord || ch.discord.enabled === false || ch.discord.api_base === "http://127.0.0.1:9/api";
+  return tgOk && dcOk;
+}
+
 describe(`${MUTATIONS} mutated config files through hot reload`, () => {
   it("never crashes and always keeps a valid config live", async () => {
     fake = await startFakeOpenAI();
@@ -220,7 +258,12 @@ describe(`${MUTATIONS} mutated config files through hot reload`, () => {
     let invalid = 0;
     for (let i = 0; i < MUTATIONS; i++) {
       const mutated = mutateObject(base, r);
-      const text = r() < 0.3 ? mutateText(stringify(mutated), r) : stringify(mutated);
+      let text = stringify(mutated);
+      if (r() < 0.3) {
+        const damaged = mutateText(text, r);
+        // A mangled api_root must never name a real host: keep the damage only when it cannot.
+        if (offline(damaged)) text = damaged;
+      }
       writeFileSync(configPath, text);
       const before: Config = mgr.get();
       const out = mgr.reload();
@@ -266,6 +309,8 @@ describe(`${MUTATIONS} mutated config files through hot reload`, () => {
     await waitFor(() => mgr.get().agents.max_concurrent === 3 && mgr.error() === undefined, 15_000);
     const h = await fetch(`${url}/healthz`);
     expect(h.status).toBe(200);
+    // The channels lived through every reload (they keep retrying the closed port, offline).
+    expect(Object.keys(daemon.channels.statuses()).sort()).toEqual(["discord", "telegram"]);
     expect((await turn("after")).body).toMatchObject({ choices: [{ message: { content: "echo: after" } }] });
   }, 120_000);
 });
