@@ -4,7 +4,7 @@
  * - an invalid edit never takes effect: the old config stays and one error is reported;
  * - keys that need a restart are reported, and their old values stay in the live object.
  */
-import { watch, type FSWatcher } from "chokidar";
+import type { FSWatcher } from "chokidar";
 import { basename, dirname } from "node:path";
 import type { Logger } from "../log/logger.js";
 import type { Config } from "./schema.js";
@@ -70,27 +70,32 @@ export class ConfigManager {
    * returned promise resolves once the watcher is ready: edits made before that may be missed.
    */
   watch(debounceMs = 250): Promise<void> {
-    if (this.watcher) return this.watchReady ?? Promise.resolve();
+    if (this.watchReady) return this.watchReady;
     const dir = dirname(this.file);
     const name = basename(this.file);
-    const watcher = watch(dir, {
-      ignoreInitial: true,
-      depth: 0,
-      // Only the config file itself: an editor's temp and backup files never trigger a reload.
-      ignored: (p: string) => p !== dir && basename(p) !== name,
+    // chokidar loads here, after the daemon is up, not at start.
+    const ready: Promise<void> = import("chokidar").then(({ watch }) => {
+      if (this.watchReady !== ready) return; // closed while chokidar was loading
+      const watcher = watch(dir, {
+        ignoreInitial: true,
+        depth: 0,
+        // Only the config file itself: an editor's temp and backup files never trigger a reload.
+        ignored: (p: string) => p !== dir && basename(p) !== name,
+      });
+      this.watcher = watcher;
+      const kick = (): void => {
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          if (this.watcher) this.reload();
+        }, debounceMs);
+      };
+      watcher.on("add", kick).on("change", kick);
+      watcher.on("error", (err) => this.logger.warn({ err }, "config watcher error"));
+      return new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
     });
-    this.watcher = watcher;
-    const kick = (): void => {
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        if (this.watcher) this.reload();
-      }, debounceMs);
-    };
-    watcher.on("add", kick).on("change", kick);
-    watcher.on("error", (err) => this.logger.warn({ err }, "config watcher error"));
-    this.watchReady = new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
-    return this.watchReady;
+    this.watchReady = ready;
+    return ready;
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,8 @@ export interface BusEvents {
   heartbeat: { status: string; detail?: string };
   cron: { jobId: string; status: string; detail?: string };
   "channel.state": { channel: string; state: string; detail?: string };
+  /** Every service started and the gateway listening; deferred work (channel modules) begins here. */
+  "daemon.ready": { ms: number };
 }
 
 type Handler<T> = (payload: T) => void;

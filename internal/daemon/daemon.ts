@@ -119,6 +119,7 @@ export class Daemon {
     }
     this.ready = true;
     this.logger.info({ ms: Math.round(performance.now()) }, "familiar is ready");
+    this.ctx.bus.emit("daemon.ready", { ms: Math.round(performance.now()) });
   }
 
   /** Aggregated health for `/healthz` (no secrets). */

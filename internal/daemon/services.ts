@@ -101,20 +101,28 @@ export async function buildServices(
   }
 
   // --- channels: telegram (internal/channels/telegram) ---
-  // grammy and marked load only when the channel is enabled. The channel connects in the background;
+  // grammy and marked load only when the channel is enabled, and only after the daemon is up
+  // (DeferredChannel: the import is most of a cold start). The channel connects in the background;
   // a bad token leaves it in state "error" (shown in /healthz) while the daemon keeps running.
   if (ctx.config().channels.telegram.enabled) {
     if (parts.host) {
-      const { createTelegramChannel } = await import("../channels/telegram/telegram-channel.js");
+      const host = parts.host;
+      const { DeferredChannel } = await import("../channels/deferred-channel.js");
       const approvals = parts.extra.approvals as
         import("../channels/common/commands.js").ApprovalResolver | undefined;
-      const telegram = createTelegramChannel(ctx, {
-        host: parts.host,
-        registry: channels,
-        // File and API agents, so `/agent <id>` and routing reach them too.
-        agentSources: agentSourcesOf(parts),
-        ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
-      });
+      const telegram = new DeferredChannel(
+        "telegram",
+        async () =>
+          (await import("../channels/telegram/telegram-channel.js")).createTelegramChannel(ctx, {
+            host,
+            registry: channels,
+            // File and API agents, so `/agent <id>` and routing reach them too.
+            agentSources: agentSourcesOf(parts),
+            ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
+          }),
+        ctx.logger,
+        afterDaemonReady(ctx),
+      );
       channels.add(telegram);
       parts.extra.telegram = telegram;
       services.push(telegram);
@@ -124,20 +132,28 @@ export async function buildServices(
   }
 
   // --- channels: discord (internal/channels/discord) ---
-  // discord.js loads only when the channel is enabled. The channel connects in the background; a bad
-  // token leaves it in state "error" (shown in /healthz) while the daemon keeps running.
+  // discord.js loads only when the channel is enabled, and only after the daemon is up
+  // (DeferredChannel). The channel connects in the background; a bad token leaves it in state "error"
+  // (shown in /healthz) while the daemon keeps running.
   if (ctx.config().channels.discord.enabled) {
     if (parts.host) {
-      const { createDiscordChannel } = await import("../channels/discord/discord-channel.js");
+      const host = parts.host;
+      const { DeferredChannel } = await import("../channels/deferred-channel.js");
       const approvals = parts.extra.approvals as
         import("../channels/common/commands.js").ApprovalResolver | undefined;
-      const discord = createDiscordChannel(ctx, {
-        host: parts.host,
-        registry: channels,
-        // File and API agents, so `/agent <id>` and routing reach them too.
-        agentSources: agentSourcesOf(parts),
-        ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
-      });
+      const discord = new DeferredChannel(
+        "discord",
+        async () =>
+          (await import("../channels/discord/discord-channel.js")).createDiscordChannel(ctx, {
+            host,
+            registry: channels,
+            // File and API agents, so `/agent <id>` and routing reach them too.
+            agentSources: agentSourcesOf(parts),
+            ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
+          }),
+        ctx.logger,
+        afterDaemonReady(ctx),
+      );
       channels.add(discord);
       parts.extra.discord = discord;
       services.push(discord);
@@ -171,6 +187,16 @@ export async function buildServices(
 }
 
 /** The host's extra agent sources (workspace files, API agents), as the channels need them. */
+/** Calls `begin` once the daemon is ready (listening), on the next turn of the event loop. */
+function afterDaemonReady(ctx: CoreContext): (begin: () => void) => void {
+  return (begin) => {
+    const off = ctx.bus.on("daemon.ready", () => {
+      off();
+      setImmediate(begin);
+    });
+  };
+}
+
 function agentSourcesOf(parts: DaemonParts): import("../agent/agents.js").AgentSource[] {
   const a = parts.extra.agents as import("../agent/host-service.js").AgentHostParts | undefined;
   return a ? [a.fileAgents, a.apiAgents] : [];

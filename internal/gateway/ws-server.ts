@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type WebSocket, type RawData } from "ws";
+import type { WebSocketServer, WebSocket, RawData } from "ws";
 import type { Logger } from "../log/logger.js";
 import type { GatewayAuth } from "./auth.js";
 import { bearerToken, clientAddress, requestUrl, type HttpError } from "./http-util.js";
@@ -58,12 +58,24 @@ interface Client {
 }
 
 export class WsGateway {
-  readonly wss: WebSocketServer;
+  /** Built on the first upgrade: `ws` loads only when a websocket client connects (faster start). */
+  private wss: Promise<WebSocketServer> | undefined;
+  private maxPayload: number;
+  private closed = false;
   private clients = new Set<Client>();
   private nextId = 1;
 
   constructor(private o: WsServerOptions) {
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload(), clientTracking: false });
+    this.maxPayload = o.maxPayload();
+  }
+
+  private server(): Promise<WebSocketServer> {
+    this.wss ??= import("ws").then(({ WebSocketServer }) => {
+      const wss = new WebSocketServer({ noServer: true, maxPayload: this.maxPayload, clientTracking: false });
+      if (this.closed) wss.close();
+      return wss;
+    });
+    return this.wss;
   }
 
   get size(): number {
@@ -72,7 +84,10 @@ export class WsGateway {
 
   /** Keeps ws's frame cap in step with gateway.max_body_bytes (read by ws for each new socket). */
   setMaxPayload(n: number): void {
-    (this.wss.options as { maxPayload?: number }).maxPayload = n;
+    this.maxPayload = n;
+    void this.wss?.then((wss) => {
+      (wss.options as { maxPayload?: number }).maxPayload = n;
+    });
   }
 
   /** `upgrade` listener for the HTTP server. Refuses rate-limited addresses before the handshake. */
@@ -83,7 +98,16 @@ export class WsGateway {
     const addr = clientAddress(req);
     const limited = this.o.auth.limited(addr);
     if (limited) return rejectUpgrade(socket, 429, "Too Many Requests", limited.message, limited);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req, addr));
+    void this.server().then(
+      (wss) => {
+        if (this.closed || socket.destroyed) return void socket.destroy();
+        wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req, addr));
+      },
+      (err: unknown) => {
+        this.o.logger.error({ err: (err as Error).message }, "websocket server failed to load");
+        socket.destroy();
+      },
+    );
   }
 
   private accept(ws: WebSocket, req: IncomingMessage, addr: string): void {
@@ -265,7 +289,8 @@ export class WsGateway {
   close(): void {
     for (const c of this.clients) c.ws.close(1001, "gateway shutting down");
     this.clients.clear();
-    this.wss.close();
+    this.closed = true;
+    void this.wss?.then((wss) => wss.close());
   }
 }
 
