@@ -2,7 +2,8 @@
  * `npm run bench`: runs the daemon benchmarks against the built daemon (`npm run build` first) and
  * prints a readable table per benchmark plus one JSON summary.
  *
- *   npm run bench -- [--only a,b] [--quick] [--runs N] [--json out.json] [--cpu-prof DIR] [--size k=v ...]
+ *   npm run bench -- [--only a,b] [--quick] [--runs N] [--json out.json] [--cpu-prof DIR]
+ *                    [--node-flag FLAG ...] [--size k=v ...]
  *
  * Benchmarks: cold-start, rss, turn-overhead, throughput, telegram, store, prompt-cost.
  * Sizes (--size name=value): rssTurns, overheadTurns, throughputTurns, telegramTurns, storeMessages,
@@ -37,7 +38,7 @@ function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?:
     coldStartRuns: 7,
     rssTurns: 10_000,
     overheadTurns: 2_000,
-    throughputTurns: 3_000,
+    throughputTurns: 2_000,
     telegramTurns: 100,
     storeMessages: 10_000,
     memoryNotes: 10_000,
@@ -62,7 +63,8 @@ function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?:
       const dir = resolve(val());
       mkdirSync(dir, { recursive: true });
       opts.nodeFlags.push("--cpu-prof", `--cpu-prof-dir=${dir}`);
-    } else if (a === "--size") {
+    } else if (a === "--node-flag") opts.nodeFlags.push(val());
+    else if (a === "--size") {
       const [k, v] = val().split("=");
       if (!k || v === undefined || !(k in opts) || k === "nodeFlags" || !Number.isFinite(Number(v)))
         throw new Error(`--size expects name=number with a known name, got ${k}`);

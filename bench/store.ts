@@ -45,13 +45,25 @@ export async function storeBench(o: BenchOptions): Promise<BenchResult> {
         if (user) lastUser = id;
       }
     })();
-    const load: number[] = [];
+    // Cold: a fresh SessionStore on a db whose cache never saw the session is not possible inside one
+    // process (the cache is per db), so cold reads reopen the db; warm reads reuse it (as turns do).
+    const cold: number[] = [];
     let count = 0;
+    for (let r = 0; r < 5; r++) {
+      const db2 = openDatabase(join(dir, "data"), { migrations: allMigrations });
+      try {
+        const t0 = performance.now();
+        count = toChatMessages(orderByTurn(new SessionStore(db2).messages(session.id), lastUser)).length;
+        cold.push(performance.now() - t0);
+      } finally {
+        db2.close();
+      }
+    }
+    const load: number[] = [];
     for (let r = 0; r < 30; r++) {
       const t0 = performance.now();
-      const msgs = toChatMessages(orderByTurn(store.messages(session.id), lastUser));
+      toChatMessages(orderByTurn(store.messages(session.id), lastUser));
       load.push(performance.now() - t0);
-      count = msgs.length;
     }
 
     const ws = join(dir, "workspace");
@@ -78,14 +90,19 @@ export async function storeBench(o: BenchOptions): Promise<BenchResult> {
       warm.push(performance.now() - t);
     }
     const loadSum = summarize(load);
+    const coldSum = summarize(cold);
     const warmSum = summarize(warm);
     return {
       name: "store",
       title: "Store (in-process, real SQLite file)",
       rows: [
         {
-          metric: `load live context of a ${o.storeMessages}-message session, ms`,
-          value: `p50 ${loadSum.p50.toFixed(2)}, max ${loadSum.max.toFixed(2)} (${count} chat messages)`,
+          metric: `load live context of a ${o.storeMessages}-message session, first read, ms`,
+          value: `p50 ${coldSum.p50.toFixed(2)}, max ${coldSum.max.toFixed(2)} (${count} chat messages)`,
+        },
+        {
+          metric: `load live context of a ${o.storeMessages}-message session, next turns, ms`,
+          value: `p50 ${loadSum.p50.toFixed(2)}, max ${loadSum.max.toFixed(2)}`,
         },
         {
           metric: `memory search, first (indexes ${o.memoryNotes} notes + transcript), ms`,
@@ -99,7 +116,8 @@ export async function storeBench(o: BenchOptions): Promise<BenchResult> {
       data: {
         messages: o.storeMessages,
         notes: o.memoryNotes,
-        loadContextMs: roundSummary(loadSum),
+        loadContextFirstMs: roundSummary(coldSum),
+        loadContextNextMs: roundSummary(loadSum),
         firstSearchMs: Math.round(first * 10) / 10,
         firstSearchHits: firstHits,
         warmSearchMs: roundSummary(warmSum),

@@ -30,7 +30,7 @@ export async function throughput(o: BenchOptions): Promise<BenchResult> {
   try {
     await warmUp(base);
     for (const c of [1, 10, 100]) {
-      const total = c === 1 ? Math.min(o.throughputTurns, 1000) : o.throughputTurns;
+      const total = c === 1 ? Math.min(o.throughputTurns, 500) : o.throughputTurns;
       const runs: number[] = [];
       for (let r = 0; r < o.runs; r++) runs.push(await measure(base, total, c, `r${r}`));
       const rep = repeated(runs);

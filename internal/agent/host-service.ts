@@ -68,6 +68,7 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   const apiAgents = new ApiAgentStore(ctx.db, () => ctx.clock.now());
   const sources: AgentSource[] = [fileAgents, apiAgents];
   const engines = new EngineRegistry(ctx, normalizeUsage);
+  const toolTokenCache = new WeakMap<object, number>();
   const toolsFor = (agent: AgentDef): ReturnType<ToolsParts["registry"]["forAgent"]> =>
     tools.registry.forAgent(agent.id, agent.tools);
 
@@ -82,7 +83,16 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
     contextWindow: (ref, agentId) =>
       resolveContextWindow(ctx.config(), ref ?? router.chain()[0] ?? "echo/echo", agentId),
     // Tool specs go with every call; count them (chars / 4, like the default estimator).
-    toolTokens: (agent) => Math.ceil(JSON.stringify(toolsFor(agent).specs()).length / 4),
+    // The registry hands out the same ToolSet until tools or config change: count each set once.
+    toolTokens: (agent) => {
+      const set = toolsFor(agent);
+      let n = toolTokenCache.get(set);
+      if (n === undefined) {
+        n = Math.ceil(JSON.stringify(set.specs()).length / 4);
+        toolTokenCache.set(set, n);
+      }
+      return n;
+    },
     memoryFlush: async ({ session, agent, modelRef, prompt }) => {
       const host = late.host;
       if (!host) return;

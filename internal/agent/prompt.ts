@@ -64,9 +64,19 @@ export class PromptBuilder {
 }
 
 const fmtCache = new Map<string, Intl.DateTimeFormat>();
+/** The last formatted minute: every turn of the same minute reuses it (formatToParts is not cheap). */
+let lastNow: { minute: number; timeZone: string; text: string } | undefined;
 
 /** `Sun 2026-11-22 09:14` in the given zone. */
 export function formatNow(now: number, timeZone: string): string {
+  const minute = Math.floor(now / 60_000);
+  if (lastNow && lastNow.minute === minute && lastNow.timeZone === timeZone) return lastNow.text;
+  const text = formatMinute(now, timeZone);
+  lastNow = { minute, timeZone, text };
+  return text;
+}
+
+function formatMinute(now: number, timeZone: string): string {
   let fmt = fmtCache.get(timeZone);
   if (!fmt) {
     fmt = new Intl.DateTimeFormat("en-CA", {
