@@ -1,7 +1,8 @@
 /**
  * Telegram: from an inbound update (pushed into the fake Bot API, delivered to the daemon's long poll)
  * to the final reply text visible in the fake chat (sendMessage or the last editMessageText), with the
- * fake OpenAI server answering instantly. Sequential turns in one private chat, default stream config.
+ * fake OpenAI server answering instantly. Sequential turns in one private chat, default stream config
+ * (edit mode: a preview message, then the final edit, paced per chat by the adapter's 50 ms gap).
  */
 import { performance } from "node:perf_hooks";
 import { startFakeTelegram } from "../test/fakes/telegram-server.js";
@@ -35,24 +36,34 @@ export async function telegramLatency(o: BenchOptions): Promise<BenchResult> {
       if (Date.now() > deadline) throw new Error(`telegram did not connect\n${s.daemon.tail()}`);
       await new Promise((r) => setTimeout(r, 20));
     }
+    const firsts: number[] = [];
     const turn = async (i: number): Promise<number> => {
+      const before = tg.visible(user.id).length;
       const t0 = performance.now();
       tg.pushText(user, `tg ping ${i}`);
+      await tg.waitFor(() => tg.visible(user.id).length > before, 30_000, `first text ${i}`);
+      firsts.push(performance.now() - t0);
       await tg.waitFor(() => replied(`echo: tg ping ${i}`), 30_000, `reply ${i}`);
       return performance.now() - t0;
     };
     for (let i = 0; i < 5; i++) await turn(-1 - i); // warm-up
+    firsts.length = 0;
     const samples: number[] = [];
     for (let i = 0; i < o.telegramTurns; i++) samples.push(await turn(i));
     const sum = summarize(samples);
+    const first = summarize(firsts);
     return {
       name: "telegram",
       title: `Telegram: inbound update to final reply through the fake Bot API, ${o.telegramTurns} turns`,
       rows: [
+        {
+          metric: "update -> first reply text visible (preview), p50 / p99 ms",
+          value: `${first.p50.toFixed(1)} / ${first.p99.toFixed(1)}`,
+        },
         { metric: "update -> final reply, p50 ms", value: sum.p50.toFixed(1) },
         { metric: "update -> final reply, p99 ms", value: sum.p99.toFixed(1) },
       ],
-      data: { latencyMs: roundSummary(sum), botApiCalls: tg.calls.length },
+      data: { latencyMs: roundSummary(sum), firstTextMs: roundSummary(first), botApiCalls: tg.calls.length },
     };
   } finally {
     await s.close();
