@@ -1,7 +1,7 @@
 /**
  * Telegram: from an inbound update (pushed into the fake Bot API, delivered to the daemon's long poll)
  * to the final reply text visible in the fake chat (sendMessage or the last editMessageText), with the
- * fake OpenAI server answering instantly. Sequential turns in one private chat, default stream config
+ * fake OpenAI server answering instantly. Sequential turns over 20 private chats, default stream config
  * (edit mode: a preview message, then the final edit, paced per chat by the adapter's 50 ms gap).
  */
 import { performance } from "node:perf_hooks";
@@ -26,8 +26,13 @@ export async function telegramLatency(o: BenchOptions): Promise<BenchResult> {
       channels: { telegram: { enabled: true, token: tg.token, api_root: tg.apiRoot, dm_policy: "open" } },
     },
   });
-  const user = { id: 5551234, first_name: "Bench", is_bot: false };
-  const replied = (text: string): boolean => tg.visible(user.id).some((m) => m.text.includes(text));
+  // Twenty private chats in turn: the adapter paces sends per chat (50 ms gap), and back-to-back
+  // turns in one chat would measure that pacing instead of the daemon.
+  const users = Array.from({ length: 20 }, (_, k) => ({
+    id: 5551200 + k,
+    first_name: `Bench${k}`,
+    is_bot: false,
+  }));
   try {
     // Wait for the channel to connect before timing anything (the fake records a getUpdates call only
     // when the long poll returns, so ask /healthz instead).
@@ -38,6 +43,8 @@ export async function telegramLatency(o: BenchOptions): Promise<BenchResult> {
     }
     const firsts: number[] = [];
     const turn = async (i: number): Promise<number> => {
+      const user = users[(i + 20) % 20]!;
+      const replied = (text: string): boolean => tg.visible(user.id).some((m) => m.text.includes(text));
       const before = tg.visible(user.id).length;
       const t0 = performance.now();
       tg.pushText(user, `tg ping ${i}`);
@@ -46,7 +53,7 @@ export async function telegramLatency(o: BenchOptions): Promise<BenchResult> {
       await tg.waitFor(() => replied(`echo: tg ping ${i}`), 30_000, `reply ${i}`);
       return performance.now() - t0;
     };
-    for (let i = 0; i < 5; i++) await turn(-1 - i); // warm-up
+    for (let i = 0; i < 20; i++) await turn(-1 - i); // warm-up (every chat once)
     firsts.length = 0;
     const samples: number[] = [];
     for (let i = 0; i < o.telegramTurns; i++) samples.push(await turn(i));
