@@ -443,13 +443,13 @@ export class AgentHostImpl implements AgentHost {
           usage: u.usage,
           cost,
         };
-        this.record(rec);
         if (tree) {
           tree.usage = addUsage(tree.usage, u.usage);
           tree.cost += cost ?? 0;
           tree.subCalls++;
         }
-        this.traces.point({
+        // The usage row and the model call's trace row in one commit (one WAL write, not two).
+        this.recordModelCall(rec, {
           requestId,
           rootRequestId: rootId,
           depth,
@@ -655,6 +655,19 @@ export class AgentHostImpl implements AgentHost {
       },
       afterCall: (call, result) => detector.afterCall(call, result),
     };
+  }
+
+  private modelCallTx: ((rec: UsageRecord, point: Parameters<TraceRecorder["point"]>[0]) => void) | undefined;
+
+  /** Records a model call's usage and its trace point in one transaction. */
+  private recordModelCall(rec: UsageRecord, point: Parameters<TraceRecorder["point"]>[0]): void {
+    this.modelCallTx ??= this.deps.ctx.db.transaction(
+      (r: UsageRecord, p: Parameters<TraceRecorder["point"]>[0]) => {
+        this.record(r);
+        this.traces.point(p);
+      },
+    );
+    this.modelCallTx(rec, point);
   }
 
   private record(rec: UsageRecord): void {

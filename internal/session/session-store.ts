@@ -110,11 +110,13 @@ function cacheOf(db: Db): Map<string, CachedMessages> {
 export class SessionStore {
   private s;
   private cache: Map<string, CachedMessages>;
+  private appendTx: (sessionId: string, m: NewMessage) => number;
   constructor(
     readonly db: Db,
     private now: () => number = Date.now,
   ) {
     this.cache = cacheOf(db);
+    this.appendTx = db.transaction((sessionId: string, m: NewMessage) => this.appendRows(sessionId, m));
     this.s = {
       head: db.prepare<[string], SessionRow>(
         "SELECT s.* FROM session_heads h JOIN sessions s ON s.id = h.session_id WHERE h.key = ?",
@@ -222,6 +224,11 @@ export class SessionStore {
 
   /** Appends a message; returns its id. Durable when this returns (WAL commit). */
   append(sessionId: string, m: NewMessage): number {
+    // The message and the session's updated_at in one commit (inside a caller's transaction, a savepoint).
+    return this.appendTx(sessionId, m);
+  }
+
+  private appendRows(sessionId: string, m: NewMessage): number {
     const now = this.now();
     const info = this.s.insertMessage.run({
       session_id: sessionId,
