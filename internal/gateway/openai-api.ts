@@ -203,7 +203,9 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       {},
       "model",
     );
-  if (!findAgent(cfg, agentId, rt.agentSources()))
+  // `familiar` always answers: an undefined default agent is answered by the echo agent, which says
+  // what is wrong (agent host), like every other channel. Only a named agent must exist.
+  if (model !== "familiar" && !findAgent(cfg, agentId, rt.agentSources()))
     throw new HttpError(
       404,
       "model_not_found",

@@ -163,7 +163,7 @@ describe("routing in the running daemon", () => {
   });
 
   it("an unknown default agent is answered by the echo agent, which says so", async () => {
-    await startWith({ agents: { default: "ghost" } });
+    const d = await startWith({ agents: { default: "ghost" } });
     const reply = await say(ann, "hi there", (r) => r.includes("echo: hi there"));
     expect(reply).toContain("[echo agent]");
     expect(reply).toContain("ghost");
@@ -172,6 +172,19 @@ describe("routing in the running daemon", () => {
     // An explicitly chosen, working agent still answers normally.
     await say(ann, "/agent scout", (r) => r.includes("scout"));
     expect(await modelFor(ann, "real question")).toBe("scout-model");
+    // The OpenAI-compatible API's `familiar` model is the default agent too: the echo agent answers.
+    const before = llm.requests.length;
+    const res = await fetch(`${d.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer tok", "content-type": "application/json" },
+      body: JSON.stringify({ model: "familiar", messages: [{ role: "user", content: "via v1" }] }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]?.message.content).toContain("[echo agent]");
+    expect(body.choices[0]?.message.content).toContain('"ghost"');
+    expect(body.choices[0]?.message.content).toContain("echo: via v1");
+    expect(llm.requests).toHaveLength(before);
   });
 });
 
