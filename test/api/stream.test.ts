@@ -128,6 +128,55 @@ describe("/api SSE turns", () => {
     expect(stored).toEqual({ content: answer, status: "ok" });
   });
 
+  it("POST .../abort stops the running turn: the stream ends with done (aborted) and the partial text is stored", async () => {
+    const sid = await newSession();
+    const answer = "A very long answer that the user will stop before it is finished, word by word.";
+    h.fake.enqueue({ text: answer, chunkSize: 2, delayMs: 20 });
+    const idle = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`);
+    expect(idle.status).toBe(200);
+    expect(idle.body).toEqual({ session_id: sid, aborted: false });
+
+    const res = await fetch(`${h.base}/api/agents/main/sessions/${sid}/messages/stream`, {
+      method: "POST",
+      headers: api.headers(),
+      body: JSON.stringify({ message: "Tell me a long story" }),
+    });
+    const reader = res.body!.getReader();
+    let buf = "";
+    const events: SseEvent[] = [];
+    let asked = false;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += new TextDecoder().decode(value);
+      const parsed = parseSse(buf);
+      buf = parsed.rest;
+      events.push(...parsed.events);
+      if (!asked && events.some((e) => e.event === "token")) {
+        asked = true;
+        const r = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`);
+        expect(r.status).toBe(200);
+        expect(r.body).toEqual({ session_id: sid, aborted: true });
+      }
+    }
+    const terminal = events.filter((e) => e.event === "done" || e.event === "error");
+    expect(terminal.map((e) => e.event)).toEqual(["done"]);
+    expect(terminal[0]?.data.finish_reason).toBe("aborted");
+    const streamed = events.flatMap((e) => (e.event === "token" ? [String(e.data.delta)] : [])).join("");
+    const message = terminal[0]?.data.message as { content: string; status: string };
+    expect(message.status).toBe("aborted");
+    expect(message.content.length).toBeGreaterThan(0);
+    expect(message.content.length).toBeLessThan(answer.length);
+    expect(answer.startsWith(message.content)).toBe(true);
+    expect(streamed.startsWith(message.content)).toBe(true);
+    const stored = h.daemon.db
+      .prepare("SELECT content, status FROM messages WHERE session_id = ? AND role = 'assistant'")
+      .get(sid);
+    expect(stored).toEqual({ content: message.content, status: "aborted" });
+    // Unknown sessions and another agent's path answer like every other session route.
+    expect((await api.req("POST", `/api/agents/main/sessions/nope/abort`)).status).toBe(404);
+  });
+
   it("ends with exactly one error event when the model fails, and stores the error", async () => {
     const sid = await newSession();
     h.fake.enqueue({ error: { status: 400, message: "bad request upstream", code: "invalid_request" } });

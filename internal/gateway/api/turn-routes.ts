@@ -1,13 +1,13 @@
 /**
- * Turns in a stored session over `/api`: `POST .../messages` (synchronous, answers `{user, assistant}`)
- * and `POST .../messages/stream` (SSE). Both store the user message before anything runs and answer
- * with the call-tree totals (usage, cost, sub-calls) in the body; the synchronous reply also carries
- * them as `X-Familiar-Usage-*` headers.
+ * Turns in a stored session over `/api`: `POST .../messages` (synchronous, answers `{user, assistant}`),
+ * `POST .../messages/stream` (SSE) and `POST .../abort` (stops the running turn). The two turn routes
+ * store the user message before anything runs and answer with the call-tree totals (usage, cost,
+ * sub-calls) in the body; the synchronous reply also carries them as `X-Familiar-Usage-*` headers.
  *
  * SSE event order (docs/api.md): `user-message`, then per model iteration `thought`* and `token`*;
  * an iteration that calls tools sends `token-reset` once, then `tool-call` / `tool-result` pairs;
- * finally exactly one of `done` or `error`. A client that disconnects does not stop the turn: the
- * answer is stored and readable through `GET .../messages`.
+ * finally exactly one of `done` or `error`. A client that disconnects does not stop the turn (only
+ * `.../abort` does): the answer is stored and readable through `GET .../messages`.
  */
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
@@ -60,6 +60,21 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
   };
 
   return [
+    {
+      // Stops the session's running turn (`/stop` over REST): the partial text is stored with status
+      // `aborted` and the turn's stream ends with `done` (finish_reason `aborted`). Queued messages of
+      // the session still run. A compacted session redirects (308) like every other write.
+      method: "POST",
+      pattern: "/api/agents/:id/sessions/:sid/abort",
+      handler: ({ req, res, params }) => {
+        const agentId = params.id ?? "";
+        const s = api.session(agentId, params.sid ?? "");
+        assertLiveForWrite(api, agentId, s, "/abort");
+        req.resume(); // any body is ignored
+        const aborted = api.host().abort(s.key);
+        sendJson(res, 200, { session_id: s.id, aborted });
+      },
+    },
     {
       method: "POST",
       pattern: "/api/agents/:id/sessions/:sid/messages",
