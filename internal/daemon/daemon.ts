@@ -133,6 +133,15 @@ export class Daemon {
       services.store = { state: "error", detail: (err as Error).message };
       status = "degraded";
     }
+    // The model router is a part, not a service: its state (chain, cooldowns) belongs in health too.
+    const router = this.parts?.extra.router as { status?: () => ServiceHealth } | undefined;
+    if (typeof router?.status === "function") {
+      try {
+        services.models = router.status();
+      } catch (err) {
+        services.models = { state: "error", detail: (err as Error).message };
+      }
+    }
     for (const s of this.services) {
       try {
         services[s.name] = s.health();

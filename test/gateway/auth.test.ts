@@ -55,7 +55,18 @@ describe("gateway with a token", () => {
     const text = await r.text();
     expect(r.status).toBe(200);
     expect(text).not.toContain(TOKEN);
-    expect(JSON.parse(text)).toMatchObject({ status: "ok", services: { gateway: { state: "ok" } } });
+    expect(JSON.parse(text)).toMatchObject({
+      status: "ok",
+      services: {
+        store: { state: "ok" },
+        models: { state: "ok", chain: ["fake/test-model"], cooldowns: [] },
+        gateway: { state: "ok" },
+        heartbeat: { state: expect.any(String) },
+        cron: { state: "ok" },
+      },
+      channels: {},
+    });
+    expect(text).not.toContain("sk-fake");
   });
 
   it("HTTP: missing token 401, wrong token 401, right token 200", async () => {
