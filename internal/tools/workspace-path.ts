@@ -6,7 +6,7 @@
  * `link-to-etc/new-file` is refused even though `new-file` does not exist. `..` segments are refused
  * outright: the model never needs them and they are the classic escape.
  */
-import { realpath } from "node:fs/promises";
+import { lstat, readlink, realpath } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ToolError } from "./tool.js";
 
@@ -15,7 +15,16 @@ function inside(root: string, p: string): boolean {
   return rel === "" || (!rel.startsWith(".." + sep) && rel !== ".." && !isAbsolute(rel));
 }
 
-async function realOrNearest(p: string): Promise<string> {
+/** Symlinks followed while resolving one path before giving up (as the kernel's ELOOP limit). */
+const MAX_LINKS = 40;
+
+/**
+ * The real path of `p`, or for a path that does not exist, the real path of its nearest existing
+ * ancestor joined with the rest. A dangling symlink on the way is followed to its target (which does
+ * not exist yet): writing through `link -> /outside/new.txt` would create the target, so the target,
+ * not the link's own location, is what must stay inside the workspace.
+ */
+async function realOrNearest(p: string, links = 0): Promise<string> {
   let cur = p;
   const rest: string[] = [];
   for (;;) {
@@ -24,7 +33,15 @@ async function realOrNearest(p: string): Promise<string> {
       return rest.length ? join(real, ...rest.reverse()) : real;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
+      if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "ELOOP") throw err;
+      const st = await lstat(cur).catch(() => undefined);
+      if (st?.isSymbolicLink()) {
+        if (code === "ELOOP" || links >= MAX_LINKS)
+          throw new ToolError("PATH_SYMLINK_LOOP", `too many levels of symbolic links in "${p}"`);
+        const target = resolve(dirname(cur), await readlink(cur));
+        return realOrNearest(rest.length ? join(target, ...[...rest].reverse()) : target, links + 1);
+      }
+      if (code === "ELOOP") throw err;
       const parent = dirname(cur);
       if (parent === cur) return p;
       rest.push(cur.slice(parent.length).replace(/^[\\/]+/, ""));

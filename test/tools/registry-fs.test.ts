@@ -175,6 +175,29 @@ describe("file tools", () => {
     expect(existsSync(join(secretDir, "new-file.txt"))).toBe(false);
     expect(existsSync(join(secretDir, "deeper"))).toBe(false);
     expect(readFileSync(join(secretDir, "secret.txt"), "utf8")).toBe("top secret");
+    // A dangling symlink is judged by its target: writing through it would create the target.
+    symlinkSync(join(secretDir, "planted.txt"), join(h.workspace, "dangling.txt"));
+    symlinkSync(join(secretDir, "nodir", "x"), join(h.workspace, "dangling-dir"));
+    symlinkSync("loop-b", join(h.workspace, "loop-a"));
+    symlinkSync("loop-a", join(h.workspace, "loop-b"));
+    for (const [tool, args] of [
+      ["write_file", { path: "dangling.txt", content: "pwned" }],
+      ["write_file", { path: "dangling-dir/y.txt", content: "pwned" }],
+      ["read_file", { path: "dangling.txt" }],
+    ] as const) {
+      const r = await h.call(tool, args);
+      expect(r.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
+      expect(r.content).toMatch(/outside the workspace/);
+    }
+    expect(existsSync(join(secretDir, "planted.txt"))).toBe(false);
+    expect(existsSync(join(secretDir, "nodir"))).toBe(false);
+    const loop = await h.call("write_file", { path: "loop-a", content: "x" });
+    expect(loop.isError).toBe(true);
+    expect(loop.content).toMatch(/symbolic links/);
+    // A dangling symlink whose target is inside the workspace creates that target.
+    symlinkSync(join(h.workspace, "sub", "later.txt"), join(h.workspace, "later-link.txt"));
+    expect((await h.call("write_file", { path: "later-link.txt", content: "ok" })).isError).toBeFalsy();
+    expect(readFileSync(join(h.workspace, "sub", "later.txt"), "utf8")).toBe("ok");
     // A symlink that stays inside the workspace is fine.
     writeFileSync(join(h.workspace, "sub/real.txt"), "inside");
     symlinkSync(join(h.workspace, "sub/real.txt"), join(h.workspace, "ok-link.txt"));
