@@ -116,7 +116,17 @@ export function adminMethods(
       },
     ],
     ["cron.list", async () => ({ jobs: await cron().list() })],
-    ["cron.run", async (p) => ({ jobId: p.str("id"), result: (await cron().run(p.str("id"))) ?? null })],
+    [
+      "cron.run",
+      async (p) => {
+        const id = p.str("id");
+        try {
+          return { jobId: id, result: (await cron().run(id)) ?? null };
+        } catch (err) {
+          throw cronMethodError(err);
+        }
+      },
+    ],
     [
       "pairing.list",
       async (p) => {
@@ -141,4 +151,16 @@ export function adminMethods(
     ],
     ["logs.tail", tail],
   ];
+}
+
+/** Maps the scheduler's typed errors (CronError codes) to protocol error codes; others pass through. */
+function cronMethodError(err: unknown): unknown {
+  const code = (err as { code?: unknown })?.code;
+  const message = (err as Error)?.message ?? String(err);
+  if (code === "CRON_NOT_FOUND") return new MethodError("not_found", message);
+  if (code === "CRON_INVALID" || code === "CRON_INVALID_SCHEDULE")
+    return new MethodError("invalid_params", message);
+  if (code === "CRON_EXISTS") return new MethodError("conflict", message);
+  if (code === "CRON_CONFIG_JOB" || code === "CRON_DISABLED") return new MethodError("forbidden", message);
+  return err;
 }
