@@ -168,7 +168,9 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
               yield {
                 type: "notice",
                 runId,
-                kind: "compaction",
+                // Not "compaction": the compactor already announced what it did; this one only
+                // says why, and channels forward just the compactor's line.
+                kind: "overflow_retry",
                 text: "Context was too long for the model: compacted the conversation and retried.",
               };
               continue;

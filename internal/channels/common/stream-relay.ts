@@ -177,6 +177,11 @@ export class ReplyStream {
       case "error":
         this.errorEvent = { code: e.code, message: e.message };
         break;
+      case "notice":
+        // The user must see that older messages were summarised (and how much it saved); other
+        // notices are either part of the final text (loop breaker) or for UIs only.
+        if (e.kind === "compaction") this.enqueue(() => this.sendNotice(e.text));
+        break;
       case "turn_end":
         void this.finish(e);
         break;
@@ -250,6 +255,18 @@ export class ReplyStream {
     }
     // More text may have arrived while the call was in flight.
     if (!this.finished && this.previewText() !== this.shown) this.schedule();
+  }
+
+  /** A one-line notice as its own quiet message; a failure is logged and the turn goes on. */
+  private async sendNotice(text: string): Promise<void> {
+    try {
+      await this.relay.adapter.send(this.chatId, text, { markdown: false, silent: true });
+    } catch (err) {
+      this.relay.logger?.warn(
+        { err: (err as Error).message, chatId: this.chatId },
+        "could not send a notice",
+      );
+    }
   }
 
   private async finish(e: Extract<AgentEvent, { type: "turn_end" }>): Promise<void> {
