@@ -66,4 +66,66 @@ describe("DeferredChannel", () => {
     expect(d.status().detail).toMatch(/could not start the broken channel/);
     await expect(d.send("x", "y")).rejects.toMatchObject({ code: "CHANNEL_NOT_RUNNING" });
   });
+
+  it("stays off without loading while disabled, and loads and starts when a reload enables it", async () => {
+    const real = serviceChannel("memo");
+    let enabled = false;
+    let loads = 0;
+    const listeners = new Set<() => void>();
+    const joined: string[] = [];
+    const d = new DeferredChannel(
+      "memo",
+      async () => {
+        loads++;
+        return real;
+      },
+      silentLogger(),
+      undefined,
+      {
+        enabled: () => enabled,
+        onConfig: (fn) => {
+          listeners.add(fn);
+          return () => listeners.delete(fn);
+        },
+        onEnabled: (ch) => joined.push(ch.id),
+      },
+    );
+    await d.start();
+    expect(d.status()).toMatchObject({ state: "disabled", detail: "channels.memo.enabled is false" });
+    expect(d.health().state).toBe("disabled");
+    await expect(d.send("chat-1", "early")).rejects.toMatchObject({ code: "CHANNEL_NOT_RUNNING" });
+    // A reload that changes something else leaves it off.
+    for (const fn of listeners) fn();
+    expect(await d.ready()).toBeUndefined();
+    expect(loads).toBe(0);
+    expect(joined).toEqual([]);
+    enabled = true;
+    for (const fn of [...listeners]) fn();
+    for (const fn of [...listeners]) fn();
+    expect(await d.ready()).toBe(real);
+    expect(loads).toBe(1);
+    expect(joined).toEqual(["memo"]);
+    expect(d.status().state).toBe("connected");
+    await d.send("chat-1", "now");
+    expect(real.sent.map((m) => m.text)).toEqual(["now"]);
+    await d.stop();
+    expect(listeners.size).toBe(0);
+    expect(real.status().state).toBe("stopped");
+  });
+
+  it("joins the registry at construction when enabled, so deliveries before start wait for it", async () => {
+    const real = serviceChannel("memo");
+    const joined: string[] = [];
+    const d = new DeferredChannel("memo", async () => real, silentLogger(), undefined, {
+      enabled: () => true,
+      onConfig: () => () => undefined,
+      onEnabled: (ch) => joined.push(ch.id),
+    });
+    expect(joined).toEqual(["memo"]);
+    expect(d.status().state).toBe("starting");
+    await d.start();
+    await d.ready();
+    expect(joined).toEqual(["memo"]);
+    await d.stop();
+  });
 });

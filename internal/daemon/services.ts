@@ -104,7 +104,8 @@ export async function buildServices(
   // grammy and marked load only when the channel is enabled, and only after the daemon is up
   // (DeferredChannel: the import is most of a cold start). The channel connects in the background;
   // a bad token leaves it in state "error" (shown in /healthz) while the daemon keeps running.
-  if (ctx.config().channels.telegram.enabled) {
+  // Built (but not loaded) when off too: a hot reload that sets enabled: true starts it, no restart.
+  {
     if (parts.host) {
       const host = parts.host;
       const { DeferredChannel } = await import("../channels/deferred-channel.js");
@@ -122,11 +123,15 @@ export async function buildServices(
           }),
         ctx.logger,
         afterDaemonReady(ctx),
+        {
+          enabled: () => ctx.config().channels.telegram.enabled,
+          onConfig: (fn) => ctx.onConfig(fn),
+          onEnabled: (ch) => channels.add(ch),
+        },
       );
-      channels.add(telegram);
       parts.extra.telegram = telegram;
       services.push(telegram);
-    } else {
+    } else if (ctx.config().channels.telegram.enabled) {
       ctx.logger.error({ module: "telegram" }, "no agent host: the Telegram channel is not running");
     }
   }
@@ -135,7 +140,8 @@ export async function buildServices(
   // discord.js loads only when the channel is enabled, and only after the daemon is up
   // (DeferredChannel). The channel connects in the background; a bad token leaves it in state "error"
   // (shown in /healthz) while the daemon keeps running.
-  if (ctx.config().channels.discord.enabled) {
+  // Built (but not loaded) when off too: a hot reload that sets enabled: true starts it, no restart.
+  {
     if (parts.host) {
       const host = parts.host;
       const { DeferredChannel } = await import("../channels/deferred-channel.js");
@@ -153,11 +159,15 @@ export async function buildServices(
           }),
         ctx.logger,
         afterDaemonReady(ctx),
+        {
+          enabled: () => ctx.config().channels.discord.enabled,
+          onConfig: (fn) => ctx.onConfig(fn),
+          onEnabled: (ch) => channels.add(ch),
+        },
       );
-      channels.add(discord);
       parts.extra.discord = discord;
       services.push(discord);
-    } else {
+    } else if (ctx.config().channels.discord.enabled) {
       ctx.logger.error({ module: "discord" }, "no agent host: the Discord channel is not running");
     }
   }

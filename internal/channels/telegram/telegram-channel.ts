@@ -6,6 +6,9 @@
  * (UpdateStore), handled once, and marked; a restart continues with what was stored but not handled.
  * A stalled poll (`poll_stall_s`) is aborted and restarted; network errors back off (1 s .. 30 s);
  * a 401 stops the channel with one clear error while the daemon keeps running.
+ *
+ * Hot reload: a change of `enabled`, `token` or `api_root` stops the transport and starts it again
+ * with the new values (or leaves the channel "disabled"); other keys are read live on every use.
  */
 import { Api, GrammyError, type Transformer } from "grammy";
 import type { Message, Update, UserFromGetMe } from "grammy/types";
@@ -58,6 +61,10 @@ export class TelegramChannel implements Channel {
   private webhook: WebhookServer | undefined;
   private processing: Promise<void> = Promise.resolve();
   private stopping = false;
+  /** Set by `stop`: the channel never reconnects after it (a reload in flight included). */
+  private closed = false;
+  private unsubscribe: (() => void) | undefined;
+  private lifecycle: Promise<void> = Promise.resolve();
 
   constructor(
     private ctx: CoreContext,
@@ -111,12 +118,65 @@ export class TelegramChannel implements Channel {
   health(): { state: "ok" | "starting" | "degraded" | "error" | "disabled"; detail?: string } {
     const s = this.st.state;
     const state =
-      s === "connected" ? "ok" : s === "starting" ? "starting" : s === "error" ? "error" : "degraded";
+      s === "connected"
+        ? "ok"
+        : s === "starting"
+          ? "starting"
+          : s === "error"
+            ? "error"
+            : s === "disabled"
+              ? "disabled"
+              : "degraded";
     return { state, ...(this.st.detail ? { detail: this.st.detail } : {}) };
   }
 
   /** Starts in the background: never throws for a bad token or an unreachable Telegram. */
   async start(): Promise<void> {
+    this.closed = false;
+    this.unsubscribe ??= this.ctx.onConfig((next, prev) => {
+      const a = next.channels.telegram;
+      const b = prev.channels.telegram;
+      if (a.enabled !== b.enabled || a.token !== b.token || a.api_root !== b.api_root) {
+        // Serialised: two quick reloads never leave two poll loops running.
+        this.lifecycle = this.lifecycle
+          .then(() => this.reconfigure())
+          .catch((err: unknown) => {
+            this.ctx.logger.error({ err: (err as Error).message }, "telegram: reconfiguration failed");
+          });
+      }
+    });
+    if (this.cfg().enabled) this.connect();
+    else this.setState("disabled", "channels.telegram.enabled is false");
+  }
+
+  /** Stops the transport and connects again with the live config (or stays off when disabled). */
+  private async reconfigure(): Promise<void> {
+    await this.disconnect();
+    if (this.closed) return;
+    // The token may name another bot: identify again (its offset and updates are its own).
+    this.me = undefined;
+    this.store = undefined;
+    if (!this.cfg().enabled) {
+      this.setState("disabled", "channels.telegram.enabled is false");
+      this.ctx.logger.info("telegram: disabled by a config reload");
+      return;
+    }
+    this.ctx.logger.info("telegram: reconnecting with the reloaded config");
+    this.connect();
+  }
+
+  /** Ends polling / the webhook and the update processing; replies in flight keep going. */
+  private async disconnect(): Promise<void> {
+    this.stopping = true;
+    this.abort.abort(new Error("telegram channel stopping"));
+    await this.loop?.catch(() => undefined);
+    this.loop = undefined;
+    await this.webhook?.close();
+    this.webhook = undefined;
+    await this.processing.catch(() => undefined);
+  }
+
+  private connect(): void {
     const cfg = this.cfg();
     if (!cfg.token) {
       this.setState("error", "channels.telegram.token is not set");
@@ -141,12 +201,11 @@ export class TelegramChannel implements Channel {
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.abort.abort(new Error("telegram channel stopping"));
-    await this.loop?.catch(() => undefined);
-    await this.webhook?.close();
-    this.webhook = undefined;
-    await this.processing.catch(() => undefined);
+    this.closed = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    await this.lifecycle;
+    await this.disconnect();
     // Let replies in flight finish, within the shutdown budget.
     const budget = this.ctx.config().shutdown_timeout_s * 1000;
     await Promise.race([
@@ -162,7 +221,8 @@ export class TelegramChannel implements Channel {
 
   /** Proactive delivery to `<chatId>` or `<chatId>:<threadId>`. */
   async send(target: string, text: string, opts?: SendOptions): Promise<void> {
-    if (!this.api || this.st.state === "stopped" || (this.st.state === "error" && !this.me))
+    const s = this.st.state;
+    if (!this.api || s === "stopped" || s === "disabled" || (s === "error" && !this.me))
       throw new ChannelError(
         "CHANNEL_NOT_RUNNING",
         `the Telegram channel is not running (${this.st.detail ?? this.st.state})`,
