@@ -106,6 +106,8 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
     let callUsage: Usage | undefined;
     const calls: ToolCall[] = [];
     let overflowAttempts = 0;
+    /** Overflow compactions that actually happened (what the user is told), not attempts. */
+    let overflowCompactions = 0;
     for (;;) {
       try {
         text = "";
@@ -165,6 +167,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
               .catch(() => undefined);
             if (compacted) {
               messages = compacted;
+              overflowCompactions++;
               yield {
                 type: "notice",
                 runId,
@@ -178,7 +181,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
           }
         }
         const code = err instanceof ModelError ? err.code : "AGENT_ERROR";
-        const message = userMessageFor(err, overflowAttempts);
+        const message = userMessageFor(err, overflowCompactions);
         yield { type: "error", runId, code, message };
         return {
           text: text || lastText,
@@ -333,7 +336,7 @@ export function addUsage(a: Usage, b: Usage): Usage {
 }
 
 /** A short message the user can act on. */
-function userMessageFor(err: unknown, overflowAttempts: number): string {
+function userMessageFor(err: unknown, overflowCompactions: number): string {
   if (err instanceof ModelError) {
     switch (err.code) {
       case "MODEL_AUTH":
@@ -341,8 +344,8 @@ function userMessageFor(err: unknown, overflowAttempts: number): string {
       case "MODEL_BAD_REQUEST":
         return `The model provider refused the request: ${err.message}`;
       case "MODEL_CONTEXT_OVERFLOW":
-        return overflowAttempts > 0
-          ? `The conversation is still too long for the model after ${overflowAttempts} compaction attempts. Use /new to start fresh.`
+        return overflowCompactions > 0
+          ? `The conversation is still too long for the model after ${overflowCompactions} compaction${overflowCompactions === 1 ? "" : "s"}. Use /new to start fresh.`
           : `The conversation is too long for the model. Use /compact or /new.`;
       case "MODEL_NOT_CONFIGURED":
         return err.message;
