@@ -13,7 +13,7 @@ import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
 import type { ChannelRegistry } from "../channels/registry.js";
 import type { ModelRouter } from "../models/router.js";
 import type { ToolsParts } from "../tools/service.js";
-import type { Tool } from "../tools/tool.js";
+import type { Tool, ToolSet } from "../tools/tool.js";
 import type { UsageTracker } from "./usage/usage-tracker.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
 import type { AgentDef, AgentSource } from "./agents.js";
@@ -29,6 +29,12 @@ import { createDelegateTool, subagentsPromptSection } from "./subagents/delegate
 import { createDispatchTool } from "./subagents/dispatch-tool.js";
 
 /** What the host section hands to the rest of the daemon. */
+/** The tools of an agent on a CLI engine: none of ours (the CLI has its own). */
+const NO_TOOLS: ToolSet = {
+  specs: () => [],
+  execute: async () => ({ content: "this agent's engine runs its own tools", isError: true }),
+};
+
 export interface AgentHostParts {
   host: AgentHostImpl;
   fileAgents: FileAgentSource;
@@ -118,8 +124,10 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   const host = createAgentHost({
     ctx,
     model: router,
-    toolsFor,
+    // CLI engines run their own tools: our tools, skills and their hints stay out of their prompt.
+    toolsFor: (agent) => (agent.engine === "model" ? toolsFor(agent) : NO_TOOLS),
     skillsSection: (agent, toolNames) => {
+      if (agent.engine !== "model") return undefined;
       const parts = [tools.skills.promptSection()];
       if (toolNames.includes("delegate") || toolNames.includes("dispatch"))
         parts.push(subagentsPromptSection(ctx, agent.id, sources));

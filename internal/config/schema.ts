@@ -124,6 +124,7 @@ export const agentSchema = z
     command: z.string().optional(),
     args: z.array(z.string()).default([]),
     extra_args: z.array(z.string()).default([]),
+    mcp_config: z.string().min(1).optional(),
     timeout_s: z.number().int().positive().optional(),
     idle_ttl: durationSchema.optional(),
     capabilities: z.array(capabilitySchema).default([]),

@@ -3,7 +3,7 @@
  * the fake `claude` script (test/fakes/fake-claude.mjs) speaking the stream-json protocol; and as the
  * primary engine of a real daemon answering through the gateway's /v1/chat/completions.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -206,6 +206,32 @@ describe("claude-cli engine in the agent host", () => {
     // The old subprocess was stopped by the reset.
     expect(pids()).toHaveLength(2);
     await waitFor(() => !alive(pids()[0] ?? 0), "the old subprocess to exit");
+  });
+
+  it("passes mcp_config (workspace-relative) and the host's system prompt with the identity files", async () => {
+    const h = await setup({ mcp_config: "mcp.json", system_prompt: "Answer like a pirate." });
+    const ws = h.core.ctx.config().workspace;
+    writeFileSync(join(ws, "mcp.json"), JSON.stringify({ mcpServers: {} }));
+    writeFileSync(join(ws, "SOUL.md"), "You are Polly, the owner's parrot.");
+    const r = await say(h, "who are you?");
+    expect(r.finishReason).toBe("stop");
+    const argv = argvLog().at(-1) ?? [];
+    expect(argv[argv.indexOf("--mcp-config") + 1]).toBe(join(ws, "mcp.json"));
+    const prompt = argv[argv.indexOf("--append-system-prompt") + 1] ?? "";
+    expect(prompt).toContain("You are Polly, the owner's parrot.");
+    expect(prompt).toContain("Answer like a pirate.");
+    expect(prompt).toMatch(/Now: /);
+    // Familiar's own tools are not the CLI's: no tool hints, no skill list.
+    expect(prompt).not.toContain("memory_write");
+    expect(prompt).not.toContain("## Skills");
+  });
+
+  it("a missing mcp_config file is a clear error reply naming it", async () => {
+    const h = await setup({ mcp_config: "nowhere/mcp.json" });
+    const r = await say(h, "hello");
+    expect(r.finishReason).toBe("error");
+    expect(r.text).toContain(join(h.core.ctx.config().workspace, "nowhere/mcp.json"));
+    expect(r.text).toContain("does not exist");
   });
 
   it("reaps an idle subprocess after idle_ttl (fake clock) and resumes on the next turn", async () => {

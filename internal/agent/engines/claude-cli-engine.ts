@@ -22,7 +22,9 @@ export interface ClaudeCliOptions {
   command: string;
   model?: string;
   extraArgs: string[];
+  /** Absolute path of an MCP servers file, passed as `--mcp-config`. */
   mcpConfig?: string;
+  /** Fallback for `--append-system-prompt` when a turn carries no system message. */
   systemPrompt?: string;
   idleTtlMs: number;
   partialMessages: boolean;
@@ -111,13 +113,14 @@ export class ClaudeCliEngine {
    * Starts a subprocess. `sessionKey` undefined = a one-shot process for an ephemeral turn: no
    * resume, nothing persisted, not kept in the map (killed when the turn ends).
    */
-  private spawnFor(sessionKey: string | undefined, model?: string): Proc {
+  private spawnFor(sessionKey: string | undefined, model?: string, systemPrompt?: string): Proc {
     const args = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"];
     if (this.opts.partialMessages) args.push("--include-partial-messages");
     const m = model ?? this.opts.model;
     if (m) args.push("--model", m);
     if (this.opts.mcpConfig) args.push("--mcp-config", this.opts.mcpConfig);
-    if (this.opts.systemPrompt) args.push("--append-system-prompt", this.opts.systemPrompt);
+    const system = systemPrompt ?? this.opts.systemPrompt;
+    if (system) args.push("--append-system-prompt", system);
     const resume = sessionKey !== undefined ? this.ids.load(sessionKey) : undefined;
     if (resume) args.push("--resume", resume);
     args.push(...this.opts.extraArgs);
@@ -177,6 +180,9 @@ export class ClaudeCliEngine {
     const sessionKey = loop.sessionKey;
     const text = ephemeral ? transcript(loop.messages) : lastText(loop.messages);
     const model = loop.modelRef?.split("/").slice(1).join("/") || undefined;
+    // The host's system prompt for this agent (workspace identity files, the agent's own prompt or
+    // prompt_file, time, origin) goes to a new subprocess; a kept one keeps the prompt it started with.
+    const system = systemText(loop.messages);
     const proc = ephemeral ? undefined : this.procs.get(sessionKey);
     if (proc?.busy) {
       // The host runs one turn per session key at a time; this only guards against misuse.
@@ -192,7 +198,8 @@ export class ClaudeCliEngine {
     }
     // A kept subprocess may have died while idle (killed, OOM) without its exit being seen yet.
     const reused = proc !== undefined && !proc.dead;
-    let cur: Proc = proc && !proc.dead ? proc : this.spawnFor(ephemeral ? undefined : sessionKey, model);
+    let cur: Proc =
+      proc && !proc.dead ? proc : this.spawnFor(ephemeral ? undefined : sessionKey, model, system);
     const line = JSON.stringify({
       type: "user",
       message: { role: "user", content: [{ type: "text", text }] },
@@ -278,7 +285,7 @@ export class ClaudeCliEngine {
       // resumes the stored CLI session) and send the message once more.
       this.opts.logger.warn({ sessionKey }, "claude-cli subprocess died while idle; restarting it");
       this.kill(sessionKey);
-      cur = this.spawnFor(sessionKey, model);
+      cur = this.spawnFor(sessionKey, model, system);
     }
     const ended = cur;
     if (loop.signal.aborted) return { text: streamed, finishReason: "aborted", usage, iterations: 1 };
@@ -334,6 +341,14 @@ function textOf(m: ChatMessage | undefined): string {
   if (!m) return "";
   if (typeof m.content === "string") return m.content;
   return (m.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
+}
+
+/** The system prompt the host built for this turn (its first message), if any. */
+function systemText(messages: readonly ChatMessage[]): string | undefined {
+  const first = messages[0];
+  if (first?.role !== "system") return undefined;
+  const text = textOf(first).trim();
+  return text || undefined;
 }
 
 /** The current message: the last user message or system event. */

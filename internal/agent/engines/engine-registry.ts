@@ -2,6 +2,8 @@
  * Builds the non-model engines (`cli`, `claude-cli`) per agent, lazily and cached by the agent's
  * engine settings, so a config edit (hot reload) rebuilds only what changed.
  */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import type { CoreContext } from "../../core/context.js";
 import type { Engine } from "../host.js";
 import type { AgentDef } from "../agents.js";
@@ -77,10 +79,15 @@ export class EngineRegistry {
       agent.command,
       agent.model,
       agent.extra_args,
+      agent.mcp_config,
       agent.idle_ttl,
       agent.system_prompt,
       cfg.workspace,
     ]);
+    // A missing MCP file would only show up as an obscure CLI failure: name it here instead.
+    const mcpConfig = agent.mcp_config ? resolve(cfg.workspace, agent.mcp_config) : undefined;
+    if (mcpConfig && !existsSync(mcpConfig))
+      throw new Error(`agent "${agent.id}": mcp_config file ${mcpConfig} does not exist`);
     const hit = this.claude.get(agent.id);
     if (hit && hit.sig === sig) return hit.engine;
     hit?.engine.close();
@@ -89,6 +96,7 @@ export class EngineRegistry {
       command: agent.command ?? "claude",
       ...(model ? { model } : {}),
       extraArgs: agent.extra_args,
+      ...(mcpConfig ? { mcpConfig } : {}),
       ...(agent.system_prompt ? { systemPrompt: agent.system_prompt } : {}),
       idleTtlMs: agent.idle_ttl ?? DEFAULT_IDLE_TTL_MS,
       partialMessages: true,
