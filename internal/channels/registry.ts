@@ -4,9 +4,18 @@
  */
 import { ChannelError, type Channel, type ChannelStatus, type SendOptions } from "./channel.js";
 
+/** Keeps the last target across restarts (the daemon backs it with the core kv table). */
+export interface LastTargetStore {
+  load(): string | undefined;
+  save(target: string): void;
+}
+
 export class ChannelRegistry {
   private channels = new Map<string, Channel>();
   private last: string | undefined;
+  private loaded = false;
+
+  constructor(private lastStore?: LastTargetStore) {}
 
   add(ch: Channel): void {
     this.channels.set(ch.id, ch);
@@ -27,9 +36,24 @@ export class ChannelRegistry {
   }
   /** Records the channel target the owner last wrote from. */
   setLastTarget(target: string): void {
+    this.loaded = true;
+    if (target === this.last) return;
     this.last = target;
+    try {
+      this.lastStore?.save(target);
+    } catch {
+      /* remembering is best effort: delivery works from memory until the next restart */
+    }
   }
   lastTarget(): string | undefined {
+    if (!this.loaded) {
+      this.loaded = true;
+      try {
+        this.last ??= this.lastStore?.load();
+      } catch {
+        /* an unreadable store means "not known yet", as on a fresh install */
+      }
+    }
     return this.last;
   }
   /**
@@ -38,7 +62,7 @@ export class ChannelRegistry {
    */
   async deliver(target: string, text: string, opts?: SendOptions): Promise<void> {
     if (target === "none" || target === "") return;
-    const resolved = target === "last" ? this.last : target;
+    const resolved = target === "last" ? this.lastTarget() : target;
     if (!resolved)
       throw new ChannelError(
         "CHANNEL_UNKNOWN_TARGET",

@@ -18,6 +18,7 @@ import { systemClock, type Clock } from "../core/clock.js";
 import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
 import { HttpServer } from "../gateway/http-server.js";
 import { ChannelRegistry } from "../channels/registry.js";
+import { kvLastTargetStore } from "../channels/last-target-store.js";
 import { collectSecrets } from "./secrets.js";
 import { buildServices, type DaemonParts } from "./services.js";
 
@@ -84,7 +85,7 @@ export class Daemon {
         bus,
         startedAt: Date.now(),
       };
-      const channels = new ChannelRegistry();
+      const channels = new ChannelRegistry(kvLastTargetStore(db));
       // The HTTP server needs the daemon's health, and the daemon needs the server: tie the knot late.
       const self: { daemon?: Daemon } = {};
       const http = new HttpServer(() => self.daemon?.health() ?? { status: "starting" });

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server.js";
 import { startHarness, until, type SchedulerHarness } from "../../test/helpers/scheduler-harness.js";
 import { FakeClock } from "../core/clock.js";
+import { ChannelRegistry } from "../channels/registry.js";
+import { kvLastTargetStore } from "../channels/last-target-store.js";
 import { createHeartbeatService, type HeartbeatService } from "./heartbeat-service.js";
 import { hasHeartbeatTasks, isHeartbeatOk } from "./heartbeat-file.js";
 import { withinActiveHours } from "./active-hours.js";
@@ -133,6 +135,22 @@ describe("heartbeat service", () => {
     fake.enqueue({ text: long });
     await tick(svc, h.clock, 30 * MIN);
     expect(h.channel.sent.at(-1)?.text).toBe(long);
+  });
+
+  it("target: last still reaches the owner after a restart (the last target is kept in the store)", async () => {
+    const { h, svc: first } = await setup({ every: "30m", target: "last" }, "- water the plants\n");
+    h.channels.setLastTarget("test:owner-chat");
+    await first.stop();
+    // A restart: a fresh registry over the same database, with the channel registered again.
+    const channels = new ChannelRegistry(kvLastTargetStore(h.core.ctx.db));
+    channels.add(h.channel);
+    expect(channels.lastTarget()).toBe("test:owner-chat");
+    svc = createHeartbeatService(h.core.ctx, { host: h.host, channels });
+    await svc.start();
+    fake.enqueue({ text: "The plants need water." });
+    await tick(svc, h.clock, 30 * MIN);
+    expect(svc.recentRuns(1)[0]).toMatchObject({ status: "ran", delivered: true, target: "test:owner-chat" });
+    expect(h.channel.sent.map((m) => [m.target, m.text])).toEqual([["owner-chat", "The plants need water."]]);
   });
 
   it("runs only inside active hours across midnight in the configured time zone", async () => {

@@ -5,6 +5,7 @@
 import { createTestCore, type TestCore } from "./core.js";
 import { FakeClock } from "../../internal/core/clock.js";
 import { ChannelRegistry } from "../../internal/channels/registry.js";
+import { kvLastTargetStore } from "../../internal/channels/last-target-store.js";
 import { MemoryChannel } from "../../internal/channels/memory-channel.js";
 import { createModelRouter } from "../../internal/models/router.js";
 import { createAgentHost, type AgentHostImpl } from "../../internal/agent/host.js";
@@ -48,7 +49,8 @@ export async function startHarness(
     model: router,
     toolsFor: (agent) => tools.forAgent(agent.id),
   });
-  const channels = new ChannelRegistry();
+  // Like the daemon: the owner's last target is kept in the kv table (survives a restart).
+  const channels = new ChannelRegistry(kvLastTargetStore(core.ctx.db, () => clock.now()));
   const channel = new MemoryChannel("test");
   await channel.start();
   channels.add(channel);
