@@ -51,24 +51,38 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
   };
 
   /**
-   * An API client may only point `prompt_file` inside the workspace: a token holder scripting agents
-   * must not be able to pull arbitrary host files into a prompt (config.yaml and file agents may).
+   * What an API client may not set, though config.yaml and file agents may: `prompt_file` and
+   * `mcp_config` outside the workspace (a token holder must not pull arbitrary host files in), and the
+   * program a CLI engine runs (`command`, `args`, `extra_args`): that would run any program on the host
+   * without the owner's approval, which even the `exec` tool asks for.
    */
-  const assertPromptFile = (def: AgentConfig): void => {
-    const f = def.prompt_file;
-    if (f === undefined) return;
-    const n = normalize(f);
-    if (isAbsolute(f) || n === ".." || n.startsWith("../") || n.startsWith("..\\"))
+  const assertApiSafe = (def: AgentConfig): void => {
+    for (const field of ["prompt_file", "mcp_config"] as const) {
+      const f = def[field];
+      if (f === undefined) continue;
+      const n = normalize(f);
+      if (isAbsolute(f) || n === ".." || n.startsWith("../") || n.startsWith("..\\"))
+        throw apiError(400, "invalid_body", `${field}: must be a relative path inside the workspace`, field);
+    }
+    const program =
+      def.command !== undefined
+        ? "command"
+        : def.args.length > 0
+          ? "args"
+          : def.extra_args.length > 0
+            ? "extra_args"
+            : undefined;
+    if (program)
       throw apiError(
         400,
         "invalid_body",
-        "prompt_file: must be a relative path inside the workspace",
-        "prompt_file",
+        `${program}: the program of a CLI engine cannot be set over the API; define such agents in config.yaml or <workspace>/agents/`,
+        program,
       );
   };
 
   const create = (id: string, def: AgentConfig): Record<string, unknown> => {
-    assertPromptFile(def);
+    assertApiSafe(def);
     if (!apiAgents().create(id, def))
       throw apiError(409, "agent_exists", `agent "${id}" already exists`, "name");
     return agentJson(api.agent(id));
@@ -153,7 +167,7 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
         }
         const parsed = fileAgentSchema.safeParse(merged);
         if (!parsed.success) throw fromZod(parsed.error);
-        assertPromptFile(parsed.data);
+        assertApiSafe(parsed.data);
         apiAgents().update(id, parsed.data);
         sendJson(res, 200, agentJson(api.agent(id)));
       },
