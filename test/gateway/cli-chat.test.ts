@@ -5,14 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
-import { startGatewayDaemon, type GatewayHarness } from "./harness.js";
+import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const TOKEN = "cli-chat-token-0987";
 let h: GatewayHarness;
 
 beforeAll(async () => {
-  h = await startGatewayDaemon({ gateway: { token: TOKEN } });
+  h = await startGatewayDaemon({
+    gateway: { token: TOKEN },
+    config: { cron: { jobs: [{ id: "morning", cron: "0 9 * * *", message: "plan", deliver: "none" }] } },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -70,11 +73,93 @@ describe("familiar chat with piped stdin", () => {
     expect(bad.stderr).toMatch(/invalid gateway token/);
   }, 60_000);
 
-  it("familiar status prints uptime, queue depth and today's tokens", async () => {
+  it("answers slash commands; Ctrl-C aborts the running reply and a second Ctrl-C exits", async () => {
+    const p = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        join(ROOT, "cmd", "familiar.ts"),
+        "chat",
+        "--url",
+        h.wsUrl,
+        "--token",
+        TOKEN,
+        "--session",
+        "interrupt",
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, FAMILIAR_GATEWAY_URL: "", FAMILIAR_GATEWAY_TOKEN: "" },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => p.on("close", (code) => resolve(code)));
+    try {
+      const before = h.fake.requests.length;
+      p.stdin.write("/help\n");
+      await waitFor(() => stdout.includes("/new"));
+      expect(h.fake.requests.length).toBe(before);
+
+      h.fake.enqueue({ text: "Once upon a time ".repeat(200), chunkSize: 4, delayMs: 20 });
+      const mark = stdout.length;
+      p.stdin.write("tell me a long story\n");
+      await waitFor(() => stdout.slice(mark).includes("Once upon"));
+      p.kill("SIGINT");
+      await waitFor(() => stdout.includes("[stopped]"));
+      expect(stdout).toContain("(aborting; Ctrl-C again to exit)");
+      // Still alive after the first Ctrl-C: the next line is answered.
+      h.fake.enqueue({ text: "still here" });
+      p.stdin.write("are you there?\n");
+      await waitFor(() => stdout.includes("still here\n"));
+      p.kill("SIGINT");
+      expect(await exited).toBe(130);
+      expect(stderr).toBe("");
+    } finally {
+      p.kill("SIGKILL");
+    }
+    const rows = h.daemon.db
+      .prepare(
+        "SELECT m.role, m.status FROM messages m JOIN session_heads hd ON hd.session_id = m.session_id WHERE hd.key = ? AND m.role = 'assistant' ORDER BY m.id",
+      )
+      .all("agent:main:gateway:interrupt") as { role: string; status: string }[];
+    expect(rows.map((r) => r.status)).toEqual(["aborted", "ok"]);
+  }, 60_000);
+
+  it("familiar cron run runs a job in the daemon; cron runs lists it; an unknown job fails clearly", async () => {
+    h.fake.enqueue({ text: "Plan: water the plants." });
+    const r = await runCli(["cron", "run", "morning", "--config", h.configPath], "");
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^#\d+ \S+ manual\s+ok\s+[\d.]+s [1-9]\d* tok {2}Plan: water the plants\.$/m);
+    const runs = await runCli(["cron", "runs", "morning", "--json", "--config", h.configPath], "");
+    expect(JSON.parse(runs.stdout)).toEqual([
+      expect.objectContaining({
+        jobId: "morning",
+        trigger: "manual",
+        status: "ok",
+        sessionKey: "cron:morning",
+      }),
+    ]);
+    const missing = await runCli(["cron", "run", "nope", "--config", h.configPath], "");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no cron job "nope"');
+  }, 60_000);
+
+  it("familiar status prints uptime, models, channels, queue depth, today's tokens, next heartbeat and cron runs", async () => {
     const r = await runCli(["status", "--config", h.configPath], "");
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^uptime\s+/m);
     expect(r.stdout).toMatch(/^queue\s+0$/m);
     expect(r.stdout).toMatch(/^tokens today \d+/m);
+    expect(r.stdout).toMatch(/^models\s+ok\s+chain fake\/test-model$/m);
+    expect(r.stdout).toMatch(/^channels\s+\(none\)$/m);
+    expect(r.stdout).toMatch(/^heartbeat\s+next \S/m);
+    expect(r.stdout).toMatch(/^cron\s+1 job\(s\)$/m);
+    expect(r.stdout).toMatch(/^\s+morning\s+next \S/m);
   }, 60_000);
 });
