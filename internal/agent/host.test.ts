@@ -7,6 +7,8 @@ import { createAgentHost, type AgentHostImpl } from "./host.js";
 import type { AgentEvent } from "./events.js";
 import type { ToolSet } from "../tools/tool.js";
 import type { ToolCall } from "../models/types.js";
+import { FakeClock } from "../core/clock.js";
+import { chatWithImages } from "./chat.js";
 
 let fake: FakeOpenAI;
 let core: TestCore;
@@ -21,20 +23,23 @@ afterEach(() => {
   core?.close();
 });
 
-function setup(extra: Record<string, unknown> = {}, toolSet?: ToolSet): AgentHostImpl {
-  core = createTestCore({
-    models: {
-      providers: {
-        a: { base_url: fake.baseUrl, api_key: "sk-a" },
-        b: { base_url: fake.baseUrl, api_key: "sk-b" },
+function setup(extra: Record<string, unknown> = {}, toolSet?: ToolSet, clock?: FakeClock): AgentHostImpl {
+  core = createTestCore(
+    {
+      models: {
+        providers: {
+          a: { base_url: fake.baseUrl, api_key: "sk-a" },
+          b: { base_url: fake.baseUrl, api_key: "sk-b" },
+        },
+        primary: "a/m1",
+        fallbacks: ["b/m2"],
+        max_retries: 0,
+        timeout_s: 5,
       },
-      primary: "a/m1",
-      fallbacks: ["b/m2"],
-      max_retries: 0,
-      timeout_s: 5,
+      ...extra,
     },
-    ...extra,
-  });
+    clock ? { clock } : {},
+  );
   const router = createModelRouter({
     config: () => core.ctx.config(),
     logger: core.ctx.logger,
@@ -265,6 +270,46 @@ describe("agent host with the fake OpenAI server", () => {
     expect(fake.requests.at(-1)?.model).toBe("m2");
     host.clearSessionModel("k");
     expect(host.resolveModel("k")).toBe("a/m1");
+  });
+
+  it("ChatWithImages sends the images as image parts and stores them with the user message", async () => {
+    const host = setup();
+    fake.enqueue({ text: "A red square." }, { text: "Still a red square." });
+    const png = Buffer.from("fake png bytes").toString("base64");
+    const r = await chatWithImages(host, { channel: "test", sessionKey: "k" }, "What is this?", [
+      { mime: "image/png", data: png },
+    ]);
+    expect(r.text).toBe("A red square.");
+    const sent = fake.requests[0]?.body?.messages?.at(-1);
+    expect(sent).toMatchObject({
+      role: "user",
+      content: [
+        { type: "text", text: "What is this?" },
+        { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } },
+      ],
+    });
+    // The next turn's history still carries the image (read back from the store).
+    await host.submit(msg("k", "And now?")).result;
+    const history = fake.requests[1]?.body?.messages ?? [];
+    expect(JSON.stringify(history)).toContain(`data:image/png;base64,${png}`);
+  });
+
+  it("session.idle_reset starts a new session after the idle time; the old one stays readable", async () => {
+    const clock = new FakeClock();
+    const host = setup({ session: { idle_reset: "1h" } }, undefined, clock);
+    fake.setHandler(() => ({ text: "ok" }));
+    const r1 = await host.submit(msg("k", "one")).result;
+    await clock.advance(59 * 60_000);
+    const r2 = await host.submit(msg("k", "two")).result;
+    expect(r2.sessionId).toBe(r1.sessionId);
+    await clock.advance(60 * 60_000 + 1);
+    const r3 = await host.submit(msg("k", "three")).result;
+    expect(r3.sessionId).not.toBe(r1.sessionId);
+    expect(host.sessions.get(r3.sessionId)?.reset_reason).toBe("idle");
+    expect(host.sessions.messages(r1.sessionId).map((m) => m.content)).toEqual(["one", "ok", "two", "ok"]);
+    // The fresh session's model call carries only its own message.
+    const last = fake.requests.at(-1)?.body?.messages ?? [];
+    expect(last.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["three"]);
   });
 
   it("reset starts a new session id and keeps the old one readable", async () => {
