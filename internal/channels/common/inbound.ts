@@ -42,7 +42,15 @@ export interface InboundDeps {
   approvals?: ApprovalResolver;
   agentSources?: readonly AgentSource[];
   choices?: AgentChoiceStore;
+  /**
+   * Who may answer approval requests (`/approve`, `/deny`, buttons): in a group anyone can type the
+   * command, but only the owner's allowed users may decide. Default: everyone who got this far.
+   */
+  mayApprove?: (senderId: string) => boolean;
 }
+
+/** The reply to an approval command from someone who may not decide. */
+export const NOT_AN_APPROVER = "Only the owner (an allowed user) can approve or deny actions.";
 
 /** What happened to a message. */
 export type InboundOutcome =
@@ -91,10 +99,20 @@ export class InboundRouter {
     const { host, relay, registry } = this.deps;
     const agentId = this.agentFor(m);
     const sessionKey = this.sessionKey(m, agentId);
-    const replyTarget = `${m.channel}:${m.chatId}`;
+    // A forum topic's target keeps the topic, so approvals, resumed turns and async results that
+    // go out later through the registry land in the topic the message came from.
+    const replyTarget = `${m.channel}:${m.chatId}${m.threadId !== undefined ? `:${m.threadId}` : ""}`;
     const relayChat = m.relayChatId ?? m.chatId;
     if (!m.isGroup) registry?.setLastTarget(replyTarget);
     const cmd = m.images?.length ? undefined : parseCommand(m.text, m.botUsername);
+    if (
+      cmd &&
+      (cmd.name === "approve" || cmd.name === "deny") &&
+      this.deps.mayApprove?.(m.sender.id) === false
+    ) {
+      await relay.sendText(relayChat, NOT_AN_APPROVER, { markdown: false }).catch(() => undefined);
+      return { kind: "command", name: cmd.name, reply: NOT_AN_APPROVER };
+    }
     if (cmd) {
       const c: CommandContext = {
         channel: m.channel,

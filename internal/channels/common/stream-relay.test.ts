@@ -126,18 +126,29 @@ describe("StreamRelay", () => {
 
   it("rate-limits error replies per chat and code", async () => {
     const { clock, p, relay } = setup();
-    for (let i = 0; i < 3; i++) {
-      const s = relay.stream("c1");
+    const fail = async (s: ReturnType<typeof relay.stream>): Promise<void> => {
       s.onEvent({ type: "error", runId: "r", code: "MODEL_UNAVAILABLE", message: "The model is down." });
       s.onEvent(end("", "error"));
       await s.done;
-    }
-    expect(p.log.filter((l) => l.text === "The model is down.")).toHaveLength(1);
-    await clock.advance(61_000);
-    const s = relay.stream("c1");
-    s.onEvent({ type: "error", runId: "r", code: "MODEL_UNAVAILABLE", message: "The model is down." });
-    s.onEvent(end("", "error"));
-    await s.done;
-    expect(p.log.filter((l) => l.text === "The model is down.")).toHaveLength(2);
+    };
+    const downs = (): number => p.log.filter((l) => l.text === "The model is down.").length;
+    // A burst: three messages arrive, then their turns fail one after the other.
+    const burst = [relay.stream("c1"), relay.stream("c1"), relay.stream("c1")];
+    await clock.advance(1000);
+    for (const s of burst) await fail(s);
+    expect(downs()).toBe(1);
+    // Another chat and another code are not limited by it.
+    await fail(relay.stream("c2"));
+    expect(downs()).toBe(2);
+    // A message written after the user saw the error is answered too, within the interval.
+    await clock.advance(5000);
+    await fail(relay.stream("c1"));
+    expect(downs()).toBe(3);
+    // Without an arrival time (pairing, unsolicited notices) the interval alone counts.
+    expect(await relay.errorReply("c3", "pairing", "code")).toBe(true);
+    await clock.advance(30_000);
+    expect(await relay.errorReply("c3", "pairing", "code")).toBe(false);
+    await clock.advance(31_000);
+    expect(await relay.errorReply("c3", "pairing", "code")).toBe(true);
   });
 });

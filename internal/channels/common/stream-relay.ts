@@ -10,8 +10,9 @@
  *   chunks), or, when that edit fails, as new message(s) after which the preview is deleted. A failed
  *   edit is never retried with the final text after new messages went out, so there are never two
  *   copies of the answer;
- * - errors the user must know about are short plain replies, at most one per chat and error code per
- *   {@link ERROR_REPLY_INTERVAL_MS}.
+ * - errors the user must know about are short plain replies. A burst of failing turns in one chat
+ *   gets one reply per error code per {@link ERROR_REPLY_INTERVAL_MS}, but a message written after
+ *   the user saw that reply gets its own (never silence for a new attempt).
  */
 import type { AgentEvent } from "../../agent/events.js";
 import { sleep, type Clock, type TimerHandle } from "../../core/clock.js";
@@ -94,13 +95,15 @@ export class StreamRelay {
 
   /**
    * Sends a short plain error reply unless one with the same code went to this chat recently.
-   * Returns true when sent.
+   * With `since` (when the failed message arrived), a recent reply suppresses this one only when it
+   * went out at or after `since`: the user already saw it after writing. Returns true when sent.
    */
-  async errorReply(chatId: string, code: string, text: string): Promise<boolean> {
+  async errorReply(chatId: string, code: string, text: string, since?: number): Promise<boolean> {
     const key = `${chatId}\u0000${code}`;
     const now = this.clock.now();
     const last = this.lastError.get(key);
-    if (last !== undefined && now - last < ERROR_REPLY_INTERVAL_MS) return false;
+    if (last !== undefined && now - last < ERROR_REPLY_INTERVAL_MS && (since === undefined || last >= since))
+      return false;
     this.lastError.set(key, now);
     try {
       await this.sendText(chatId, text, { markdown: false });
@@ -139,6 +142,8 @@ export class ReplyStream {
   private errorEvent: { code: string; message: string } | undefined;
   private edits = 0;
   private resolveDone!: (o: RelayOutcome) => void;
+  /** When the message this stream answers arrived (for the error reply limit). */
+  private readonly createdAt: number;
   /** Settles once the final answer was delivered (or delivery finally failed). Never rejects. */
   readonly done: Promise<RelayOutcome>;
 
@@ -149,6 +154,7 @@ export class ReplyStream {
     private clock: Clock,
   ) {
     this.done = new Promise((r) => (this.resolveDone = r));
+    this.createdAt = clock.now();
   }
 
   onEvent = (e: AgentEvent): void => {
@@ -292,7 +298,7 @@ export class ReplyStream {
     }
     if (e.finishReason === "error") {
       const msg = this.errorEvent?.message ?? "Something went wrong while answering. Please try again.";
-      await this.relay.errorReply(this.chatId, this.errorEvent?.code ?? "error", msg);
+      await this.relay.errorReply(this.chatId, this.errorEvent?.code ?? "error", msg, this.createdAt);
     }
     this.resolveDone(outcome);
   }

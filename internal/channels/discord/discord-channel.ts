@@ -30,7 +30,7 @@ import type { AgentSource } from "../../agent/agents.js";
 import type { TimerHandle } from "../../core/clock.js";
 import { PairingStore, pairingReply } from "../common/pairing.js";
 import { StreamRelay } from "../common/stream-relay.js";
-import { InboundRouter, type InboundChat } from "../common/inbound.js";
+import { InboundRouter, NOT_AN_APPROVER, type InboundChat } from "../common/inbound.js";
 import type { ApprovalResolver } from "../common/commands.js";
 import { DISCORD_LIMITS } from "../common/chunking.js";
 import { DiscordAdapter, interactionAddress, NO_MENTIONS, toChannelError } from "./discord-adapter.js";
@@ -101,7 +101,14 @@ export class DiscordChannel implements Channel {
       ...(deps.registry ? { registry: deps.registry } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
+      mayApprove: (id) => this.mayApprove(id),
     });
+  }
+
+  /** Allowed users decide approvals (in a guild channel anyone may press a button or type `/approve`). */
+  private mayApprove(userId: string): boolean {
+    const cfg = this.cfg();
+    return cfg.dm_policy === "open" || this.pairing.isAllowed("discord", userId, cfg.allow_from);
   }
 
   private cfg(): DiscordConfig {
@@ -479,6 +486,8 @@ export class DiscordChannel implements Channel {
       const customId = (i.data as { custom_id?: string }).custom_id ?? "";
       const m = /^(approve|deny):(\S+)$/.exec(customId);
       if (!m) return void (await ephemeral("Unknown action."));
+      // A stranger's press leaves the buttons in place for the owner.
+      if (!this.mayApprove(sender.id)) return void (await ephemeral(NOT_AN_APPROVER));
       // Remove the buttons from the approval message; the decision goes out as a follow-up.
       await callback({ type: 7, data: { components: [] } });
       this.adapter.registerInteraction(inbound.relayChatId ?? "", false);

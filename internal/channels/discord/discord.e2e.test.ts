@@ -17,6 +17,7 @@ import {
 import type { FakeDiscord } from "../../../test/fakes/discord-server.js";
 import { CHAT_COMMANDS } from "../common/commands.js";
 import { ChannelError } from "../channel.js";
+import { NOT_AN_APPROVER } from "../common/inbound.js";
 
 const DM = "800000000000000001";
 
@@ -342,6 +343,55 @@ describe("discord channel end to end", () => {
 
     discord.userMessage({ channelId: DM, content: "/deny nope", author: ANN });
     await answered(discord, DM, (t) => t.startsWith("No pending approval nope"), "the /deny reply");
+  });
+
+  it("lets only allowed users decide approvals in a guild channel (buttons and /approve)", async () => {
+    const decisions: [string, string][] = [];
+    h = await startDiscordHarness({
+      discord: { dm_policy: "pairing", allow_from: [ANN.id] },
+      approvals: {
+        resolve: (id, decision) => {
+          decisions.push([id, decision]);
+          return true;
+        },
+      },
+    });
+    const { discord, channel } = h;
+    await channel.send(CHAN, "Run `rm -rf /tmp/x`?", { approvalId: "ap2" });
+    // A guild member who is not an allowed user presses the button: refused, the buttons stay.
+    const bobPress = discord.interaction({
+      channelId: CHAN,
+      guildId: GUILD,
+      user: BOB,
+      customId: "approve:ap2",
+    });
+    await discord.waitFor(
+      () => (discord.interactionCallbacks.get(bobPress.id) ?? []).length > 0,
+      15_000,
+      "refusal",
+    );
+    expect(discord.interactionCallbacks.get(bobPress.id)).toEqual([
+      { type: 4, data: expect.objectContaining({ content: NOT_AN_APPROVER, flags: 64 }) },
+    ]);
+    // ... or types the command.
+    discord.userMessage({
+      channelId: CHAN,
+      guildId: GUILD,
+      content: `<@${discord.bot.id}> /approve ap2`,
+      author: BOB,
+      mentionsBot: true,
+    });
+    await answered(discord, CHAN, (t) => t === NOT_AN_APPROVER, "the refusal of /approve");
+    expect(decisions).toEqual([]);
+    // The owner's press decides.
+    const annPress = discord.interaction({
+      channelId: CHAN,
+      guildId: GUILD,
+      user: ANN,
+      customId: "approve:ap2",
+    });
+    await answered(discord, `interaction:${annPress.token}`, (t) => t === "Approved ap2.", "the approval");
+    expect(decisions).toEqual([["ap2", "approved"]]);
   });
 
   it("delivers proactive messages to discord:<channelId> and discord:user:<userId>", async () => {

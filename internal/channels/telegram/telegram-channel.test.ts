@@ -16,6 +16,10 @@ import { ChannelRegistry } from "../registry.js";
 import { createTelegramChannel, type TelegramChannel } from "./telegram-channel.js";
 import { markdownToTelegramHtml } from "./markdown-html.js";
 import { PairingStore } from "../common/pairing.js";
+import { NOT_AN_APPROVER } from "../common/inbound.js";
+import type { ApprovalResolver } from "../common/commands.js";
+import { ApprovalManager } from "../../tools/approvals.js";
+import { systemClock } from "../../core/clock.js";
 
 let llm: FakeOpenAI;
 let tg: FakeTelegramServer;
@@ -61,7 +65,13 @@ function config(tgExtra: Record<string, unknown> = {}): Record<string, unknown> 
   };
 }
 
-async function setup(tgExtra: Record<string, unknown> = {}, reuse?: TestCore): Promise<TelegramChannel> {
+let registry = new ChannelRegistry();
+
+async function setup(
+  tgExtra: Record<string, unknown> = {},
+  reuse?: TestCore,
+  approvals?: ApprovalResolver,
+): Promise<TelegramChannel> {
   core = reuse ?? createTestCore(config(tgExtra));
   const c = core;
   const router = createModelRouter({
@@ -70,8 +80,8 @@ async function setup(tgExtra: Record<string, unknown> = {}, reuse?: TestCore): P
     clock: c.ctx.clock,
   });
   const host = createAgentHost({ ctx: c.ctx, model: router });
-  const registry = new ChannelRegistry();
-  const ch = createTelegramChannel(c.ctx, { host, registry });
+  registry = new ChannelRegistry();
+  const ch = createTelegramChannel(c.ctx, { host, registry, ...(approvals ? { approvals } : {}) });
   registry.add(ch);
   channels.push(ch);
   await ch.start();
@@ -139,6 +149,74 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     await tg.waitFor(() => botTexts(group).includes("echo: what is up?"), 15_000, "group answer");
     expect(llm.requests).toHaveLength(1);
     expect(botTexts(group)).toEqual(["echo: what is up?"]);
+  });
+
+  it("keeps one session per forum topic; replies and later deliveries land in the topic", async () => {
+    const ch = await setup({ groups: ["*"], require_mention: false });
+    const forum = -100777;
+    const topic = (id: number): Record<string, unknown> => ({
+      is_topic_message: true,
+      message_thread_id: id,
+    });
+    tg.pushGroupText(forum, owner, "topic A first", topic(11));
+    await tg.waitFor(() => botTexts(forum).includes("echo: topic A first"), 15_000, "answer in A");
+    tg.pushGroupText(forum, owner, "topic B first", topic(22));
+    await tg.waitFor(() => botTexts(forum).includes("echo: topic B first"), 15_000, "answer in B");
+    const inTopic = (text: string): number | undefined =>
+      tg.visible(forum).find((m) => m.text === text)?.threadId;
+    expect(inTopic("echo: topic A first")).toBe(11);
+    expect(inTopic("echo: topic B first")).toBe(22);
+    // Separate sessions: the model saw nothing of topic A while answering in topic B.
+    const seen = JSON.stringify(llm.requests[1]?.body?.messages ?? []);
+    expect(seen).toContain("topic B first");
+    expect(seen).not.toContain("topic A first");
+    // The session remembers its topic as the origin: a later delivery (approval, resumed turn,
+    // async result) through the registry goes to the topic, not the forum's General.
+    const origins = core!.db
+      .prepare<[], { key: string; origin: string }>("SELECT key, origin FROM sessions ORDER BY created_at")
+      .all();
+    expect(origins.map((o) => o.key)).toEqual([
+      `agent:main:telegram:group:${forum}:thread:11`,
+      `agent:main:telegram:group:${forum}:thread:22`,
+    ]);
+    expect(origins.map((o) => o.origin)).toEqual([`telegram:${forum}:11`, `telegram:${forum}:22`]);
+    await ch.send(`${forum}:11`, "later, for topic A");
+    expect(inTopic("later, for topic A")).toBe(11);
+  });
+
+  it("sends approval buttons to the topic; only allowed users decide, by button or /approve", async () => {
+    const approvals = new ApprovalManager({
+      clock: systemClock,
+      channels: { deliver: (t, x, o) => registry.deliver(t, x, o) },
+      timeoutS: () => 60,
+    });
+    await setup({ groups: ["*"] }, undefined, approvals);
+    const forum = -100888;
+    const member: FakeUser = { id: 333, first_name: "Cid" };
+    const decision = approvals.request({
+      replyTarget: `telegram:${forum}:5`,
+      sessionKey: "s",
+      summary: "rm -rf /tmp/x",
+    });
+    await tg.waitFor(() => tg.visible(forum).length === 1, 15_000, "approval request");
+    const req = tg.visible(forum)[0]!;
+    expect(req.threadId).toBe(5);
+    const id = /\/approve ([a-z0-9]+)/.exec(req.text)?.[1] ?? "";
+    expect(JSON.stringify(req.replyMarkup)).toContain(`approve:${id}`);
+    // A group member who is not allowed: the button answers "Not allowed", the command is refused.
+    tg.pushCallback(member, `approve:${id}`, req.messageId);
+    await tg.waitFor(
+      () => tg.callsOf("answerCallbackQuery").some((c) => c.params.text === "Not allowed"),
+      15_000,
+      "button refusal",
+    );
+    tg.pushGroupText(forum, member, `/approve ${id}`, { is_topic_message: true, message_thread_id: 5 });
+    await tg.waitFor(() => botTexts(forum).includes(NOT_AN_APPROVER), 15_000, "command refusal");
+    expect(approvals.list().map((a) => a.id)).toEqual([id]);
+    // The owner decides from the same topic.
+    tg.pushGroupText(forum, owner, `/approve ${id}`, { is_topic_message: true, message_thread_id: 5 });
+    expect(await decision).toBe("approved");
+    await tg.waitFor(() => botTexts(forum).includes(`Approved ${id}.`), 15_000, "approved reply");
   });
 
   it("splits a 10,000-character answer with code blocks into valid chunks", async () => {

@@ -89,7 +89,14 @@ export class TelegramChannel implements Channel {
       ...(deps.registry ? { registry: deps.registry } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
+      mayApprove: (id) => this.mayApprove(id),
     });
+  }
+
+  /** Allowed users decide approvals (in groups anyone may type `/approve`). */
+  private mayApprove(userId: string): boolean {
+    const cfg = this.cfg();
+    return cfg.dm_policy === "open" || this.pairing.isAllowed("telegram", userId, cfg.allow_from);
   }
 
   private cfg(): ReturnType<CoreContext["config"]>["channels"]["telegram"] {
@@ -460,7 +467,7 @@ export class TelegramChannel implements Channel {
     const m = /^(approve|deny):(.+)$/.exec(data);
     const cfg = this.cfg();
     const userId = String(q.from.id);
-    const allowed = cfg.dm_policy === "open" || this.pairing.isAllowed("telegram", userId, cfg.allow_from);
+    const allowed = this.mayApprove(userId);
     if (!m || !allowed) {
       await api
         .answerCallbackQuery(q.id, { text: allowed ? "Unknown action" : "Not allowed" })
