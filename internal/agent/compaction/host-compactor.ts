@@ -19,6 +19,7 @@ import type { AgentDef } from "../agents.js";
 import type { CompactionArgs, HostCompactor } from "../host.js";
 import { toChatMessages } from "../history.js";
 import { compactHistory, type CompactResult } from "./compact.js";
+import { describeOptions, hasOptions, parseCompactText, saveCompactOptions } from "./compact-options.js";
 import { resolveCompactionSettings, type CompactionSettings } from "./compaction-settings.js";
 import { applyCompaction, CompactionError } from "./lineage.js";
 import { memoryFlushPrompt } from "./memory-flush.js";
@@ -133,6 +134,7 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
     messages: deps.db.prepare<[string], StoredMessage>(
       "SELECT * FROM messages WHERE session_id = ? ORDER BY id",
     ),
+    session: deps.db.prepare<[string], SessionRow>("SELECT * FROM sessions WHERE id = ?"),
   };
 
   async function run(plan: Plan): Promise<CompactionOutcome> {
@@ -278,24 +280,39 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
     },
 
     async compactNow(args) {
-      const settings = resolveCompactionSettings(deps.config(), args.agent.id, args.session);
+      // Leading `key=value` options (keep=4 mask=off ...) are per-session settings: saved on the row
+      // (and so copied to successors) before this compaction uses them.
+      const { options, instructions } = parseCompactText(args.instructions);
+      let session = args.session;
+      const saved = hasOptions(options) ? describeOptions(options) : undefined;
+      if (saved) {
+        saveCompactOptions(deps.db, session.id, options);
+        session = store.session.get(session.id) ?? session;
+        log?.info({ sessionId: session.id, options: saved }, "session compaction settings changed");
+      }
+      const withSaved = (err: unknown): unknown =>
+        saved && err instanceof CompactionError
+          ? new CompactionError(err.code, `${err.message} (settings saved: ${saved})`, err.info)
+          : err;
+      const settings = resolveCompactionSettings(deps.config(), args.agent.id, session);
       if (settings.strategy === "off")
-        throw new CompactionError(
-          "COMPACTION_OFF",
-          "compaction is off for this session (compact.strategy: off)",
+        throw withSaved(
+          new CompactionError("COMPACTION_OFF", "compaction is off for this session (compact.strategy: off)"),
         );
       const window = deps.contextWindow(args.modelRef, args.agent.id);
-      const out = await guarded(args.session.id, () =>
+      const out = await guarded(session.id, () =>
         run({
-          session: args.session,
+          session,
           agent: args.agent,
           modelRef: args.modelRef,
           settings,
           budget: compactionBudget(settings, window),
           keepLastN: settings.keepLastN,
-          ...(args.instructions ? { instructions: args.instructions } : {}),
+          ...(instructions ? { instructions } : {}),
         }),
-      );
+      ).catch((err: unknown) => {
+        throw withSaved(err);
+      });
       if (!out)
         throw new CompactionError("COMPACTION_BUSY", "a compaction of this session is already running");
       return {

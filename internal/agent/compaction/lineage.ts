@@ -24,7 +24,8 @@ export class CompactionError extends Error {
       | "MESSAGE_NOT_IN_SESSION"
       | "COMPACTION_OFF"
       | "COMPACTION_BUSY"
-      | "NOTHING_TO_COMPACT",
+      | "NOTHING_TO_COMPACT"
+      | "COMPACT_BAD_OPTION",
     message: string,
     readonly info: { successorId?: string } = {},
   ) {

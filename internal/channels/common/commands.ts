@@ -25,7 +25,11 @@ export const CHAT_COMMANDS: readonly CommandSpec[] = [
   { name: "stop", description: "Stop the current answer" },
   { name: "status", description: "Model, session size, tokens used, uptime" },
   { name: "model", description: "Show or set the model of this chat", args: "[provider/model|default]" },
-  { name: "compact", description: "Summarise the conversation to save context", args: "[instructions]" },
+  {
+    name: "compact",
+    description: "Summarise the conversation to save context",
+    args: "[keep=N] [mask=on|off] [strategy=auto|manual|off] [model=p/m] [instructions]",
+  },
   { name: "usage", description: "Tokens used today and in this session" },
   { name: "whoami", description: "Your user id and this chat's session" },
   { name: "approve", description: "Approve a pending action", args: "<id>" },
