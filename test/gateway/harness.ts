@@ -20,6 +20,8 @@ export interface GatewayHarness {
   wsUrl: string;
   dir: string;
   configPath: string;
+  /** Stops the daemon and starts a new one on the same port, config and data (a daemon restart). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -81,7 +83,7 @@ export async function startGatewayDaemon(opts: HarnessOptions = {}): Promise<Gat
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  return {
+  const harness: GatewayHarness = {
     daemon,
     fake,
     port,
@@ -89,12 +91,18 @@ export async function startGatewayDaemon(opts: HarnessOptions = {}): Promise<Gat
     wsUrl: `ws://127.0.0.1:${port}/ws`,
     dir,
     configPath,
+    async restart() {
+      await daemon.stop("restart");
+      daemon = await Daemon.start({ configPath, watchConfig: false, logDestination: sink, env: {} });
+      harness.daemon = daemon;
+    },
     async close() {
       await daemon.stop("test");
       if (!opts.fake) await fake.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return harness;
 }
 
 /** Polls `fn` until it returns a truthy value (generous timeout for loaded CI machines). */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import type { Browser } from "playwright-core";
-import { startGatewayDaemon, type GatewayHarness } from "./harness.js";
+import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
 
 function findChromium(): string | undefined {
   for (const p of [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"])
@@ -78,4 +78,56 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     expect(await page.evaluate(() => localStorage.getItem("familiar.token"))).toBe(TOKEN);
     await page.close();
   }, 60_000);
+
+  it("shows tool activity compactly, answers /commands and reconnects after a daemon restart", async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    let sockets = 0;
+    page.on("websocket", () => sockets++);
+    await page.goto(h.base + "/");
+    await page.waitForSelector("#login.show", { timeout: 15_000 });
+    await page.fill("#token", TOKEN);
+    await page.click("#loginbtn");
+    await page.waitForSelector("#dot.on", { timeout: 15_000 });
+    const socketsBefore = sockets;
+
+    // A turn that calls a tool: the call shows as one small chip on the reply, not as a wall of JSON.
+    h.fake.enqueue({ toolCalls: [{ name: "current_time", arguments: {} }] }, { text: "It is *late*." });
+    await page.fill("#input", "what time is it?");
+    await page.press("#input", "Enter");
+    const reply = await page.waitForSelector('.msg.assistant[data-state="final"]:has(.tool)', {
+      timeout: 20_000,
+    });
+    expect(await reply.$$eval(".tools .tool", (els) => els.map((e) => e.textContent))).toEqual([
+      "✓ current_time",
+    ]);
+    expect(await reply.$eval(".body", (el) => el.textContent)).toBe("It is late.");
+
+    // Slash commands are answered by the daemon without a model call.
+    const calls = h.fake.requests.length;
+    await page.fill("#input", "/help");
+    await page.press("#input", "Enter");
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll(".msg.assistant .body")].some((el) =>
+          /\/new/.test(el.textContent ?? ""),
+        ),
+      undefined,
+      { timeout: 15_000 },
+    );
+    expect(h.fake.requests.length).toBe(calls);
+
+    // The daemon restarts: the page notices, reconnects by itself with the stored token and reloads history.
+    await h.restart();
+    await waitFor(() => sockets > socketsBefore, 30_000);
+    await page.waitForSelector("#dot.on", { timeout: 30_000 });
+    await page.waitForSelector('.msg.assistant .body:has-text("It is late.")', { timeout: 15_000 });
+    h.fake.enqueue({ text: "Back again." });
+    await page.fill("#input", "still there?");
+    await page.press("#input", "Enter");
+    await page.waitForSelector('.msg.assistant[data-state="final"] .body:has-text("Back again.")', {
+      timeout: 20_000,
+    });
+    expect(await page.isVisible("#login.show")).toBe(false);
+    await page.close();
+  }, 90_000);
 });
