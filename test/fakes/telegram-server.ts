@@ -209,16 +209,39 @@ export class FakeTelegramServer {
     });
   }
 
-  /** A callback query (inline button press) on a bot message. */
-  pushCallback(from: FakeUser, data: string, messageId = 1): number {
-    const chat = { id: from.id, type: "private", first_name: from.first_name };
+  /**
+   * A callback query (inline button press) on a bot message; `inGroup` puts the message in a group
+   * (and forum topic) instead of the presser's private chat.
+   */
+  pushCallback(
+    from: FakeUser,
+    data: string,
+    messageId = 1,
+    inGroup?: { chatId: number; threadId?: number },
+  ): number {
+    const chat = inGroup
+      ? {
+          id: inGroup.chatId,
+          type: "supergroup",
+          title: "Test group",
+          is_forum: inGroup.threadId !== undefined,
+        }
+      : { id: from.id, type: "private", first_name: from.first_name };
+    const topic =
+      inGroup?.threadId !== undefined ? { is_topic_message: true, message_thread_id: inGroup.threadId } : {};
     return this.pushUpdate({
       callback_query: {
         id: `cb${this.nextUpdateId}`,
         from,
         chat_instance: "ci",
         data,
-        message: { message_id: messageId, date: Math.floor(Date.now() / 1000), chat, text: "approval" },
+        message: {
+          message_id: messageId,
+          date: Math.floor(Date.now() / 1000),
+          chat,
+          text: "approval",
+          ...topic,
+        },
       },
     });
   }

@@ -204,7 +204,7 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     const id = /\/approve ([a-z0-9]+)/.exec(req.text)?.[1] ?? "";
     expect(JSON.stringify(req.replyMarkup)).toContain(`approve:${id}`);
     // A group member who is not allowed: the button answers "Not allowed", the command is refused.
-    tg.pushCallback(member, `approve:${id}`, req.messageId);
+    tg.pushCallback(member, `approve:${id}`, req.messageId, { chatId: forum, threadId: 5 });
     await tg.waitFor(
       () => tg.callsOf("answerCallbackQuery").some((c) => c.params.text === "Not allowed"),
       15_000,
@@ -213,10 +213,18 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     tg.pushGroupText(forum, member, `/approve ${id}`, { is_topic_message: true, message_thread_id: 5 });
     await tg.waitFor(() => botTexts(forum).includes(NOT_AN_APPROVER), 15_000, "command refusal");
     expect(approvals.list().map((a) => a.id)).toEqual([id]);
-    // The owner decides from the same topic.
-    tg.pushGroupText(forum, owner, `/approve ${id}`, { is_topic_message: true, message_thread_id: 5 });
+    // The owner decides with the button; the confirmation goes to the same topic.
+    tg.pushCallback(owner, `approve:${id}`, req.messageId, { chatId: forum, threadId: 5 });
     expect(await decision).toBe("approved");
     await tg.waitFor(() => botTexts(forum).includes(`Approved ${id}.`), 15_000, "approved reply");
+    expect(tg.visible(forum).find((m) => m.text === `Approved ${id}.`)?.threadId).toBe(5);
+    // A later /deny of the settled id by the owner: nothing pending any more.
+    tg.pushGroupText(forum, owner, `/deny ${id}`, { is_topic_message: true, message_thread_id: 5 });
+    await tg.waitFor(
+      () => botTexts(forum).some((t) => t.startsWith(`No pending approval ${id}`)),
+      15_000,
+      "deny",
+    );
   });
 
   it("splits a 10,000-character answer with code blocks into valid chunks", async () => {

@@ -465,7 +465,6 @@ export class TelegramChannel implements Channel {
   private async onCallback(api: Api, q: NonNullable<Update["callback_query"]>): Promise<void> {
     const data = q.data ?? "";
     const m = /^(approve|deny):(.+)$/.exec(data);
-    const cfg = this.cfg();
     const userId = String(q.from.id);
     const allowed = this.mayApprove(userId);
     if (!m || !allowed) {
@@ -477,9 +476,15 @@ export class TelegramChannel implements Channel {
     const msg = q.message as Message | undefined;
     const chatId = String(msg?.chat.id ?? q.from.id);
     const isGroup = msg?.chat.type === "group" || msg?.chat.type === "supergroup";
+    // The decision's reply goes to the topic the buttons are in.
+    const threadId =
+      msg?.is_topic_message && msg.message_thread_id !== undefined
+        ? String(msg.message_thread_id)
+        : undefined;
     const p = this.router.handle({
       channel: "telegram",
       chatId,
+      ...(threadId ? { threadId, relayChatId: `${chatId}:${threadId}` } : {}),
       isGroup,
       sender: { id: userId, name: q.from.first_name },
       text: `/${m[1]} ${m[2]}`,
