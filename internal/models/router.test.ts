@@ -277,6 +277,34 @@ describe("model router", () => {
     expect(r.chain()).toEqual(["backup/llama3.1"]);
   });
 
+  it("a model with a context window below 16K is refused without a call; the fallback answers", async () => {
+    config = twoProviders({
+      providers: {
+        main: { base_url: primary.baseUrl, api_key: "sk-main", models: { tiny: { context_window: 8_000 } } },
+        backup: { base_url: backup.baseUrl, api_key: "sk-backup" },
+      },
+      primary: "main/tiny",
+    });
+    backup.enqueue({ text: "from backup" });
+    const evs = await run(router(), hi);
+    expect(text(evs)).toBe("from backup");
+    expect(primary.requests).toHaveLength(0);
+    expect(logLines.some((l) => l.includes("main/tiny is 8000 tokens, below the minimum of 16384"))).toBe(
+      true,
+    );
+    // As the only model: one clear configuration error, still no call.
+    config = makeConfig({
+      providers: {
+        main: { base_url: primary.baseUrl, api_key: "sk-main", models: { tiny: { context_window: 8_000 } } },
+      },
+      primary: "main/tiny",
+    });
+    const err = (await run(router(), hi).catch((e: unknown) => e)) as ModelError;
+    expect(err.code).toBe("MODEL_NOT_CONFIGURED");
+    expect(err.message).toMatch(/context window of main\/tiny is 8000 tokens, below the minimum of 16384/);
+    expect(primary.requests).toHaveLength(0);
+  });
+
   it("an unknown provider fails with a clear configuration error", async () => {
     const err = (await run(router(), { ...hi, model: "nope/x" }).catch((e: unknown) => e)) as ModelError;
     expect(err.code).toBe("MODEL_NOT_CONFIGURED");

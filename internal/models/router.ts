@@ -10,6 +10,8 @@
  * - a model in cooldown is skipped unless it is the last option;
  * - auth and bad-request errors fail fast (no retry, no fallback) with a message naming provider and
  *   model; context overflow is thrown as-is for compaction to handle;
+ * - a model whose context window is below 16K (context-window.ts) is refused without a call, with a
+ *   clear MODEL_NOT_CONFIGURED error; the next model in the chain may answer;
  * - once any text, thinking or tool call reached the caller, an error is thrown instead of falling
  *   back, so the user is never answered twice.
  * The `done` event names the provider and model that actually answered.
@@ -21,6 +23,7 @@ import type { Logger } from "../log/logger.js";
 import { sleep, systemClock, type Clock } from "../core/clock.js";
 import { ModelError, type ModelClient, type ModelRequest, type ModelStreamEvent } from "./types.js";
 import { classifyModelError } from "./classify-error.js";
+import { resolveContextWindow, validateContextWindow } from "./context-window.js";
 import { createOpenAIProvider, type Provider } from "./openai-provider.js";
 import { createEchoProvider, ECHO_MODEL_REF, ECHO_PROVIDER } from "./echo-model.js";
 
@@ -189,6 +192,24 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
     if (cooling.has(ref)) cooling.delete(ref);
   }
 
+  // Context-window verdicts per config object (a reload swaps the object, so the cache follows it).
+  let windowCache: { cfg: Config; verdicts: Map<string, ModelError | undefined> } | undefined;
+  /** The refusal of a model whose context window is below the minimum, or undefined. */
+  function windowProblem(cfg: Config, ref: string): ModelError | undefined {
+    if (windowCache?.cfg !== cfg) windowCache = { cfg, verdicts: new Map() };
+    const verdicts = windowCache.verdicts;
+    if (verdicts.has(ref)) return verdicts.get(ref);
+    let verdict: ModelError | undefined;
+    try {
+      validateContextWindow(resolveContextWindow(cfg, ref), { modelRef: ref });
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      verdict = err;
+    }
+    verdicts.set(ref, verdict);
+    return verdict;
+  }
+
   async function* stream(req: ModelRequest): AsyncGenerator<ModelStreamEvent> {
     const cfg = opts.config();
     const refs = chain(req.model);
@@ -208,6 +229,13 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
         continue;
       }
       const { provider: pname, model } = parseModelRef(ref);
+      const tooSmall = pname === ECHO_PROVIDER ? undefined : windowProblem(cfg, ref);
+      if (tooSmall) {
+        // A configuration problem of this model only: refused without a call; a fallback may answer.
+        log.error({ model: ref, code: tooSmall.code }, tooSmall.message);
+        failures.push({ ref, err: tooSmall });
+        continue;
+      }
       const provider =
         pname === ECHO_PROVIDER && !cfg.models.providers[ECHO_PROVIDER]
           ? echo
