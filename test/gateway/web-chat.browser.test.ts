@@ -108,7 +108,7 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     await page.press("#input", "Enter");
     await page.waitForFunction(
       () =>
-        [...document.querySelectorAll(".msg.assistant .body")].some((el) =>
+        Array.from(document.querySelectorAll(".msg.assistant .body")).some((el) =>
           /\/new/.test(el.textContent ?? ""),
         ),
       undefined,
