@@ -251,6 +251,27 @@ describe("agent host with the fake OpenAI server", () => {
     expect(stored).toEqual(Array.from({ length: 10 }, (_, i) => `A${i}`));
   });
 
+  it("runs different sessions in parallel up to agents.max_concurrent, never more (measured)", async () => {
+    const host = setup({ agents: { max_concurrent: 2 } });
+    fake.setHandler(() => ({ text: "a slow answer in many small pieces", chunkSize: 3, delayMs: 5 }));
+    let running = 0;
+    let peak = 0;
+    const onEvent = (e: AgentEvent): void => {
+      if (e.type === "turn_start") peak = Math.max(peak, ++running);
+      if (e.type === "turn_end") running--;
+    };
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => host.submit(msg(`s${i}`, "hi"), onEvent).result),
+    );
+    expect(results.every((r) => r.finishReason === "stop")).toBe(true);
+    expect(peak).toBe(2);
+    // A reload applies to the next turns.
+    core.setConfig({ agents: { max_concurrent: 3 } });
+    peak = 0;
+    await Promise.all(Array.from({ length: 6 }, (_, i) => host.submit(msg(`t${i}`, "hi"), onEvent).result));
+    expect(peak).toBe(3);
+  });
+
   it("stops at max_iterations with an honest message", async () => {
     const host = setup(
       { agents: { main: { max_iterations: 2 } } },
