@@ -138,4 +138,61 @@ describe("OpenAI-compatible API with the official SDK", () => {
       client.chat.completions.create({ model: "familiar", messages: [{ role: "user", content: "x" }] }),
     ).rejects.toBeInstanceOf(OpenAI.InternalServerError);
   });
+
+  it("usage sums every model call of the turn (tool round trips included), streaming and not", async () => {
+    const steps = () =>
+      h.fake.enqueue(
+        {
+          toolCalls: [{ name: "current_time", arguments: {} }],
+          usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+        },
+        { text: "It is noon.", usage: { prompt_tokens: 130, completion_tokens: 5, total_tokens: 135 } },
+      );
+    steps();
+    const r = await client.chat.completions.create({
+      model: "familiar",
+      messages: [{ role: "user", content: "time?" }],
+    });
+    expect(r.choices[0]?.message.content).toBe("It is noon.");
+    expect(r.usage).toMatchObject({ prompt_tokens: 230, completion_tokens: 15, total_tokens: 245 });
+    expect(h.fake.requests.length).toBe(2);
+
+    steps();
+    const stream = await client.chat.completions.create({
+      model: "familiar",
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: "user", content: "time?" }],
+    });
+    let text = "";
+    let usage: unknown;
+    for await (const ch of stream) {
+      text += ch.choices[0]?.delta.content ?? "";
+      if (ch.usage) usage = ch.usage;
+    }
+    expect(text).toBe("It is noon.");
+    expect(usage).toMatchObject({ prompt_tokens: 230, completion_tokens: 15, total_tokens: 245 });
+  });
+
+  it("the X-Familiar-Session header runs a persistent session too", async () => {
+    h.fake.enqueue({ text: "noted" }, { text: "you said 9" });
+    const opts = { headers: { "X-Familiar-Session": "bob" } };
+    await client.chat.completions.create(
+      { model: "familiar", messages: [{ role: "user", content: "remember 9" }] },
+      opts,
+    );
+    await client.chat.completions.create(
+      { model: "familiar", messages: [{ role: "user", content: "which number?" }] },
+      opts,
+    );
+    const second = (h.fake.requests[1]?.body?.messages ?? []).map((m) => m.content);
+    expect(second).toContain("remember 9");
+    expect(second).toContain("noted");
+    const row = h.daemon.db
+      .prepare(
+        "SELECT COUNT(*) AS n FROM messages m JOIN session_heads hd ON hd.session_id = m.session_id WHERE hd.key = ?",
+      )
+      .get("agent:main:gateway:bob") as { n: number };
+    expect(row.n).toBe(4);
+  });
 });
