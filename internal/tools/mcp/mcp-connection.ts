@@ -76,6 +76,16 @@ export function mcpResultToText(r: {
   return { content: parts.join("\n") || "(no content)", isError: r.isError === true };
 }
 
+/**
+ * True for failures of the connection itself (unreachable, HTTP error, unknown session, closed), false
+ * for the server's own JSON-RPC errors (bad arguments, timeouts), which leave the connection usable.
+ */
+async function isConnectionFailure(err: unknown): Promise<boolean> {
+  const { McpError, ErrorCode } = await import("@modelcontextprotocol/sdk/types.js");
+  if (err instanceof McpError) return err.code === (ErrorCode.ConnectionClosed as number);
+  return err instanceof Error;
+}
+
 export class McpConnection {
   private client: SdkClient | undefined;
   private transport: SdkTransport | undefined;
@@ -110,10 +120,12 @@ export class McpConnection {
       const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
       const client = new Client({ name: "familiar", version: "0.1.0" });
       const transport = await this.makeTransport();
-      client.onclose = () => this.onClosed(gen, "connection closed");
       client.onerror = (err) =>
         this.deps.logger.debug({ server: this.name, err: err.message }, "mcp transport error");
       await client.connect(transport);
+      // Set after connecting: a failed handshake closes the client too, and its real error (e.g. an
+      // HTTP 401) must be what the health shows, not "connection closed".
+      client.onclose = () => this.onClosed(gen, "connection closed");
       if (gen !== this.generation || this.stopped) {
         await client.close().catch(() => undefined);
         return;
@@ -227,15 +239,29 @@ export class McpConnection {
             "MCP_UNAVAILABLE",
             `MCP server "${this.name}" is not connected (${this.h.lastError ?? this.h.state}); try again later`,
           );
-        const r = await client.callTool(
-          { name: remoteName, arguments: args as Record<string, unknown> },
-          undefined,
-          {
-            signal,
-            timeout: this.deps.callTimeoutMs ?? 120_000,
-            resetTimeoutOnProgress: true,
-          },
-        );
+        const gen = this.generation;
+        let r: unknown;
+        try {
+          r = await client.callTool(
+            { name: remoteName, arguments: args as Record<string, unknown> },
+            undefined,
+            {
+              signal,
+              timeout: this.deps.callTimeoutMs ?? 120_000,
+              resetTimeoutOnProgress: true,
+            },
+          );
+        } catch (err) {
+          if (signal.aborted || !(await isConnectionFailure(err))) throw err;
+          // An HTTP server that died (or restarted and forgot our session) sends no close event:
+          // the failed call is how we learn it, so reconnect with backoff as for a crashed process.
+          const why = (err as Error).message ?? String(err);
+          this.onClosed(gen, why);
+          throw new ToolError(
+            "MCP_UNAVAILABLE",
+            `MCP server "${this.name}" is not reachable (${why}); try again later`,
+          );
+        }
         return mcpResultToText(r as { content?: unknown; structuredContent?: unknown; isError?: unknown });
       },
     };
