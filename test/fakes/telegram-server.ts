@@ -209,6 +209,19 @@ export class FakeTelegramServer {
     });
   }
 
+  /** A private voice message (register the audio with addFile). */
+  pushVoice(from: FakeUser, fileId: string, size = 2000): number {
+    const chat = { id: from.id, type: "private", first_name: from.first_name };
+    const voice = {
+      file_id: fileId,
+      file_unique_id: `${fileId}u`,
+      duration: 3,
+      mime_type: "audio/ogg",
+      file_size: size,
+    };
+    return this.pushUpdate({ message: this.baseMessage(chat, from, { voice }) });
+  }
+
   /**
    * A callback query (inline button press) on a bot message; `inGroup` puts the message in a group
    * (and forum topic) instead of the presser's private chat.

@@ -2,6 +2,8 @@
  * End to end: the Telegram channel against the fake Bot API server (real sockets), the real agent
  * host over the fake OpenAI server, real SQLite in a temp dir.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../../../test/fakes/openai-server.js";
 import {
@@ -321,6 +323,40 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     expect(llm.requests).toHaveLength(6);
   });
 
+  it("answers the chat commands: /help /status /model /usage /whoami /compact /new /reset", async () => {
+    await setup({ stream: { mode: "off" } });
+    const ask = async (cmd: string, pred: (t: string) => boolean): Promise<string> => {
+      const before = botTexts(owner.id).length;
+      tg.pushText(owner, cmd);
+      await tg.waitFor(() => botTexts(owner.id).slice(before).some(pred), 15_000, `reply to ${cmd}`);
+      return botTexts(owner.id).slice(before).find(pred) ?? "";
+    };
+    expect(await ask("/help", (t) => t.startsWith("Commands:"))).toContain("/compact ");
+    tg.pushText(owner, "first question");
+    await tg.waitFor(() => botTexts(owner.id).includes("echo: first question"), 15_000, "answer");
+    const status = await ask("/status", (t) => t.startsWith("Agent:"));
+    expect(status).toMatch(/Model: a\/m1\n/);
+    expect(status).toMatch(/Session: 2 messages/);
+    expect(status).toMatch(/Uptime: /);
+    expect(await ask("/model a/m2", (t) => t.startsWith("Model for this chat"))).toBe(
+      "Model for this chat: a/m2",
+    );
+    tg.pushText(owner, "second question");
+    await tg.waitFor(() => botTexts(owner.id).includes("echo: second question"), 15_000, "answer 2");
+    expect(llm.requests.at(-1)?.model).toBe("m2");
+    expect(await ask("/usage", (t) => t.startsWith("Today:"))).toMatch(/over 2 model calls/);
+    expect(await ask("/whoami", (t) => t.startsWith("You:"))).toContain(
+      `Session: agent:main:telegram:dm:${owner.id}`,
+    );
+    expect(await ask("/compact keep names", (t) => /compact/i.test(t))).toMatch(/^(Compacted|\/compact)/);
+    expect(await ask("/new", (t) => t === "Started a new conversation.")).toBeTruthy();
+    expect(await ask("/status", (t) => t.startsWith("Agent:"))).toMatch(/Session: 0 messages/);
+    expect(await ask("/reset", (t) => t === "Started a new conversation.")).toBeTruthy();
+    expect(await ask("/model default", (t) => t.startsWith("Model reset"))).toContain("a/m1");
+    // Commands never reach the model.
+    expect(llm.requests).toHaveLength(2);
+  });
+
   it("/stop aborts the running turn", async () => {
     await setup();
     llm.enqueue({ hang: true, text: "I am thinking about this for a long time" });
@@ -348,6 +384,35 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     expect(content.find((p) => p.type === "image_url")?.image_url?.url).toBe(
       `data:image/jpeg;base64,${bytes.toString("base64")}`,
     );
+  });
+
+  it("says voice is not supported, saves it to the workspace with media.save, and refuses big images", async () => {
+    await setup({ stream: { mode: "off" } });
+    const audio = Buffer.from("OggS-fake-voice");
+    const voiceId = tg.addFile(audio, "voice/file_1.oga");
+    tg.pushVoice(owner, voiceId);
+    await tg.waitFor(() => botTexts(owner.id).length === 1, 15_000, "not supported reply");
+    expect(botTexts(owner.id)[0]).toBe("Voice messages are not supported yet. Please send text or a photo.");
+    expect(llm.requests).toHaveLength(0);
+
+    // media.save is read live: turned on by a reload, the next voice message is saved and described.
+    core!.setConfig(config({ stream: { mode: "off" }, media: { save: true, max_image_bytes: 1000 } }));
+    tg.pushVoice(owner, voiceId);
+    await until(() => llm.requests.length === 1, "model request for the saved voice");
+    const said = String(llm.requests[0]?.body?.messages?.at(-1)?.content ?? "");
+    const rel = /saved in the workspace at (\S+) \(audio\/ogg\)/.exec(said)?.[1] ?? "";
+    expect(rel).toMatch(/^inbox\/telegram\/\d{4}-\d{2}-\d{2}\//);
+    expect(readFileSync(join(core!.ctx.config().workspace, rel))).toEqual(audio);
+
+    // An image above max_image_bytes gets a clear reply and never reaches the model.
+    const big = tg.addFile(Buffer.alloc(10, 1));
+    tg.pushPhoto(owner, big, "look", 5000);
+    await tg.waitFor(
+      () => botTexts(owner.id).some((t) => t.startsWith("The image is too large")),
+      15_000,
+      "too large",
+    );
+    expect(llm.requests).toHaveLength(1);
   });
 
   it("stops with one clear error on a rejected token and keeps the process alive", async () => {
