@@ -5,6 +5,7 @@
  * own routes' auth and body parsing.
  */
 import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { TimerHandle } from "../core/clock.js";
 import { SessionStore } from "../session/session-store.js";
 import { GatewayAuth } from "./auth.js";
 import { ChatEventMapper } from "./chat-events.js";
@@ -62,7 +63,7 @@ export function createGatewayService(
   deps.parts.extra.gateway = runtime;
 
   const offs: (() => void)[] = [];
-  let tick: NodeJS.Timeout | undefined;
+  let tick: TimerHandle | undefined;
   const onUpgrade = ws.handleUpgrade.bind(ws);
 
   const metricsRoute = (
@@ -123,14 +124,23 @@ export function createGatewayService(
           ws.broadcast("config.reloaded", { changed });
         }),
       );
-      tick = setInterval(() => {
+      // On the context clock (re-armed each time), so a FakeClock drives it in tests.
+      const tickMs = opts.tickMs ?? 30_000;
+      const onTick = (): void => {
         if (ws.size > 0)
-          ws.broadcast("tick", { ts: Date.now(), queueDepth: runtime.maybeHost()?.queueDepth() ?? 0 });
-      }, opts.tickMs ?? 30_000);
-      tick.unref();
+          ws.broadcast("tick", {
+            ts: ctx.clock.now(),
+            queueDepth: runtime.maybeHost()?.queueDepth() ?? 0,
+          });
+        tick = ctx.clock.setTimeout(onTick, tickMs);
+        tick.unref?.();
+      };
+      tick = ctx.clock.setTimeout(onTick, tickMs);
+      tick.unref?.();
     },
     async stop() {
-      if (tick) clearInterval(tick);
+      if (tick) ctx.clock.clearTimeout(tick);
+      tick = undefined;
       for (const off of offs.splice(0)) off();
       deps.http.server.off("upgrade", onUpgrade);
       ws.close();

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { Daemon } from "../../internal/daemon/daemon.js";
+import type { Clock } from "../../internal/core/clock.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 
 export interface GatewayHarness {
@@ -41,6 +42,8 @@ export interface HarnessOptions {
   gateway?: Record<string, unknown>;
   config?: Record<string, unknown>;
   fake?: FakeOpenAI;
+  /** The daemon's clock (a FakeClock drives timers such as the websocket `tick`). */
+  clock?: Clock;
 }
 
 /** The config object the harness writes (JSON is valid YAML). */
@@ -77,7 +80,13 @@ export async function startGatewayDaemon(opts: HarnessOptions = {}): Promise<Gat
   sink.resume();
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start({ configPath, watchConfig: false, logDestination: sink, env: {} });
+    daemon = await Daemon.start({
+      configPath,
+      watchConfig: false,
+      logDestination: sink,
+      env: {},
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    });
   } catch (err) {
     if (!opts.fake) await fake.close();
     rmSync(dir, { recursive: true, force: true });
@@ -93,7 +102,13 @@ export async function startGatewayDaemon(opts: HarnessOptions = {}): Promise<Gat
     configPath,
     async restart() {
       await daemon.stop("restart");
-      daemon = await Daemon.start({ configPath, watchConfig: false, logDestination: sink, env: {} });
+      daemon = await Daemon.start({
+        configPath,
+        watchConfig: false,
+        logDestination: sink,
+        env: {},
+        ...(opts.clock ? { clock: opts.clock } : {}),
+      });
       harness.daemon = daemon;
     },
     async close() {
