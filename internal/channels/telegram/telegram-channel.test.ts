@@ -21,6 +21,7 @@ import { PairingStore } from "../common/pairing.js";
 import { NOT_AN_APPROVER } from "../common/inbound.js";
 import type { ApprovalResolver } from "../common/commands.js";
 import { ApprovalManager } from "../../tools/approvals.js";
+import { freePort } from "../../../test/gateway/harness.js";
 import { systemClock } from "../../core/clock.js";
 
 let llm: FakeOpenAI;
@@ -412,6 +413,51 @@ describe("telegram channel (fake Bot API + fake model)", () => {
       15_000,
       "too large",
     );
+    expect(llm.requests).toHaveLength(1);
+  });
+
+  it("webhook mode: checks the secret token, stores the update before the 200, answers a redelivery once", async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/tg-hook`;
+    const ch = await setup({ webhook: { url, secret: "s3cret-token", listen: `127.0.0.1:${port}` } });
+    expect(ch.status().detail).toBe(`webhook ${url}`);
+    const set = tg.callsOf("setWebhook")[0];
+    expect(set?.params).toMatchObject({ url, secret_token: "s3cret-token" });
+    expect(tg.callsOf("getUpdates")).toHaveLength(0);
+    const update = {
+      update_id: 5001,
+      message: {
+        message_id: 1,
+        date: Math.floor(Date.now() / 1000),
+        chat: { id: owner.id, type: "private", first_name: owner.first_name },
+        from: owner,
+        text: "via webhook",
+      },
+    };
+    const post = (secret: string | undefined, body: unknown = update): Promise<Response> =>
+      fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(secret ? { "x-telegram-bot-api-secret-token": secret } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    expect((await post(undefined)).status).toBe(401);
+    expect((await post("wrong")).status).toBe(401);
+    expect((await post("s3cret-token", { nope: true })).status).toBe(400);
+    expect(llm.requests).toHaveLength(0);
+    expect((await post("s3cret-token")).status).toBe(200);
+    // Stored before the 200 went back: a crash now would still answer it after the restart.
+    const row = core!.db
+      .prepare<[number], { n: number }>("SELECT COUNT(*) AS n FROM telegram_updates WHERE update_id = ?")
+      .get(5001);
+    expect(row?.n).toBe(1);
+    // Telegram redelivers when it missed our 200: answered once.
+    expect((await post("s3cret-token")).status).toBe(200);
+    await tg.waitFor(() => botTexts(owner.id).includes("echo: via webhook"), 15_000, "answer");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(botTexts(owner.id)).toEqual(["echo: via webhook"]);
     expect(llm.requests).toHaveLength(1);
   });
 

@@ -3,6 +3,7 @@
  * header must equal `webhook.secret` (anything else is 401). The update is stored before the 200
  * goes back, so Telegram redelivers it when we fail; duplicates are dropped by update id.
  */
+import { timingSafeEqual } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Update } from "grammy/types";
@@ -14,6 +15,14 @@ export interface WebhookServer {
 }
 
 const MAX_BODY = 1024 * 1024;
+
+/** Constant-time comparison, so the secret cannot be guessed byte by byte from response times. */
+function sameSecret(got: string | string[] | undefined, want: string): boolean {
+  if (typeof got !== "string") return false;
+  const a = Buffer.from(got);
+  const b = Buffer.from(want);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
 
 export async function startWebhook(
   cfg: { url: string; secret: string; listen: string },
@@ -29,7 +38,7 @@ export async function startWebhook(
       res.writeHead(404).end();
       return;
     }
-    if (req.headers["x-telegram-bot-api-secret-token"] !== cfg.secret) {
+    if (!sameSecret(req.headers["x-telegram-bot-api-secret-token"], cfg.secret)) {
       logger.warn("telegram webhook: request with a wrong secret token refused");
       res.writeHead(401).end();
       return;
