@@ -177,6 +177,45 @@ describe("/api SSE turns", () => {
     expect((await api.req("POST", `/api/agents/main/sessions/nope/abort`)).status).toBe(404);
   });
 
+  it("streams a one-shot turn (POST /api/agents/{id}/chat/stream) without storing anything", async () => {
+    const before = h.daemon.db.prepare("SELECT COUNT(*) AS n FROM messages").get() as { n: number };
+    h.fake.enqueue({
+      reasoning: "A clock question.",
+      text: "Checking.",
+      toolCalls: [{ id: "call_9", name: "current_time", arguments: {} }],
+      chunkSize: 4,
+    });
+    h.fake.enqueue({ text: "Tea time, as before.", chunkSize: 4 });
+    const { status, events, headers } = await api.stream("/api/agents/main/chat/stream", {
+      message: "And the time now?",
+      history: [
+        { role: "user", content: "What time is it?" },
+        { role: "assistant", content: "Tea time." },
+      ],
+    });
+    expect(status).toBe(200);
+    expect(runs(events)).toEqual([
+      "thought",
+      "token",
+      "token-reset",
+      "tool-call",
+      "tool-result",
+      "token",
+      "done",
+    ]);
+    const done = events.at(-1)?.data;
+    expect(done).toMatchObject({ agent_id: "main", reply: "Tea time, as before.", finish_reason: "stop" });
+    expect(done?.request_id).toBe(headers.get("x-familiar-request-id"));
+    expect(done?.sub_calls).toBe(3);
+    const sent = (h.fake.requests[0]?.body?.messages ?? []).map((m) => [m.role, m.content]);
+    expect(sent).toContainEqual(["assistant", "Tea time."]);
+    const after = h.daemon.db.prepare("SELECT COUNT(*) AS n FROM messages").get() as { n: number };
+    expect(after.n).toBe(before.n);
+    // Validation errors are plain HTTP answers, before any stream.
+    const bad = await api.stream("/api/agents/nobody/chat/stream", { message: "hi" });
+    expect(bad.status).toBe(404);
+  });
+
   it("ends with exactly one error event when the model fails, and stores the error", async () => {
     const sid = await newSession();
     h.fake.enqueue({ error: { status: 400, message: "bad request upstream", code: "invalid_request" } });

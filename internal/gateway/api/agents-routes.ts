@@ -15,6 +15,7 @@ import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError, fromZod } from "./api-errors.js";
 import { agentJson, turnTotalsJson } from "./api-json.js";
 import type { ApiRoute } from "./api-router.js";
+import { SseWriter, turnEventForwarder } from "./sse.js";
 import { turnFailure } from "./turn-errors.js";
 
 const templateBody = z
@@ -223,6 +224,38 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
           },
           usageHeaders(r),
         );
+      },
+    },
+    {
+      // The one-shot turn as a stream: the `/api` stream events without `user-message` (nothing is
+      // stored), ending in `done` ({reply, finish_reason, model, totals}) or `error`.
+      method: "POST",
+      pattern: "/api/agents/:id/chat/stream",
+      handler: async ({ req, res, params }) => {
+        const agent = api.agent(params.id ?? "");
+        const body = await api.body(req, chatBody);
+        api.checkModel(agent);
+        const sse = new SseWriter(res);
+        const handle = api.host().submit(
+          {
+            channel: "api",
+            sessionKey: sessionKeys.gateway(agent.id, "api-oneshot"),
+            agentId: agent.id,
+            text: body.message,
+            originLabel: "REST API (one-shot)",
+            ephemeral: { history: body.history },
+          },
+          turnEventForwarder(sse),
+        );
+        sse.open({ "x-familiar-request-id": handle.requestId });
+        res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
+        const r = await handle.result;
+        const totals = { agent_id: agent.id, model: r.model ?? null, ...turnTotalsJson(r) };
+        if (r.finishReason === "error") {
+          const e = turnFailure(r);
+          sse.send("error", { error: { code: e.code, message: e.message }, ...totals });
+        } else sse.send("done", { reply: r.text, finish_reason: r.finishReason, ...totals });
+        sse.end();
       },
     },
   ];

@@ -6,6 +6,7 @@
  * dropped (the turn itself goes on and stores its answer).
  */
 import type { ServerResponse } from "node:http";
+import type { AgentEvent } from "../../agent/events.js";
 
 export class SseWriter {
   private seq = 0;
@@ -43,4 +44,38 @@ export class SseWriter {
   end(): void {
     if (this.connected) this.res.end();
   }
+}
+
+/**
+ * Maps a turn's agent events to the `/api` stream events (docs/api.md): `thought`, `token`,
+ * `token-reset` (once per tool iteration, before its first `tool-call`), `tool-call`, `tool-result`
+ * and `notice`. Terminal events are the route's own.
+ */
+export function turnEventForwarder(sse: SseWriter): (e: AgentEvent) => void {
+  let inTools = false;
+  return (e) => {
+    switch (e.type) {
+      case "thinking_delta":
+        inTools = false;
+        if (e.delta) sse.send("thought", { delta: e.delta });
+        return;
+      case "text_delta":
+        inTools = false;
+        if (e.delta) sse.send("token", { delta: e.delta });
+        return;
+      case "tool_start":
+        if (!inTools) sse.send("token-reset", {});
+        inTools = true;
+        sse.send("tool-call", { toolName: e.name, args: e.args, callId: e.callId });
+        return;
+      case "tool_end":
+        sse.send("tool-result", { toolName: e.name, callId: e.callId, result: e.result, isError: e.isError });
+        return;
+      case "notice":
+        sse.send("notice", { kind: e.kind, text: e.text });
+        return;
+      default:
+        return;
+    }
+  };
 }

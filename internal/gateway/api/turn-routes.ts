@@ -19,7 +19,7 @@ import { sendJson, type ApiContext } from "./api-context.js";
 import { messageJson, turnTotalsJson } from "./api-json.js";
 import type { ApiRoute } from "./api-router.js";
 import { assertLiveForWrite } from "./session-guards.js";
-import { SseWriter } from "./sse.js";
+import { SseWriter, turnEventForwarder } from "./sse.js";
 import { turnFailure } from "./turn-errors.js";
 
 const messageBody = z.object({ message: z.string().min(1, { error: "must not be empty" }) }).strict();
@@ -113,37 +113,7 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
         // Events of the turn may fire while `submit` runs; hold them until `user-message` is out.
         const held: AgentEvent[] = [];
         let live = false;
-        let inTools = false;
-        const forward = (e: AgentEvent): void => {
-          switch (e.type) {
-            case "thinking_delta":
-              inTools = false;
-              if (e.delta) sse.send("thought", { delta: e.delta });
-              return;
-            case "text_delta":
-              inTools = false;
-              if (e.delta) sse.send("token", { delta: e.delta });
-              return;
-            case "tool_start":
-              if (!inTools) sse.send("token-reset", {});
-              inTools = true;
-              sse.send("tool-call", { toolName: e.name, args: e.args, callId: e.callId });
-              return;
-            case "tool_end":
-              sse.send("tool-result", {
-                toolName: e.name,
-                callId: e.callId,
-                result: e.result,
-                isError: e.isError,
-              });
-              return;
-            case "notice":
-              sse.send("notice", { kind: e.kind, text: e.text });
-              return;
-            default:
-              return;
-          }
-        };
+        const forward = turnEventForwarder(sse);
         const handle = api
           .host()
           .submit(
