@@ -1,7 +1,7 @@
 /**
  * Gateway authentication: one shared token, compared in constant time, with per-address rate limiting
- * of failures. With no token configured the gateway is open, which the daemon only allows on a
- * loopback bind (it refuses to start otherwise).
+ * of failures. With no token configured the gateway is open only on a loopback bind (the daemon refuses
+ * to start otherwise, and a reload that drops the token on another bind closes every door).
  *
  * Invariants:
  * - comparison hashes both sides first, so neither length nor content leaks through timing;
@@ -15,6 +15,11 @@ import type { Clock } from "../core/clock.js";
 import { HttpError } from "./http-util.js";
 
 const MAX_TRACKED = 10_000;
+
+/** True for bind addresses only this machine can reach. */
+export function isLoopbackBind(bind: string): boolean {
+  return ["127.0.0.1", "::1", "localhost"].includes(bind) || bind.startsWith("127.");
+}
 
 /** Constant-time string equality (sha256 of both sides, then timingSafeEqual). */
 export function safeEqual(a: string, b: string): boolean {
@@ -48,9 +53,10 @@ export class GatewayAuth {
     private clock: Clock,
   ) {}
 
-  /** True when no token is configured (open loopback gateway). */
+  /** True when no token is configured on a loopback bind (open loopback gateway). */
   open(): boolean {
-    return !this.config().gateway.token;
+    const gw = this.config().gateway;
+    return !gw.token && isLoopbackBind(gw.bind);
   }
 
   /** A 429 HttpError when `addr` is currently limited, else undefined. */
@@ -96,8 +102,20 @@ export class GatewayAuth {
   check(addr: string, presented: string | undefined): AuthOutcome {
     const limited = this.limited(addr);
     if (limited) return { ok: false, error: limited };
-    const token = this.config().gateway.token;
-    if (!token) return { ok: true };
+    const { token, bind } = this.config().gateway;
+    if (!token) {
+      if (isLoopbackBind(bind)) return { ok: true };
+      // The daemon refuses to start like this; a hot reload that drops the token (bind needs a restart,
+      // so it stays) must not open a network-facing gateway either.
+      return {
+        ok: false,
+        error: new HttpError(
+          503,
+          "token_required",
+          `gateway.bind is ${bind} (not loopback) and gateway.token is not set: set a token to use the gateway`,
+        ),
+      };
+    }
     if (presented !== undefined && safeEqual(presented, token)) return { ok: true };
     this.recordFailure(addr);
     return {

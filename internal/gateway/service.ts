@@ -148,6 +148,14 @@ export function createGatewayService(
       metrics.close();
     },
     health(): ServiceHealth {
+      const gw = ctx.config().gateway;
+      if (!gw.token && !auth.open())
+        return {
+          state: "error",
+          detail: `gateway.bind is ${gw.bind} (not loopback) and gateway.token is not set: every request is refused`,
+          clients: ws.size,
+          auth: "closed",
+        };
       return { state: "ok", clients: ws.size, auth: auth.open() ? "open (loopback, no token)" : "token" };
     },
   };

@@ -229,4 +229,25 @@ describe("open loopback gateway and bind checks", () => {
       (await fetch(`${h.base}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } })).status,
     ).toBe(200);
   });
+
+  it("a hot reload that drops the token on a non-loopback bind does not open the gateway", async () => {
+    h = await startGatewayDaemon({ gateway: { bind: "0.0.0.0", token: TOKEN } });
+    writeFileSync(
+      h.configPath,
+      JSON.stringify(harnessConfig(h.dir, h.port, h.fake.baseUrl, { gateway: { bind: "0.0.0.0" } })),
+    );
+    expect(h.daemon.config.reload()).toMatchObject({ ok: true, changed: ["gateway"] });
+    const r = await fetch(`${h.base}/v1/models`);
+    expect(r.status).toBe(503);
+    expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(
+      /not loopback.*gateway.token is not set/,
+    );
+    expect((await fetch(`${h.base}/metrics`)).status).toBe(503);
+    await expect(GatewayClient.connect({ url: h.wsUrl, clientName: "sneaky" })).rejects.toThrow(
+      /gateway.token is not set/,
+    );
+    expect((await (await fetch(`${h.base}/healthz`)).json()) as unknown).toMatchObject({
+      services: { gateway: { state: "error", auth: "closed" } },
+    });
+  });
 });
