@@ -1,5 +1,5 @@
 /**
- * Cold start: spawn of `node dist/cmd/familiar.js run` to the first `/healthz` 200, with a realistic
+ * Cold start: spawn of `node dist/bundle/familiar.js run` to the first `/healthz` 200, with a realistic
  * config: gateway, Telegram and Discord against their fakes, 5 cron jobs and the 3 bundled skills,
  * and the fake OpenAI server as the provider. Also records idle RSS two seconds after start.
  */
@@ -38,6 +38,7 @@ export async function coldStart(o: BenchOptions): Promise<BenchResult> {
   };
   const starts: number[] = [];
   const idle: number[] = [];
+  let channelsUp = 0;
   try {
     for (let i = 0; i < o.coldStartRuns; i++) {
       const d = await startBenchDaemon({ config, nodeFlags: o.nodeFlags });
@@ -45,6 +46,16 @@ export async function coldStart(o: BenchOptions): Promise<BenchResult> {
         starts.push(d.startMs);
         await new Promise((r) => setTimeout(r, 2000));
         idle.push(d.rssMB());
+        // A start only counts as a start when the lazily loaded channels really came up.
+        const health = (await (await fetch(`${d.url}/healthz`)).json()) as {
+          channels?: Record<string, { state?: string }>;
+        };
+        const states = Object.values(health.channels ?? {}).map((c) => c.state);
+        if (states.length === 2 && states.every((s) => s === "connected" || s === "ok")) channelsUp++;
+        else
+          process.stderr.write(
+            `cold-start: channels not up 2 s after start: ${JSON.stringify(health.channels)}\n`,
+          );
       } finally {
         await d.stop();
       }
@@ -70,7 +81,13 @@ export async function coldStart(o: BenchOptions): Promise<BenchResult> {
         target: "< 90 (ours < 80)",
         pass: rss.median < 90,
       },
+      {
+        metric: "runs with Telegram and Discord connected 2 s after start",
+        value: `${channelsUp}/${o.coldStartRuns}`,
+        target: "all",
+        pass: channelsUp === o.coldStartRuns,
+      },
     ],
-    data: { startMs: start, idleRssMB: rss },
+    data: { startMs: start, idleRssMB: rss, channelsUp },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Runs the built daemon (`node dist/cmd/familiar.js run`) as a child process on a temp dir, as a user
+ * Runs the built daemon (`node dist/bundle/familiar.js run`) as a child process on a temp dir, as a user
  * runs it, and times its start: from just before `spawn` to the first `GET /healthz` that answers 200.
  * Also reads the child's resident memory from /proc/<pid>/status.
  */
@@ -14,7 +14,7 @@ import { performance } from "node:perf_hooks";
 /** Repository root. */
 export const ROOT = resolve(import.meta.dirname, "../..");
 /** The entry point a user runs. */
-export const DIST_CLI = join(ROOT, "dist/cmd/familiar.js");
+export const DIST_CLI = join(ROOT, "dist/bundle/familiar.js");
 
 export interface BenchDaemonOptions {
   /** Config object merged over the defaults below (JSON is valid YAML). */

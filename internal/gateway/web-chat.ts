@@ -8,12 +8,15 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
-/** Finds web/index.html next to this module (tsx) or in the package's source tree (dist). */
+/** Finds web/index.html next to this module (tsx) or in the package's source tree (dist, bundle). */
 export function loadWebChatHtml(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [
     join(here, "web", "index.html"),
     join(here, "..", "..", "..", "internal", "gateway", "web", "index.html"),
+    // dist/bundle/ (and its chunks/ folder): the esbuild bundle of the CLI.
+    join(here, "..", "..", "internal", "gateway", "web", "index.html"),
+    join(here, "..", "..", "..", "..", "internal", "gateway", "web", "index.html"),
   ];
   for (const c of candidates) {
     try {

@@ -1,7 +1,7 @@
 /**
  * Test helper: runs the real `familiar run` as a child process on a temp data dir and a free port, and
  * waits for `GET /healthz` to answer 200. Uses the TypeScript sources through tsx, so a test always
- * exercises the code in the tree; set FAMILIAR_TEST_DIST=1 to run the built `dist/` instead.
+ * exercises the code in the tree; set FAMILIAR_TEST_DIST=1 to run the built bundle (`dist/bundle/`) instead.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -78,7 +78,7 @@ export function freePort(): Promise<number> {
 
 /** The command that runs the CLI: tsx over the sources, or dist when FAMILIAR_TEST_DIST=1. */
 export function cliCommand(): string[] {
-  const dist = join(REPO_ROOT, "dist/cmd/familiar.js");
+  const dist = join(REPO_ROOT, "dist/bundle/familiar.js");
   if (process.env.FAMILIAR_TEST_DIST === "1" && existsSync(dist)) return [process.execPath, dist];
   // `--import tsx` would resolve from the child's cwd (a temp dir); point at the package's loader instead.
   const tsx = pathToFileURL(createRequire(join(REPO_ROOT, "package.json")).resolve("tsx")).href;

@@ -1,0 +1,38 @@
+// Bundles the CLI into dist/bundle/ (run by `npm run build` after tsc).
+//
+// Why: a cold start of the unbundled build spends most of its CPU in Node's module loader
+// (resolving, reading and compiling ~130 of our files plus several hundred of zod, yaml, pino,
+// commander ...). One ESM bundle with code splitting loads a handful of files instead; the
+// `import()`s that keep channel libraries (grammy, discord.js), the MCP SDK and the like out of a
+// start stay lazy because each becomes its own chunk.
+//
+// Invariants: better-sqlite3 stays external (native addon, found in node_modules at run time);
+// modules that look for files beside themselves (web chat page, bundled skills, package.json) walk
+// up to the package root, so they work from dist/bundle/ as well as from dist/ and the sources.
+import { build } from "esbuild";
+import { rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const outdir = join(root, "dist", "bundle");
+rmSync(outdir, { recursive: true, force: true });
+
+await build({
+  absWorkingDir: root,
+  entryPoints: { familiar: "cmd/familiar.ts" },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  external: ["better-sqlite3"],
+  // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
+  banner: {
+    js: 'import { createRequire as __familiarRequire } from "node:module";\nconst require = __familiarRequire(import.meta.url);',
+  },
+  chunkNames: "chunks/[name]-[hash]",
+  legalComments: "none",
+  logLevel: "warning",
+});
