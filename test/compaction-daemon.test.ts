@@ -39,7 +39,10 @@ beforeAll(async () => {
         max_retries: 0,
         timeout_s: 10,
       },
-      agents: { defaults: { compact: { keep_last_n: 4, reserve_tokens: 1024 } } },
+      agents: {
+        defaults: { compact: { keep_last_n: 4, reserve_tokens: 1024 } },
+        nomem: { tools: { deny: ["group:memory"] } },
+      },
     },
   });
   h.fake.setHandler((req) => {
@@ -114,5 +117,22 @@ describe("auto-compaction in the daemon", () => {
       wait: true,
     });
     expect(r.result.text).toContain("noted");
+  });
+
+  it("skips the memory flush for an agent without the memory tools, and still compacts", async () => {
+    const filler = "The quarterly report covers revenue, churn and hiring plans in detail. ".repeat(80);
+    const from = calls.length;
+    const noticesBefore = events.filter((e) => e.state === "notice").length;
+    for (let i = 0; i < 14; i++)
+      await c.request("chat.send", {
+        sessionKey: "nomem-long",
+        agent: "nomem",
+        message: `Part ${i}: ${filler}`,
+        wait: true,
+      });
+    const mine = calls.slice(from);
+    expect(mine.some((x) => x.kind === "summary")).toBe(true);
+    expect(mine.some((x) => x.kind === "flush")).toBe(false);
+    expect(events.filter((e) => e.state === "notice").length).toBeGreaterThan(noticesBefore);
   });
 });

@@ -101,7 +101,11 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
     },
     memoryFlush: async ({ session, agent, modelRef, prompt }) => {
       const host = late.host;
-      if (!host) return;
+      // Only when the agent can save memory: a flush turn without memory_write is a wasted model call.
+      const canSave = toolsFor(agent)
+        .specs()
+        .some((s) => s.name === "memory_write");
+      if (!host || !canSave) return;
       const history = host.sessions
         .messages(session.id)
         .filter((m) => m.role === "user" || m.role === "assistant")
