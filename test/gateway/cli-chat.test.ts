@@ -14,7 +14,10 @@ let h: GatewayHarness;
 beforeAll(async () => {
   h = await startGatewayDaemon({
     gateway: { token: TOKEN },
-    config: { cron: { jobs: [{ id: "morning", cron: "0 9 * * *", message: "plan", deliver: "none" }] } },
+    config: {
+      cron: { jobs: [{ id: "morning", cron: "0 9 * * *", message: "plan", deliver: "none" }] },
+      agents: { helper: { description: "second agent" } },
+    },
   });
 });
 afterAll(async () => {
@@ -62,6 +65,24 @@ describe("familiar chat with piped stdin", () => {
       { role: "user", content: "again" },
       { role: "assistant", content: "second reply" },
     ]);
+  }, 60_000);
+
+  it("--agent runs the session with that agent", async () => {
+    h.fake.enqueue({ text: "helper here" });
+    const r = await runCli(
+      ["chat", "--url", h.wsUrl, "--token", TOKEN, "--session", "side", "--agent", "helper"],
+      "who are you?\n",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("helper here\n");
+    const head = h.daemon.db
+      .prepare(
+        "SELECT s.agent_id AS agent FROM session_heads hd JOIN sessions s ON s.id = hd.session_id WHERE hd.key = ?",
+      )
+      .get("agent:helper:gateway:side") as { agent: string } | undefined;
+    expect(head?.agent).toBe("helper");
+    const bad = await runCli(["chat", "--url", h.wsUrl, "--token", TOKEN, "--agent", "nobody"], "hi\n");
+    expect(bad.stderr).toMatch(/unknown agent "nobody"/);
   }, 60_000);
 
   it("reads the gateway address and token from the config file; a bad token fails clearly", async () => {

@@ -76,6 +76,8 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     // The session shows up in the list, and the token was kept for the next visit.
     await page.waitForSelector("#sessions li", { timeout: 15_000 });
     expect(await page.evaluate(() => localStorage.getItem("familiar.token"))).toBe(TOKEN);
+    // Phone width: nothing overflows sideways.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.close();
   }, 60_000);
 
