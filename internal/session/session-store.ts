@@ -155,6 +155,7 @@ export class SessionStore {
         "SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(content) + COALESCE(LENGTH(tool_calls), 0)), 0) AS chars FROM messages WHERE session_id = ?",
       ),
       setModel: db.prepare("UPDATE sessions SET model_override = ?, updated_at = ? WHERE id = ?"),
+      setMeta: db.prepare("UPDATE sessions SET meta = ? WHERE id = ?"),
       listByKeyPrefix: db.prepare<[string, number], SessionRow & { message_count: number }>(
         `SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count
          FROM session_heads h JOIN sessions s ON s.id = h.session_id WHERE h.key LIKE ? ESCAPE '\\'
@@ -312,6 +313,11 @@ export class SessionStore {
 
   setModelOverride(sessionId: string, model: string | null): void {
     this.s.setModel.run(model, this.now(), sessionId);
+  }
+
+  /** Replaces a session's free-form metadata (e.g. its API title); not activity, so no `updated_at`. */
+  setMeta(sessionId: string, meta: Record<string, unknown> | null): void {
+    this.s.setMeta.run(meta && Object.keys(meta).length > 0 ? JSON.stringify(meta) : null, sessionId);
   }
 
   /** Live sessions whose key starts with `prefix` (all when empty), most recent first. */

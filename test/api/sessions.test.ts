@@ -168,6 +168,42 @@ describe("/api sessions", () => {
     expect(post.status).toBe(403);
     expect(post.body).toMatchObject({ error: { code: "session_read_only" } });
     expect((await api.req("DELETE", `/api/agents/main/sessions/${tg.id}`)).status).toBe(403);
+    const patch = await api.req("PATCH", `/api/agents/main/sessions/${tg.id}`, { title: "mine now" });
+    expect(patch.body).toMatchObject({ error: { code: "session_read_only" } });
+  });
+
+  it("a title on create, PATCH of title and model (the session's /model); null clears", async () => {
+    const s = await newSession("main", { title: "  Trip planning " });
+    expect(s).toMatchObject({ title: "Trip planning" });
+    const renamed = await api.req<Session & { title: string | null; model_override: string | null }>(
+      "PATCH",
+      `/api/agents/main/sessions/${s.id}`,
+      { title: "Trip to Lisbon", model_override: "fake/big-model" },
+    );
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ title: "Trip to Lisbon", model_override: "fake/big-model" });
+    h.fake.enqueue({ text: "From the big model." });
+    await api.req("POST", `/api/agents/main/sessions/${s.id}/messages`, { message: "Flights?" });
+    expect(h.fake.requests.at(-1)?.model).toBe("big-model");
+    const list = await api.req<{ sessions: (Session & { title: string | null })[] }>(
+      "GET",
+      "/api/agents/main/sessions",
+    );
+    expect(list.body.sessions.find((x) => x.id === s.id)?.title).toBe("Trip to Lisbon");
+    const cleared = await api.req("PATCH", `/api/agents/main/sessions/${s.id}`, {
+      title: null,
+      model_override: null,
+    });
+    expect(cleared.body).toMatchObject({ title: null, model_override: null });
+    h.fake.enqueue({ text: "Back to the default." });
+    await api.req("POST", `/api/agents/main/sessions/${s.id}/messages`, { message: "And hotels?" });
+    expect(h.fake.requests.at(-1)?.model).toBe("test-model");
+    const bad = await api.req("PATCH", `/api/agents/main/sessions/${s.id}`, { model_override: "no-slash" });
+    expect(bad.body).toMatchObject({ error: { code: "invalid_body", field: "model_override" } });
+    const empty = await api.req("PATCH", `/api/agents/main/sessions/${s.id}`, { title: " " });
+    expect(empty.body).toMatchObject({ error: { code: "invalid_body", field: "title" } });
+    const other = await api.req("PATCH", `/api/agents/helper/sessions/${s.id}`, { title: "x" });
+    expect(other.body).toMatchObject({ error: { code: "session_agent_mismatch" } });
   });
 });
 

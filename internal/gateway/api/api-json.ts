@@ -42,6 +42,17 @@ export function channelOfKey(key: string): string {
   }
 }
 
+/** A session's free-form metadata (the `meta` column); a copy the caller may change. */
+export function sessionMeta(s: SessionRow): Record<string, unknown> {
+  if (!s.meta) return {};
+  try {
+    const v = JSON.parse(s.meta) as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? { ...(v as Record<string, unknown>) } : {};
+  } catch {
+    return {};
+  }
+}
+
 export function sessionJson(
   cfg: Config,
   s: SessionRow,
@@ -49,9 +60,11 @@ export function sessionJson(
   writable: boolean,
 ): Record<string, unknown> {
   const c = resolveCompactionSettings(cfg, s.agent_id, s);
+  const title = sessionMeta(s).title;
   return {
     id: s.id,
     agent_id: s.agent_id,
+    title: typeof title === "string" ? title : null,
     key: s.key,
     channel: channelOfKey(s.key),
     writable,

@@ -11,20 +11,26 @@ import { sessionKeys } from "../../session/keys.js";
 import type { SessionRow } from "../../session/session-store.js";
 import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError, sessionNotFound } from "./api-errors.js";
-import { lineageJson, messageJson, sessionJson } from "./api-json.js";
+import { lineageJson, messageJson, sessionJson, sessionMeta } from "./api-json.js";
 import type { ApiRoute } from "./api-router.js";
 import { assertLiveForWrite } from "./session-guards.js";
 
+const titleSchema = z.string().trim().min(1, { error: "must not be empty" }).max(200);
+const modelRefSchema = z.string().regex(/^[^/\s]+\/\S+$/, { error: "expected <provider>/<model>" });
+
 const createBody = z
   .object({
+    title: titleSchema.optional(),
     compact_strategy: z.enum(["auto", "manual", "off"]).optional(),
     compact_keep_last_n: z.number().int().min(0).max(200).optional(),
     compact_observation_mask: z.boolean().optional(),
-    compact_summary_model: z
-      .string()
-      .regex(/^[^/\s]+\/\S+$/, { error: "expected <provider>/<model>" })
-      .optional(),
+    compact_summary_model: modelRefSchema.optional(),
   })
+  .strict();
+
+/** `null` clears a field. */
+const patchBody = z
+  .object({ title: titleSchema.nullable().optional(), model_override: modelRefSchema.nullable().optional() })
   .strict();
 
 const compactBody = z.object({ instructions: z.string().max(4000).optional() }).strict();
@@ -70,6 +76,7 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
             ? { compactObservationMask: body.compact_observation_mask }
             : {}),
           ...(body.compact_summary_model ? { compactSummaryModel: body.compact_summary_model } : {}),
+          ...(body.title ? { meta: { title: body.title } } : {}),
           origin: "api",
         });
         sendJson(res, 201, json(s), { location: `/api/agents/${agent.id}/sessions/${s.id}` });
@@ -91,6 +98,25 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
       method: "GET",
       pattern: "/api/agents/:id/sessions/:sid",
       handler: ({ res, params }) => sendJson(res, 200, json(api.session(params.id ?? "", params.sid ?? ""))),
+    },
+    {
+      // The session's title and its model (`/model` over REST); `null` clears either.
+      method: "PATCH",
+      pattern: "/api/agents/:id/sessions/:sid",
+      handler: async ({ req, res, params }) => {
+        const s = api.session(params.id ?? "", params.sid ?? "");
+        api.requireWritable(s);
+        const body = await api.body(req, patchBody);
+        const sessions = api.host().sessions;
+        if (body.title !== undefined) {
+          const meta = sessionMeta(s);
+          if (body.title === null) delete meta.title;
+          else meta.title = body.title;
+          sessions.setMeta(s.id, meta);
+        }
+        if (body.model_override !== undefined) sessions.setModelOverride(s.id, body.model_override);
+        sendJson(res, 200, json(sessions.get(s.id) ?? s));
+      },
     },
     {
       method: "DELETE",
