@@ -111,6 +111,17 @@ describe("compactHistory", () => {
     }
   });
 
+  it("keeps a trailing user message (the pending question) even with keepLastN 0", async () => {
+    const msgs = [...makeHistory(10), u("what is the total for ORD-1193?")];
+    const r = await compactHistory(base(msgs, idKeeper(), { keepLastN: 0 }));
+    expect(r.level).toBe("full");
+    expect(r.keptMessages).toEqual([msgs.at(-1)]);
+    expect(r.messagesSummarised).toBe(msgs.length - 1);
+    // Nothing pending (the last message is an answer): keepLastN 0 keeps nothing.
+    const done = [...makeHistory(10), a("The total is 12.")];
+    expect((await compactHistory(base(done, idKeeper(), { keepLastN: 0 }))).keptMessages).toEqual([]);
+  });
+
   it("passes user instructions and the raw-turns template", async () => {
     const log: ChatMessage[][] = [];
     await compactHistory(

@@ -5,6 +5,7 @@
  *
  * Invariants:
  * - the kept tail never starts on a tool result (an assistant tool call stays with its results);
+ * - a trailing user message (the pending question) is always kept when it fits, whatever keepLastN;
  * - the result always fits `budgetTokens` (summary message + kept messages, as estimated);
  * - it never throws because the summariser failed: it falls back full -> partial -> note -> hard clear.
  *   It only rethrows when `signal` aborts (the turn itself was cancelled).
@@ -135,6 +136,9 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
 
   // 1. The kept tail, shrunk at safe boundaries until it leaves room for the summary.
   let keptFrom = keepSplitIndex(msgs, opts.keepLastN);
+  // A trailing user message is the question about to be answered: keep it verbatim even with
+  // keep_last_n 0 (the last overflow retry), unless it alone does not fit (then the loop below drops it).
+  if (keptFrom === msgs.length && msgs.at(-1)?.role === "user") keptFrom = msgs.length - 1;
   const keptBudget = opts.budgetTokens - summaryCap - 64;
   while (keptFrom < msgs.length && est.messages(msgs.slice(keptFrom)) > keptBudget)
     keptFrom = nextSafeSplit(msgs, keptFrom);

@@ -119,6 +119,22 @@ describe("context overflow in the agent loop", () => {
     expect(notices).toEqual(["compaction", "overflow_retry"]);
   });
 
+  it("the third, most aggressive retry still sends the user's question verbatim", async () => {
+    const host = setup();
+    await seed(host, 15);
+    let mainCalls = 0;
+    fake.setHandler((req) => {
+      if (isSummaryRequest(req.body?.messages ?? [])) return { text: "- Order ORD-7731 was discussed." };
+      mainCalls++;
+      return mainCalls <= 3 ? contextOverflowStep() : { text: "Answered after 3 compactions." };
+    });
+    const r = await host.submit({ channel: "gateway", sessionKey: KEY, text: "status of ORD-7731?" }).result;
+    expect(r.text).toBe("Answered after 3 compactions.");
+    const last = fake.requests.at(-1)!.body!.messages!;
+    expect(last.at(-1)).toMatchObject({ role: "user", content: "status of ORD-7731?" });
+    expect(String(last[1]!.content)).toMatch(/^\[Summary of earlier conversation\]/);
+  });
+
   it("with nothing to compact, says the conversation is too long without claiming a compaction", async () => {
     const host = setup();
     fake.setHandler(() => contextOverflowStep());
