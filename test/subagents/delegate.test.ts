@@ -85,6 +85,24 @@ describe("delegate", () => {
     expect(r.subCalls).toBeGreaterThanOrEqual(3);
   });
 
+  it("sync: agents.defaults.subagents.model applies when the caller names no model; a named model wins", async () => {
+    h = await setup({ defaults: { subagents: { model: "f/cheap-model" } } });
+    fake.enqueue(
+      call({ agent: "researcher", message: "first question" }),
+      { model: "cheap-model", text: "cheap answer" },
+      call({ agent: "researcher", message: "second question", model: "f/coder-model" }),
+      { model: "coder-model", text: "named answer" },
+      { model: "main-model", text: "Both answered." },
+    );
+    const r = await h.submit("ask twice").result;
+    expect(r.text).toBe("Both answered.");
+    expect(forModel(fake.requests, "cheap-model").map(lastUser)).toEqual(["first question"]);
+    expect(forModel(fake.requests, "coder-model").map(lastUser)).toEqual(["second question"]);
+    expect(forModel(fake.requests, "researcher-model")).toHaveLength(0);
+    const parent = forModel(fake.requests, "main-model");
+    expect(toolResults(parent[2])).toEqual(["[researcher] cheap answer", "[researcher] named answer"]);
+  });
+
   it("async: returns a task id at once; the result is announced to the originating session as a system event and delivered to its channel", async () => {
     h = await setup();
     fake.enqueue(
