@@ -37,6 +37,7 @@ export async function executeRun(
   let tokens = 0;
   let text = "";
   let delivered = false;
+  let deliveryFailed = false;
   const target = job.deliver === "last" ? d.channels.lastTarget() : job.deliver;
   try {
     const handle = d.host.submit({
@@ -60,6 +61,7 @@ export async function executeRun(
         delivered = true;
       } catch (err) {
         status = "error";
+        deliveryFailed = true;
         error = `delivery to ${job.deliver} failed: ${(err as Error).message}`;
       }
     }
@@ -91,6 +93,18 @@ export async function executeRun(
         completedAt: done,
       });
       if (done != null && job.at !== undefined) d.onOneShotDone(job);
+      // A job that stops working must not fail silently: its target hears about it once per failure
+      // streak (and when a one-shot gives up), unless the target itself is what fails.
+      const givenUp = job.at !== undefined && done != null && status === "error";
+      if (status === "error" && !deliveryFailed && target && target !== "none" && (failures === 1 || givenUp))
+        await d.channels
+          .deliver(target, failureNotice(job, error ?? "unknown error", failures, givenUp))
+          .catch((err: unknown) =>
+            d.log.warn(
+              { job: job.id, err: (err as Error).message },
+              `cron job ${job.id}: could not report its failure to ${target}`,
+            ),
+          );
       if (status === "error")
         d.log.warn(
           { job: job.id, err: error, failures },
@@ -118,4 +132,20 @@ export async function executeRun(
       sessionKey,
     }
   );
+}
+
+/** The short message a job's target gets when the job starts failing or a one-shot gives up. */
+export function failureNotice(
+  job: Pick<CronJobDef, "id" | "at">,
+  error: string,
+  failures: number,
+  givenUp: boolean,
+): string {
+  const why = (error.length > 300 ? `${error.slice(0, 300)}...` : error).replace(/(?<!\.\.)[.\s]+$/, "");
+  if (givenUp) return `Scheduled job "${job.id}" failed ${failures} times and was given up: ${why}`;
+  const retry =
+    job.at !== undefined
+      ? `It will be retried in ${backoffMs(failures) / 60_000} min.`
+      : `Its next scheduled run tries again (not before ${backoffMs(failures) / 60_000} min).`;
+  return `Scheduled job "${job.id}" failed: ${why}. ${retry} Details: familiar cron runs ${job.id}`;
 }

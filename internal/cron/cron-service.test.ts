@@ -198,6 +198,44 @@ describe("cron service", () => {
     expect(svc.get("flaky")?.nextRunAt).toBe(clock.now() + MIN);
   });
 
+  it("tells the job's target once when it starts failing, and when a one-shot gives up", async () => {
+    const { h, svc, clock } = await setup({
+      cron: {
+        jobs: [
+          job({ id: "flaky", every: "1m", deliver: "test:owner", message: "check the mail" }),
+          job({ id: "remind", at: "2026-01-01T00:30", deliver: "test:owner", message: "call mum" }),
+        ],
+      },
+    });
+    fake.setHandler(() => ({ error: { status: 400, message: "bad request from the provider" } }));
+    await advance(svc, clock, 60 * MIN, MIN);
+    const err =
+      "The model provider refused the request: fake/m1 rejected the request (HTTP 400): bad request from the provider";
+    const notices = h.channel.sent.map((m) => [m.target, m.text]);
+    expect(notices).toEqual([
+      [
+        "owner",
+        `Scheduled job "flaky" failed: ${err}. Its next scheduled run tries again (not before 1 min). Details: familiar cron runs flaky`,
+      ],
+      [
+        "owner",
+        `Scheduled job "remind" failed: ${err}. It will be retried in 1 min. Details: familiar cron runs remind`,
+      ],
+      ["owner", `Scheduled job "remind" failed 3 times and was given up: ${err}`],
+    ]);
+    expect(svc.runs("flaky", 50).filter((r) => r.status === "error").length).toBeGreaterThan(2);
+    // After a success the next failure streak is reported again.
+    fake.setHandler(undefined);
+    await advance(svc, clock, 60 * MIN, MIN);
+    expect(svc.get("flaky")).toMatchObject({ lastStatus: "ok", failures: 0 });
+    const before = h.channel.sent.length;
+    fake.setHandler(() => ({ error: { status: 400, message: "down again" } }));
+    await advance(svc, clock, 10 * MIN, MIN);
+    expect(h.channel.sent.slice(before).filter((m) => m.text.includes("failed"))).toEqual([
+      expect.objectContaining({ text: expect.stringContaining("(HTTP 400): down again. Its next") }),
+    ]);
+  });
+
   it("runs a missed run once at start with catch_up, and not without it", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 6));
     const jobs = [
