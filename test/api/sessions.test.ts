@@ -205,6 +205,27 @@ describe("/api sessions", () => {
     const other = await api.req("PATCH", `/api/agents/helper/sessions/${s.id}`, { title: "x" });
     expect(other.body).toMatchObject({ error: { code: "session_agent_mismatch" } });
   });
+
+  it("GET /api/sessions lists the live sessions of every agent, most recently active first", async () => {
+    const a = await newSession("main", { title: "first" });
+    const b = await newSession("helper", { title: "second" });
+    h.fake.enqueue({ text: "ok" });
+    await api.req("POST", `/api/agents/main/sessions/${a.id}/messages`, { message: "bump" });
+    const all = await api.req<{ sessions: (Session & { title: string | null })[] }>("GET", "/api/sessions");
+    expect(all.status).toBe(200);
+    const ids = all.body.sessions.map((x) => x.id);
+    expect(ids.indexOf(a.id)).toBe(0);
+    expect(ids).toContain(b.id);
+    expect(all.body.sessions.find((x) => x.id === b.id)).toMatchObject({
+      agent_id: "helper",
+      title: "second",
+    });
+    expect(all.body.sessions.every((x) => !x.archived)).toBe(true);
+    const one = await api.req<{ sessions: Session[] }>("GET", "/api/sessions?limit=1");
+    expect(one.body.sessions.map((x) => x.id)).toEqual([a.id]);
+    const bad = await api.req("GET", "/api/sessions?limit=x");
+    expect(bad.body).toMatchObject({ error: { code: "invalid_query", field: "limit" } });
+  });
 });
 
 describe("/api compaction", () => {

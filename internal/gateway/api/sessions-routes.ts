@@ -95,6 +95,18 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
       },
     },
     {
+      // Every agent's live sessions in one list (a chat list for apps), most recently active first.
+      method: "GET",
+      pattern: "/api/sessions",
+      handler: ({ res, url }) => {
+        const limit = intParam(url, "limit", 100, 1000);
+        const rows = api.host().sessions.list("", limit);
+        sendJson(res, 200, {
+          sessions: rows.map((r) => sessionJson(api.config(), r, r.message_count, api.writable(r))),
+        });
+      },
+    },
+    {
       method: "GET",
       pattern: "/api/agents/:id/sessions/:sid",
       handler: ({ res, params }) => sendJson(res, 200, json(api.session(params.id ?? "", params.sid ?? ""))),
