@@ -3,7 +3,10 @@
  *
  * Invariant: a command is allow-listed only when EVERY segment of it (split on `;`, `&&`, `||`, `|`,
  * `&`, newlines) matches a pattern, and it contains no command substitution (`$(...)`, backticks,
- * `<(...)`) or redirection. So `echo hi; rm -rf ~` does not ride on the `echo *` pattern.
+ * `<(...)`), redirection, variable expansion (`$VAR`, `${...}`: `echo $OPENAI_API_KEY`) or argument
+ * that leaves the workspace (an absolute path, `~`, or a `..` segment: `cat ~/.ssh/id_rsa`). So
+ * `echo hi; rm -rf ~` does not ride on the `echo *` pattern, and `cat *` stays inside the workspace
+ * like the file tools; such commands are a miss and go to the owner (`ask: on-miss`).
  */
 
 /** `allow` = run now; `ask` = ask the owner first; `deny` = refuse (with the reason). */
@@ -33,6 +36,8 @@ export function splitCommand(cmd: string): { segments: string[]; unsafe: string 
         continue;
       } else if (quote === '"' && (c === "`" || (c === "$" && next === "(")))
         unsafe ??= "command substitution";
+      else if (quote === '"' && c === "$" && next !== undefined && /[A-Za-z_{]/.test(next))
+        unsafe ??= "variable expansion";
       cur += c;
       continue;
     }
@@ -47,6 +52,7 @@ export function splitCommand(cmd: string): { segments: string[]; unsafe: string 
       continue;
     }
     if (c === "`" || (c === "$" && next === "(")) unsafe ??= "command substitution";
+    if (c === "$" && next !== undefined && /[A-Za-z_{]/.test(next)) unsafe ??= "variable expansion";
     if ((c === "<" || c === ">") && next === "(") unsafe ??= "process substitution";
     else if (c === "<" || c === ">") unsafe ??= "redirection";
     if (c === ";" || c === "&" || c === "|" || c === "\n") {
@@ -74,10 +80,24 @@ function patternToRegExp(pattern: string): RegExp {
   return new RegExp("^" + body + (optionalArgs ? "( .*)?" : "") + "$", "s");
 }
 
+/**
+ * True when an argument of the segment points outside the workspace: starts with `/` or `~` (also
+ * after `--opt=`), or has a `..` path segment. Quotes are removed first; a crude word split is enough
+ * because a false positive only means the owner is asked.
+ */
+export function leavesWorkspace(segment: string): boolean {
+  const words = segment.replace(/["']/g, "").split(/\s+/).slice(1);
+  return words.some((w) => {
+    const values = [w, ...(w.includes("=") ? [w.slice(w.indexOf("=") + 1)] : [])];
+    return values.some((v) => v.startsWith("/") || v.startsWith("~") || /(^|\/)\.\.(\/|$)/.test(v));
+  });
+}
+
 /** True when the whole command is covered by the allow list (see the module invariant). */
 export function matchesAllowlist(cmd: string, allowlist: readonly string[]): boolean {
   const { segments, unsafe } = splitCommand(cmd);
   if (unsafe || segments.length === 0) return false;
+  if (segments.some(leavesWorkspace)) return false;
   const res = allowlist.map(patternToRegExp);
   return segments.every((s) => {
     const norm = s.replace(/\s+/g, " ");

@@ -30,6 +30,21 @@ const schema = z
 
 const KILL_GRACE_MS = 2000;
 
+/** Environment variable names that look like credentials (API keys, bot tokens, passwords). */
+const SECRET_ENV = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL/i;
+
+/**
+ * The daemon's environment without its secrets: config.yaml pulls API keys and bot tokens from the
+ * environment (`${OPENAI_API_KEY}`), and a command's output goes to the model and the chat.
+ */
+export function commandEnv(base: NodeJS.ProcessEnv, cwd: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(base))
+    if (!SECRET_ENV.test(k) && !k.startsWith("FAMILIAR_")) env[k] = v;
+  env.PWD = cwd;
+  return env;
+}
+
 /** Sends a signal to a whole process group, ignoring "already gone". */
 function killGroup(pid: number, sig: NodeJS.Signals): void {
   try {
@@ -78,7 +93,7 @@ export function runShell(
       cwd: opts.cwd,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, PWD: opts.cwd },
+      env: commandEnv(process.env, opts.cwd),
     });
     const out = new OutputBuffer(opts.maxOutput);
     let reason: RunOutcome["reason"];

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { evaluateExec, matchesAllowlist } from "../../internal/tools/exec-policy.js";
 import { createToolsHarness, FakeClock, waitFor, type ToolsHarness } from "./harness.js";
@@ -36,6 +37,26 @@ describe("exec policy", () => {
     expect(matchesAllowlist("echo hi > /etc/passwd", list)).toBe(false);
     expect(matchesAllowlist("echo 'a; b > c'", list)).toBe(true);
     expect(matchesAllowlist("git status --short", list)).toBe(false);
+    // Variable expansion could print the daemon's secrets; paths outside the workspace are for the owner.
+    const wide = [...list, "cat *", "grep *"];
+    for (const [cmd, ok] of [
+      ["echo $OPENAI_API_KEY", false],
+      ['echo "key: ${TELEGRAM_BOT_TOKEN}"', false],
+      ["echo '$HOME is literal here'", true],
+      ["echo costs $5", true],
+      ["cat notes/todo.md", true],
+      ["cat ~/.ssh/id_rsa", false],
+      ["cat /etc/passwd", false],
+      ["cat ../../secret.txt", false],
+      ["cat notes/../../x", false],
+      ['cat "/etc/passwd"', false],
+      ["grep -r --file=/etc/shadow x .", false],
+      ["grep -rn TODO .", true],
+      ["ls ..", false],
+      ["ls -la ./sub", true],
+      ["echo a/..b", true],
+    ] as const)
+      expect(matchesAllowlist(cmd, wide), cmd).toBe(ok);
     expect(evaluateExec("rm x", { security: "deny", ask: "off", allowlist: list }).action).toBe("deny");
     expect(evaluateExec("rm x", { security: "full", ask: "on-miss", allowlist: list }).action).toBe("allow");
     expect(evaluateExec("ls", { security: "allowlist", ask: "always", allowlist: list }).action).toBe("ask");
@@ -151,6 +172,44 @@ describe("exec tool", () => {
     const r = await p;
     expect(r.isError).toBe(true);
     await waitFor(() => !alive(pid), 10_000, "the sleep grandchild to die");
+  });
+
+  it("keeps the daemon's secrets out of a command's environment", async () => {
+    process.env.FAMILIAR_TEST_API_KEY = "sk-should-not-leak";
+    process.env.FAMILIAR_TEST_PLAIN = "visible";
+    process.env.SOME_BOT_TOKEN = "123:abc";
+    process.env.EXEC_TEST_PLAIN = "plain-value";
+    try {
+      h = await createToolsHarness({ tools: { exec: { security: "full", ask: "off" } } });
+      const r = await h.call("exec", { command: "env" });
+      expect(r.content).not.toContain("sk-should-not-leak");
+      expect(r.content).not.toContain("123:abc");
+      expect(r.content).not.toContain("FAMILIAR_TEST_PLAIN");
+      expect(r.content).toContain("EXEC_TEST_PLAIN=plain-value");
+      expect(r.content).toContain(`PWD=${h.workspace}`);
+    } finally {
+      delete process.env.FAMILIAR_TEST_API_KEY;
+      delete process.env.FAMILIAR_TEST_PLAIN;
+      delete process.env.SOME_BOT_TOKEN;
+      delete process.env.EXEC_TEST_PLAIN;
+    }
+  });
+
+  it("asks the owner before an allow-listed command reads outside the workspace or expands a variable", async () => {
+    h = await createToolsHarness();
+    const p = h.call("exec", { command: "cat /etc/hostname" });
+    await h.channel.waitFor(1);
+    expect(h.channel.sent[0]?.text).toContain("$ cat /etc/hostname");
+    h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "denied");
+    expect((await p).content).toBe("the owner denied this command");
+    const q = h.call("exec", { command: "echo $HOME" });
+    await h.channel.waitFor(2);
+    h.parts.approvals.resolve(h.channel.sent[1]?.opts?.approvalId ?? "", "denied");
+    expect((await q).content).toBe("the owner denied this command");
+    // Inside the workspace the allow list still runs at once.
+    writeFileSync(join(h.workspace, "n.txt"), "inside");
+    expect((await h.call("exec", { command: "cat n.txt" })).content).toBe("exit code 0\ninside");
+    expect(h.channel.sent).toHaveLength(2);
   });
 
   it("caps output keeping head and tail", async () => {
