@@ -1,7 +1,8 @@
 /**
  * Websocket methods beyond chat: agents.list, status, usage.get, config.get / config.reload,
- * cron.list / cron.run, pairing.list / pairing.approve, logs.tail. Methods that depend on parts
- * other modules register (`parts.extra.cron`, `.usage`) answer `unavailable` without them.
+ * cron.list / run / add / remove / runs, pairing.list / pairing.approve, logs.tail. Methods that
+ * depend on parts other modules register (`parts.extra.cron`, `.usage`) answer `unavailable` without
+ * them.
  */
 import { listAgents } from "../agent/agents.js";
 import type { PairingStore } from "../channels/common/pairing.js";
@@ -15,6 +16,12 @@ import { buildStatus, startOfDay, usageSince } from "./status.js";
 interface CronPart {
   list(): unknown;
   run(id: string): unknown;
+}
+/** Runtime job management (internal/cron CronService); optional so a bare scheduler still lists. */
+interface CronAdminPart {
+  add(input: unknown): unknown;
+  remove(id: string): void;
+  runs(jobId: string, limit?: number): unknown;
 }
 interface UsagePart {
   aggregate(since?: number): unknown;
@@ -74,6 +81,20 @@ export function adminMethods(
     return c;
   };
 
+  const cronAdmin = (): CronAdminPart => {
+    const c = rt.part<CronAdminPart>("cron", ["add", "remove", "runs"]);
+    if (!c) throw new MethodError("unavailable", "the cron scheduler is not running");
+    return c;
+  };
+  /** Runs `fn`, translating the scheduler's typed errors into protocol errors. */
+  const cronCall = async <T>(fn: () => T | Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      throw cronMethodError(err);
+    }
+  };
+
   // Pairing requests live in the store (internal/channels/common/pairing.ts); loaded on first use.
   let pairingStore: PairingStore | undefined;
   const pairing = async (): Promise<PairingStore> => {
@@ -120,11 +141,36 @@ export function adminMethods(
       "cron.run",
       async (p) => {
         const id = p.str("id");
-        try {
-          return { jobId: id, result: (await cron().run(id)) ?? null };
-        } catch (err) {
-          throw cronMethodError(err);
-        }
+        return { jobId: id, result: (await cronCall(() => cron().run(id))) ?? null };
+      },
+    ],
+    [
+      // A runtime job (persisted, survives restarts): the same fields as a `cron.jobs` entry.
+      "cron.add",
+      async (p) => {
+        const job = p.o.job;
+        if (job === null || typeof job !== "object" || Array.isArray(job))
+          throw new MethodError(
+            "invalid_params",
+            "params.job: expected a job object {id, message, cron|every|at, ...}",
+          );
+        return { job: await cronCall(() => cronAdmin().add(job)) };
+      },
+    ],
+    [
+      "cron.remove",
+      async (p) => {
+        const id = p.str("id");
+        await cronCall(() => cronAdmin().remove(id));
+        return { jobId: id, removed: true };
+      },
+    ],
+    [
+      "cron.runs",
+      async (p) => {
+        const id = p.str("id");
+        const limit = p.optInt("limit", 1, 500) ?? 20;
+        return { jobId: id, runs: await cronCall(() => cronAdmin().runs(id, limit)) };
       },
     ],
     [

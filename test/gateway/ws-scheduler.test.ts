@@ -93,6 +93,37 @@ describe("scheduler methods and events over the websocket", () => {
     ]);
   });
 
+  it("cron.add creates a persisted runtime job; cron.runs and cron.remove manage it; bad input is refused", async () => {
+    const added = await c.request<{ job: JobView }>("cron.add", {
+      job: { id: "tea", every: "45m", message: "make tea", deliver: "none" },
+    });
+    expect(added.job).toMatchObject({ id: "tea", source: "runtime", schedule: "every 45m" });
+    expect(added.job.nextRunAt).toBeGreaterThan(Date.now());
+    const stored = h.daemon.db.prepare("SELECT id FROM cron_jobs WHERE id = ?").get("tea");
+    expect(stored).toEqual({ id: "tea" });
+
+    h.fake.enqueue({ text: "tea is ready" });
+    await c.request("cron.run", { id: "tea" });
+    const runs = await c.request<{ runs: { status: string; outputPreview: string }[] }>("cron.runs", {
+      id: "tea",
+    });
+    expect(runs.runs).toEqual([expect.objectContaining({ status: "ok", outputPreview: "tea is ready" })]);
+
+    await expect(
+      c.request("cron.add", { job: { id: "tea", every: "1h", message: "again" } }),
+    ).rejects.toMatchObject({ code: "conflict" });
+    await expect(
+      c.request("cron.add", { job: { id: "bad", cron: "61 * * * *", message: "x" } }),
+    ).rejects.toMatchObject({ code: "invalid_params", message: expect.stringContaining("cron") });
+    await expect(c.request("cron.add", {})).rejects.toMatchObject({ code: "invalid_params" });
+    await expect(c.request("cron.remove", { id: "daily" })).rejects.toMatchObject({ code: "forbidden" });
+
+    expect(await c.request("cron.remove", { id: "tea" })).toEqual({ jobId: "tea", removed: true });
+    const { jobs } = await c.request<{ jobs: JobView[] }>("cron.list");
+    expect(jobs.map((j) => j.id)).not.toContain("tea");
+    await expect(c.request("cron.remove", { id: "tea" })).rejects.toMatchObject({ code: "not_found" });
+  });
+
   it("a heartbeat run is broadcast as heartbeat events", async () => {
     writeFileSync(join(h.dir, "workspace", "HEARTBEAT.md"), "# Checks\n- look at the calendar\n");
     const hb = h.daemon.parts.extra.heartbeat as { runNow(): Promise<{ status: string }> };
