@@ -22,6 +22,8 @@ async function readText(real: string, shown: string): Promise<string> {
     throw err;
   }
   if (st.isDirectory()) throw new ToolError("FILE_IS_DIR", `"${shown}" is a directory; use list_dir`);
+  // A FIFO or device would block the read (and the turn) until aborted, or never end.
+  if (!st.isFile()) throw new ToolError("FILE_NOT_REGULAR", `"${shown}" is not a regular file`);
   if (st.size > MAX_FILE_BYTES)
     throw new ToolError(
       "FILE_TOO_LARGE",
@@ -103,6 +105,7 @@ export function createFsTools(): Tool[] {
       const real = await resolveInWorkspace(ctx.workspace, args.path);
       const st = await lstat(real).catch(() => undefined);
       if (st?.isDirectory()) throw new ToolError("FILE_IS_DIR", `"${args.path}" is a directory`);
+      if (st && !st.isFile()) throw new ToolError("FILE_NOT_REGULAR", `"${args.path}" is not a regular file`);
       await mkdir(dirname(real), { recursive: true });
       if (args.append) await appendFile(real, args.content);
       else await writeFile(real, args.content);

@@ -7,6 +7,7 @@ import {
   writeFileSync,
   existsSync,
 } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -143,6 +144,15 @@ describe("file tools", () => {
     expect(list.content.split("\n")).toEqual(["dup.txt (5 bytes)", "notes/", "notes/a.txt (17 bytes)"]);
     const abs = await h.call("read_file", { path: join(h.workspace, "dup.txt") });
     expect(abs.content).toBe("y y y");
+    // A FIFO would block the read forever: refused at once.
+    execFileSync("mkfifo", [join(h.workspace, "pipe")]);
+    expect(await h.call("read_file", { path: "pipe" })).toEqual({
+      isError: true,
+      content: '"pipe" is not a regular file',
+    });
+    expect((await h.call("write_file", { path: "pipe", content: "x" })).content).toBe(
+      '"pipe" is not a regular file',
+    );
   });
 
   it("refuses traversal, outside absolute paths and symlink escapes (also for new files)", async () => {
