@@ -432,7 +432,7 @@ export class AgentHostImpl implements AgentHost {
         });
       },
       onUsage: (u) => {
-        const cost = costOf(cfg.models.pricing, u.provider, u.model, u.usage);
+        const cost = u.cost ?? costOf(cfg.models.pricing, u.provider, u.model, u.usage);
         const rec: UsageRecord = {
           sessionId: persistSession?.id ?? null,
           sessionKey: msg.ephemeral ? null : msg.sessionKey,

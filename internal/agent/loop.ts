@@ -47,8 +47,11 @@ export interface LoopHooks {
   }): void;
   /** A tool result is ready (in call order of completion). */
   onToolResult?(m: { callId: string; name: string; content: string; isError: boolean }): void;
-  /** Usage of one model call. */
-  onUsage?(u: { usage: Usage; provider: string; model: string; raw: unknown }): void;
+  /**
+   * Usage of one model call. `cost` (USD) is set by an engine that is told the price by its backend
+   * (claude-cli's `total_cost_usd`); otherwise the host prices the call from `models.pricing`.
+   */
+  onUsage?(u: { usage: Usage; provider: string; model: string; raw: unknown; cost?: number }): void;
   /** Wraps one tool execution (tracing). */
   onToolCall?(call: ToolCall, run: () => Promise<ToolResult>): Promise<ToolResult>;
 }

@@ -6,6 +6,8 @@
 //   CRASH     -> exits with code 3 before answering
 //   MALFORMED -> prints a garbage line before answering
 //   THINK     -> thinking deltas (partial mode) and a thinking block before the answer
+// total_cost_usd on a result line is the running total of this process (as Claude Code reports it in
+// stream-json mode): 0.002 per answered turn, 0.001 per error result.
 // Session memory: turns per session id are kept in $FAKE_CLAUDE_STATE/<id>.json so `--resume <id>`
 // continues the count across processes. Every invocation's argv is appended to $FAKE_CLAUDE_STATE/argv.log
 // and its pid to $FAKE_CLAUDE_STATE/pids.log.
@@ -27,6 +29,8 @@ const model = modelIdx >= 0 ? args[modelIdx + 1] : "claude-sonnet-4-5";
 const stateFile = join(stateDir, `${sessionId}.json`);
 let turns = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, "utf8")).turns : 0;
 const out = (o) => process.stdout.write(JSON.stringify(o) + "\n");
+let costSoFar = 0;
+const addCost = (c) => (costSoFar = Math.round((costSoFar + c) * 1e6) / 1e6);
 
 out({
   type: "system",
@@ -88,7 +92,7 @@ rl.on("line", (line) => {
       result: "simulated failure",
       session_id: sessionId,
       usage,
-      total_cost_usd: 0.001,
+      total_cost_usd: addCost(0.001),
       num_turns: 1,
     });
     return;
@@ -128,7 +132,7 @@ rl.on("line", (line) => {
     result: answer,
     session_id: sessionId,
     usage,
-    total_cost_usd: 0.002,
+    total_cost_usd: addCost(0.002),
     num_turns: 1,
     modelUsage: { [model]: {} },
   });

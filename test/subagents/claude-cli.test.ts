@@ -126,6 +126,10 @@ describe("claude-cli engine in the agent host", () => {
     const thoughts = thinkEvents.flatMap((e) => (e.type === "thinking_delta" ? [e.delta] : []));
     expect(thoughts.join("")).toBe("Let me think about this.");
     expect(t.text).toMatch(/^turn 2 in \S+: THINK first$/);
+    // The CLI's total_cost_usd is a running total per process: each turn records only its own share.
+    const costs = h.core.db.prepare("SELECT cost FROM usage ORDER BY id").all() as { cost: number }[];
+    expect(costs.map((c) => c.cost)).toEqual([0.002, 0.002]);
+    expect(t.treeCost).toBeCloseTo(0.002, 9);
   });
 
   it("emits tool events, skips malformed lines and turns an error result into an error reply", async () => {

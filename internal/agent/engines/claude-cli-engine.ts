@@ -43,6 +43,8 @@ interface Proc {
   busy: boolean;
   dead: boolean;
   stderr: string;
+  /** The process's last reported `total_cost_usd`: a running total over its lifetime (stream-json). */
+  costSoFar: number;
   /** Resolves when the process has exited and its stdio is closed. */
   closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -136,6 +138,7 @@ export class ClaudeCliEngine {
       busy: false,
       dead: false,
       stderr: "",
+      costSoFar: 0,
       closed,
     };
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
@@ -306,6 +309,13 @@ export class ClaudeCliEngine {
       };
     }
     if (!ephemeral) this.armIdle(sessionKey, ended);
+    // `total_cost_usd` restates the process's running total on every result: this turn's cost is the
+    // difference to the previous one (a new process, e.g. after a reap or crash, starts again at 0).
+    let cost: number | undefined;
+    if (final.costUsd !== undefined) {
+      cost = Math.max(0, final.costUsd - ended.costSoFar);
+      ended.costSoFar = final.costUsd;
+    }
     if (final.usage !== undefined) {
       usage = this.opts.normalizeUsage(final.usage);
       yield { type: "usage", runId, usage, provider: "claude-cli", model: final.model ?? "claude" };
@@ -314,6 +324,7 @@ export class ClaudeCliEngine {
         provider: "claude-cli",
         model: final.model ?? "claude",
         raw: final.usage,
+        ...(cost !== undefined ? { cost } : {}),
       });
     }
     if (final.isError) {
