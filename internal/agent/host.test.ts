@@ -8,7 +8,7 @@ import type { AgentEvent } from "./events.js";
 import type { ToolSet } from "../tools/tool.js";
 import type { ToolCall } from "../models/types.js";
 import { FakeClock } from "../core/clock.js";
-import { chatWithImages } from "./chat.js";
+import { chatStream, chatWithImages } from "./chat.js";
 
 let fake: FakeOpenAI;
 let core: TestCore;
@@ -291,6 +291,39 @@ describe("agent host with the fake OpenAI server", () => {
     expect(fake.requests.at(-1)?.model).toBe("m2");
     host.clearSessionModel("k");
     expect(host.resolveModel("k")).toBe("a/m1");
+  });
+
+  it("ChatStream reports chunks, tool start and end, and the text that came with the tool calls", async () => {
+    const host = setup(
+      {},
+      testTools(async () => "3"),
+    );
+    fake.enqueue(
+      { text: "Adding.", toolCalls: [{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }] },
+      { text: "It is 3.", chunkSize: 2 },
+    );
+    const seen: string[] = [];
+    const handle = chatStream(host, { channel: "test", sessionKey: "k" }, "1+2?", {
+      onChunk: (t) => seen.push(`chunk:${t}`),
+      onToolStart: (name, args) => seen.push(`start:${name}:${JSON.stringify(args)}`),
+      onToolDone: (name, result, isError) => seen.push(`done:${name}:${result}:${isError}`),
+      onIterationText: (t) => seen.push(`iteration:${t}`),
+    });
+    const r = await handle.result;
+    expect(r.text).toBe("It is 3.");
+    const chunks = (from: number, to: number): string =>
+      seen
+        .slice(from, to)
+        .map((x) => x.slice("chunk:".length))
+        .join("");
+    const iter = seen.indexOf("iteration:Adding.");
+    expect(chunks(0, iter)).toBe("Adding.");
+    expect(seen.slice(iter, iter + 3)).toEqual([
+      "iteration:Adding.",
+      'start:add:{"a":1,"b":2}',
+      "done:add:3:false",
+    ]);
+    expect(chunks(iter + 3, seen.length)).toBe("It is 3.");
   });
 
   it("ChatWithImages sends the images as image parts and stores them with the user message", async () => {
