@@ -10,6 +10,7 @@
  * - JSON-schema specs are computed once per tool object (zod's export is not free) and reused.
  */
 import { z } from "zod";
+import { leanJsonSchema } from "./lean-schema.js";
 import type { Config } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
 import type { ToolCall, ToolSpec } from "../models/types.js";
@@ -28,11 +29,7 @@ export function toolSpec(tool: Tool): ToolSpec {
   let spec = specCache.get(tool);
   if (!spec) {
     let parameters = tool.parameters;
-    if (!parameters) {
-      const js = z.toJSONSchema(tool.schema, { unrepresentable: "any" }) as Record<string, unknown>;
-      delete js.$schema;
-      parameters = js;
-    }
+    if (!parameters) parameters = leanJsonSchema(tool.schema);
     spec = { name: tool.name, description: tool.description, parameters };
     specCache.set(tool, spec);
   }
