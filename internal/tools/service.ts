@@ -94,7 +94,16 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
           void mcp
             .sync()
             .catch((err: unknown) => ctx.logger.warn({ err: (err as Error).message }, "mcp sync failed"));
-        if (changed.some((c) => c === "skills" || c === "workspace")) skills.reload();
+        if (prev.workspace !== ctx.config().workspace)
+          // The watcher is bound to the old workspace folder: watch the new one (this also reloads).
+          void skills
+            .close()
+            .then(() => skills.reload())
+            .then(() => skills.watch())
+            .catch((err: unknown) =>
+              ctx.logger.warn({ err: (err as Error).message }, "skills watcher restart failed"),
+            );
+        else if (changed.some((c) => c === "skills" || c.startsWith("skills."))) skills.reload();
       });
       try {
         memory.syncFiles();

@@ -74,4 +74,16 @@ describe("skills", () => {
     await waitFor(() => h?.parts.skills.get("late"), 20_000, "the new skill to load");
     expect(h.parts.skills.promptSection()).toContain("- late: Arrived later");
   });
+
+  it("follows a workspace change: the new workspace's skills load and hot-reload", async () => {
+    h = await createToolsHarness({}, { start: true });
+    const next = join(h.core.dir, "workspace2");
+    mkdirSync(join(next, "skills"), { recursive: true });
+    skill(join(next, "skills"), "moved", "name: moved\ndescription: In the new workspace", "body");
+    h.core.setConfig({ workspace: next });
+    await waitFor(() => h?.parts.skills.get("moved"), 20_000, "the new workspace's skill");
+    expect(h.parts.skills.get("late")).toBeUndefined();
+    skill(join(next, "skills"), "later", "name: later\ndescription: Added after the move", "body");
+    await waitFor(() => h?.parts.skills.get("later"), 20_000, "a skill added to the new workspace");
+  });
 });
