@@ -6,7 +6,7 @@ import type { TurnResult } from "../core/host.js";
 import { findAgent } from "../agent/agents.js";
 import { parseSessionKey, sessionKeys } from "../session/keys.js";
 import type { StoredMessage } from "../session/session-store.js";
-import { IdempotencyCache } from "./idempotency.js";
+import { IdempotencyCache, PersistedIdempotency } from "./idempotency.js";
 import { parseCommand, runCommand, type ApprovalResolver } from "../channels/common/commands.js";
 import { AgentChoiceStore, resolveAgentId } from "../channels/common/agent-choice.js";
 import { ZERO_USAGE } from "../models/types.js";
@@ -67,6 +67,15 @@ function safeJson(s: string): unknown {
 
 export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
   const idem = new IdempotencyCache<SendEntry>(() => rt.ctx.clock.now());
+  const persisted = new PersistedIdempotency(rt.ctx.db, () => rt.ctx.clock.now());
+  /** Disk is best effort here: a full disk must not refuse the message itself. */
+  const persist = (key: string, entry: Parameters<PersistedIdempotency["save"]>[1]): void => {
+    try {
+      persisted.save(key, entry);
+    } catch (err) {
+      rt.ctx.logger.warn({ err: (err as Error).message }, "chat.send: could not persist an idempotency key");
+    }
+  };
 
   const choices = new AgentChoiceStore(rt.ctx.db, () => rt.ctx.clock.now());
   /** The `/agent` choice scope of a gateway session name (or full key). */
@@ -165,6 +174,19 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
         };
       return { runId: cached.runId, sessionKey: cached.sessionKey, duplicate: true, status: "started" };
     }
+    // Not in memory: maybe sent before a restart. A finished run answers with its result; one that was
+    // cut off by a crash is resumed by the host at start, so it must not run again either.
+    const before = idemKey ? persisted.load(idemKey) : undefined;
+    if (before)
+      return before.result
+        ? {
+            runId: before.runId,
+            sessionKey: before.sessionKey,
+            duplicate: true,
+            status: "done",
+            result: before.result,
+          }
+        : { runId: before.runId, sessionKey: before.sessionKey, duplicate: true, status: "started" };
     const host = rt.host();
     const handle = host.submit({
       channel: "gateway",
@@ -175,7 +197,15 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
       originLabel: `gateway client "${conn.clientName}"`,
     });
     const entry: SendEntry = { runId: handle.runId, sessionKey, result: handle.result };
-    if (idemKey) idem.set(idemKey, entry);
+    if (idemKey) {
+      const key = idemKey;
+      idem.set(key, entry);
+      persist(key, { runId: handle.runId, sessionKey });
+      void handle.result.then(
+        (r) => persist(key, { runId: handle.runId, sessionKey, result: summarizeResult(r) }),
+        () => undefined,
+      );
+    }
     if (wait)
       return {
         runId: handle.runId,
