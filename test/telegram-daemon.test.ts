@@ -4,6 +4,8 @@
  * the daemon runs; /healthz shows the channel; a restart neither replays nor skips updates.
  */
 import { spawn } from "node:child_process";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "./fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "./fakes/telegram-server.js";
@@ -85,4 +87,53 @@ describe("telegram in the running daemon", () => {
     expect(llm.requests).toHaveLength(2);
     await d2.stop("SIGTERM");
   });
+
+  it("removes a streaming preview left by kill -9 mid-stream; the resumed answer arrives once", async () => {
+    const owner: FakeUser = { id: 6262, first_name: "Dee" };
+    const config = {
+      models: {
+        providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
+        primary: "fake/m",
+        max_retries: 0,
+      },
+      channels: {
+        telegram: {
+          enabled: true,
+          token: tg.token,
+          api_root: tg.apiRoot,
+          dm_policy: "allowlist",
+          allow_from: [owner.id],
+          stream: { edit_interval_ms: 200 },
+        },
+      },
+    };
+    const d = await startDaemonProcess({ config });
+    llm.enqueue({ hang: true, text: "Partial thoughts that the crash will cut short" });
+    tg.pushText(owner, "a long question");
+    await tg.waitFor(() => texts(owner.id).some((t) => t.includes("Partial thoughts")), 20_000, "preview");
+    // The daemon records the preview once Telegram answered with its id: crash after that.
+    const db = new Database(join(d.dataDir, "familiar.db"), { readonly: true });
+    try {
+      const count = db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM chat_previews");
+      const recorded = (): boolean => count.get()?.n === 1;
+      for (let i = 0; i < 200 && !recorded(); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(recorded()).toBe(true);
+    } finally {
+      db.close();
+    }
+    await d.kill9();
+
+    llm.enqueue({ text: "The complete answer." });
+    const d2 = await startDaemonProcess({ config, dir: d.dir, port: d.port });
+    await tg.waitFor(
+      () => texts(owner.id).includes("The complete answer.") && texts(owner.id).length === 1,
+      20_000,
+      "the resumed answer alone",
+    );
+    // The preview was deleted on the platform, not just hidden.
+    const preview = tg.messages.find((m) => m.chatId === String(owner.id) && m.text.includes("Partial"));
+    expect(preview?.deleted).toBe(true);
+    expect(tg.callsOf("deleteMessage").filter((c) => Number(c.params.chat_id) === owner.id)).toHaveLength(1);
+    await d2.stop("SIGTERM");
+  }, 90_000);
 });

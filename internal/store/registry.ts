@@ -10,6 +10,7 @@ import { subagentMigrations } from "../agent/subagents/subagent-migrations.js";
 import { engineMigrations } from "../agent/engines/engine-migrations.js";
 import { agentsMigrations } from "../agent/catalog/agents-migrations.js";
 import { pairingMigrations } from "../channels/common/pairing-migrations.js";
+import { previewMigrations } from "../channels/common/preview-migrations.js";
 import { telegramMigrations } from "../channels/telegram/telegram-migrations.js";
 import { discordMigrations } from "../channels/discord/discord-migrations.js";
 import { compactionMigrations } from "../agent/compaction/compaction-migrations.js";
@@ -23,6 +24,7 @@ export const allMigrations: MigrationSets = {
   engines: engineMigrations,
   agents: agentsMigrations,
   pairing: pairingMigrations,
+  previews: previewMigrations,
   telegram: telegramMigrations,
   discord: discordMigrations,
   compaction: compactionMigrations,

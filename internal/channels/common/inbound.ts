@@ -134,7 +134,7 @@ export class InboundRouter {
       });
       return { kind: "command", name: cmd.name, reply };
     }
-    const stream = relay.stream(relayChat);
+    const stream = relay.stream(relayChat, sessionKey);
     stream.startTyping();
     const msg: InboundMessage = {
       channel: m.channel,

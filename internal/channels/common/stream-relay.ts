@@ -18,6 +18,7 @@ import type { AgentEvent } from "../../agent/events.js";
 import { sleep, type Clock, type TimerHandle } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
 import { chunkMarkdown, type ChunkLimits } from "./chunking.js";
+import type { PreviewLedger } from "./preview-ledger.js";
 
 /** Options of one outbound message. */
 export interface OutboundOptions {
@@ -73,11 +74,41 @@ export class StreamRelay {
     private clock: Clock,
     private options: () => RelayOptions,
     readonly logger?: Logger,
+    /** Records open previews so one left by a crash is removed after the restart. */
+    readonly ledger?: PreviewLedger,
   ) {}
 
-  /** Starts relaying one turn to `chatId`. Feed it the turn's events. */
-  stream(chatId: string): ReplyStream {
-    return new ReplyStream(this, chatId, this.options(), this.clock);
+  /** Starts relaying one turn to `chatId` (for session `sessionKey`). Feed it the turn's events. */
+  stream(chatId: string, sessionKey?: string): ReplyStream {
+    return new ReplyStream(this, chatId, this.options(), this.clock, sessionKey);
+  }
+
+  /**
+   * Deletes the preview messages an earlier run left behind mid-stream (kill -9), so the resumed
+   * answer is not shown next to a truncated copy. Call once the platform is reachable. Returns how
+   * many were deleted.
+   */
+  async cleanupLeftovers(): Promise<number> {
+    const ledger = this.ledger;
+    if (!ledger) return 0;
+    let deleted = 0;
+    for (const l of ledger.leftovers()) {
+      if (l.stale) {
+        try {
+          await this.adapter.delete(l.chat, l.messageId);
+          deleted++;
+        } catch (err) {
+          this.logger?.warn(
+            { err: (err as Error).message, chatId: l.chat },
+            "could not delete a preview left by the previous run",
+          );
+        }
+      }
+      ledger.closed(l.chat, l.messageId);
+    }
+    if (deleted > 0)
+      this.logger?.info({ channel: ledger.channel, deleted }, "removed previews left by the previous run");
+    return deleted;
   }
 
   /** Sends text (chunked) as new messages; buttons go on the last chunk. Returns the message ids. */
@@ -152,6 +183,7 @@ export class ReplyStream {
     readonly chatId: string,
     private opts: RelayOptions,
     private clock: Clock,
+    private sessionKey?: string,
   ) {
     this.done = new Promise((r) => (this.resolveDone = r));
     this.createdAt = clock.now();
@@ -247,6 +279,7 @@ export class ReplyStream {
     try {
       if (this.previewId === undefined) {
         this.previewId = await adapter.send(this.chatId, text, { markdown: true, silent: false });
+        this.ledger("opened");
       } else {
         await adapter.edit(this.chatId, this.previewId, text, { markdown: true });
         this.edits++;
@@ -275,12 +308,29 @@ export class ReplyStream {
     }
   }
 
+  /** Keeps the preview ledger in step; a ledger failure (disk full) never breaks the reply. */
+  private ledger(op: "opened" | "finalizing" | "closed"): void {
+    const ledger = this.relay.ledger;
+    const id = this.previewId;
+    if (!ledger || id === undefined) return;
+    try {
+      if (op === "opened") ledger.opened(this.chatId, id, this.sessionKey, this.clock.now());
+      else if (op === "finalizing") ledger.finalizing(this.chatId, id);
+      else ledger.closed(this.chatId, id);
+    } catch (err) {
+      this.relay.logger?.warn({ err: (err as Error).message }, "could not record the preview");
+    }
+  }
+
   private async finish(e: Extract<AgentEvent, { type: "turn_end" }>): Promise<void> {
     this.finished = true;
     if (this.timer) this.clock.clearTimeout(this.timer);
     if (this.typingTimer) this.clock.clearTimeout(this.typingTimer);
     this.timer = undefined;
+    this.ledger("finalizing");
     await this.chain.catch(() => undefined);
+    // A preview whose creation was in flight at turn_end is recorded only now.
+    this.ledger("finalizing");
     const outcome: RelayOutcome = { finalMessageIds: [], previewEdits: this.edits, fellBack: false };
     // A turn that failed before answering carries its error message as its text: say it once (below).
     const errorOnly =
@@ -296,6 +346,7 @@ export class ReplyStream {
         "could not deliver the final answer",
       );
     }
+    this.ledger("closed");
     if (e.finishReason === "error") {
       const msg = this.errorEvent?.message ?? "Something went wrong while answering. Please try again.";
       await this.relay.errorReply(this.chatId, this.errorEvent?.code ?? "error", msg, this.createdAt);

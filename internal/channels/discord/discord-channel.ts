@@ -30,6 +30,7 @@ import type { AgentSource } from "../../agent/agents.js";
 import type { TimerHandle } from "../../core/clock.js";
 import { PairingStore, pairingReply } from "../common/pairing.js";
 import { StreamRelay } from "../common/stream-relay.js";
+import { PreviewLedger } from "../common/preview-ledger.js";
 import { InboundRouter, NOT_AN_APPROVER, type InboundChat } from "../common/inbound.js";
 import type { ApprovalResolver } from "../common/commands.js";
 import { DISCORD_LIMITS } from "../common/chunking.js";
@@ -93,6 +94,7 @@ export class DiscordChannel implements Channel {
         return { mode: s.mode, editIntervalMs: s.edit_interval_ms, showTools: s.show_tools };
       },
       ctx.logger,
+      new PreviewLedger(ctx.db, "discord", () => ctx.clock.now(), ctx.startedAt),
     );
     this.router = new InboundRouter({
       ctx,
@@ -221,6 +223,8 @@ export class DiscordChannel implements Channel {
       this.retryDelayMs = 1000;
       this.setState("connected");
       this.track(this.registerCommands());
+      // Previews a crash left mid-stream (once per run; the ledger forgets them after).
+      this.track(this.relay.cleanupLeftovers());
     });
     client.on(Events.ShardResume, (_id, replayed) => {
       if (this.client !== client) return;

@@ -22,6 +22,7 @@ import type { AgentSource } from "../../agent/agents.js";
 import { sleep } from "../../core/clock.js";
 import { PairingStore, pairingReply } from "../common/pairing.js";
 import { StreamRelay } from "../common/stream-relay.js";
+import { PreviewLedger } from "../common/preview-ledger.js";
 import { InboundRouter, type InboundChat } from "../common/inbound.js";
 import { CHAT_COMMANDS, type ApprovalResolver } from "../common/commands.js";
 import { TelegramAdapter, toChannelError } from "./telegram-adapter.js";
@@ -81,6 +82,7 @@ export class TelegramChannel implements Channel {
         return { mode: s.mode, editIntervalMs: s.edit_interval_ms, showTools: s.show_tools };
       },
       ctx.logger,
+      new PreviewLedger(ctx.db, "telegram", () => ctx.clock.now(), ctx.startedAt),
     );
     this.router = new InboundRouter({
       ctx,
@@ -263,6 +265,8 @@ export class TelegramChannel implements Channel {
       }
     }
     if (this.stopping) return;
+    // Previews a crash left mid-stream go before the resumed answers are read.
+    this.track(this.relay.cleanupLeftovers());
     this.store = new UpdateStore(this.ctx.db, String(this.me.id), () => this.ctx.clock.now());
     this.store.prune(7 * 24 * 3600 * 1000);
     await api
