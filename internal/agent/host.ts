@@ -702,6 +702,16 @@ export class AgentHostImpl implements AgentHost {
     return true;
   }
 
+  /** Runs `fn` in the session key's queue: after the turns queued before it, before any later one. */
+  async exclusive<T>(sessionKey: string, fn: () => T | Promise<T>): Promise<T> {
+    let out: { v: T } | undefined;
+    await this.queueFor(sessionKey).add(async () => {
+      out = { v: await fn() };
+    });
+    if (!out) throw new Error("the session queue dropped the task");
+    return out.v;
+  }
+
   reset(sessionKey: string, reason = "reset"): { sessionId: string } {
     const head = this.sessions.head(sessionKey);
     const agentId = head?.agent_id ?? this.deps.ctx.config().agents.default;

@@ -177,6 +177,41 @@ describe("/api SSE turns", () => {
     expect((await api.req("POST", `/api/agents/main/sessions/nope/abort`)).status).toBe(404);
   });
 
+  it("DELETE of a session mid-turn stops the turn, ends its stream with done (aborted), and deletes everything", async () => {
+    const sid = await newSession();
+    h.fake.enqueue({
+      text: "An answer that would go on for quite a while longer.",
+      chunkSize: 2,
+      delayMs: 20,
+    });
+    const res = await fetch(`${h.base}/api/agents/main/sessions/${sid}/messages/stream`, {
+      method: "POST",
+      headers: api.headers(),
+      body: JSON.stringify({ message: "Start something long" }),
+    });
+    const reader = res.body!.getReader();
+    let buf = "";
+    const events: SseEvent[] = [];
+    let deleted: Awaited<ReturnType<ApiClient["req"]>> | undefined;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += new TextDecoder().decode(value);
+      const parsed = parseSse(buf);
+      buf = parsed.rest;
+      events.push(...parsed.events);
+      if (!deleted && events.some((e) => e.event === "token"))
+        deleted = await api.req("DELETE", `/api/agents/main/sessions/${sid}`);
+    }
+    expect(deleted?.status).toBe(200);
+    expect(deleted?.body).toMatchObject({ deleted: sid });
+    const terminal = events.filter((e) => e.event === "done" || e.event === "error");
+    expect(terminal.map((e) => [e.event, e.data.finish_reason])).toEqual([["done", "aborted"]]);
+    const left = h.daemon.db.prepare("SELECT COUNT(*) AS n FROM messages WHERE session_id = ?").get(sid);
+    expect(left).toEqual({ n: 0 });
+    expect((await api.req("GET", `/api/agents/main/sessions/${sid}`)).status).toBe(404);
+  });
+
   it("streams a one-shot turn (POST /api/agents/{id}/chat/stream) without storing anything", async () => {
     const before = h.daemon.db.prepare("SELECT COUNT(*) AS n FROM messages").get() as { n: number };
     h.fake.enqueue({

@@ -61,6 +61,13 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
   const json = (s: SessionRow): Record<string, unknown> =>
     sessionJson(api.config(), s, api.host().sessions.stats(s.id).messages, api.writable(s));
 
+  /** Deletes a session with its messages; undefined when it is already gone. */
+  const remove = (s: SessionRow): { messages: number } | undefined => {
+    const sessions = api.host().sessions;
+    const messages = sessions.stats(s.id).messages;
+    return sessions.delete(s.id) ? { messages } : undefined;
+  };
+
   return [
     {
       method: "POST",
@@ -133,12 +140,18 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
     {
       method: "DELETE",
       pattern: "/api/agents/:id/sessions/:sid",
-      handler: ({ res, params }) => {
+      handler: async ({ res, params }) => {
         const s = api.session(params.id ?? "", params.sid ?? "");
         api.requireWritable(s);
-        const messages = api.host().sessions.stats(s.id).messages;
-        if (!api.host().sessions.delete(s.id)) throw sessionNotFound(s.id);
-        sendJson(res, 200, { deleted: s.id, messages_deleted: messages });
+        const host = api.host();
+        // A turn running in the live session is stopped (no more model calls for a session that is
+        // going away) and the delete waits for it in the session's queue, so the turn ends cleanly
+        // (its stream gets `done`) instead of writing into a deleted session.
+        const live = host.sessions.head(s.key)?.id === s.id;
+        if (live) host.abort(s.key);
+        const removed = await (live ? host.exclusive(s.key, () => remove(s)) : remove(s));
+        if (!removed) throw sessionNotFound(s.id);
+        sendJson(res, 200, { deleted: s.id, messages_deleted: removed.messages });
       },
     },
     {
