@@ -9,6 +9,7 @@
  * - `parse_mode: HTML` is validated (known tags, balanced nesting, entities) and answers
  *   "can't parse entities" like Telegram; `rejectHtml` forces that for matching texts;
  * - failures are scripted per method (`failNext`): 429 with `parameters.retry_after`, 5xx, 401;
+ * - `stallPolls(n)`: the next n long polls are held forever without an answer (a stalled connection);
  * - `dropPolls(n)`: the next n long polls are cut (socket destroyed) at the moment they would answer,
  *   so updates in flight never reach the bot and, unconfirmed, are sent again by the next poll;
  * - files registered with `addFile` are served by `getFile` and `/file/bot<token>/<path>`;
@@ -123,6 +124,11 @@ export class FakeTelegramServer {
   private pollDrops = 0;
   /** Long polls cut so far. */
   droppedPolls = 0;
+  /** Long polls still to be held without an answer (see `stallPolls`). */
+  private pollStalls = 0;
+  /** Stalled long polls: held so far, and given up (closed) by the client. */
+  stalledPolls = 0;
+  abandonedStalls = 0;
 
   constructor(readonly token = "123456:TEST-token") {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -153,6 +159,14 @@ export class FakeTelegramServer {
   /** Cuts the next `count` long polls when they would answer (a dropped connection mid-poll). */
   dropPolls(count = 1): void {
     this.pollDrops += count;
+  }
+
+  /**
+   * Holds the next `count` long polls forever: no answer, no error, the connection stays open (a
+   * stalled proxy or NAT). Updates pushed meanwhile wait for the next poll.
+   */
+  stallPolls(count = 1): void {
+    this.pollStalls += count;
   }
 
   /** Registers a downloadable file; returns its file_id. */
@@ -443,6 +457,16 @@ export class FakeTelegramServer {
     if (offset > 0) {
       this.confirmedOffset = Math.max(this.confirmedOffset, offset);
       this.updates = this.updates.filter((u) => u.update_id >= offset);
+    }
+    if (this.pollStalls > 0) {
+      this.pollStalls--;
+      this.stalledPolls++;
+      this.changed();
+      res.once("close", () => {
+        this.abandonedStalls++;
+        this.changed();
+      });
+      return;
     }
     const limit = Number(params.limit ?? 100);
     const timeoutS = Number(params.timeout ?? 0);

@@ -22,7 +22,7 @@ import { NOT_AN_APPROVER } from "../common/inbound.js";
 import type { ApprovalResolver } from "../common/commands.js";
 import { ApprovalManager } from "../../tools/approvals.js";
 import { freePort } from "../../../test/gateway/harness.js";
-import { systemClock } from "../../core/clock.js";
+import { FakeClock, systemClock } from "../../core/clock.js";
 
 let llm: FakeOpenAI;
 let tg: FakeTelegramServer;
@@ -459,6 +459,23 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(botTexts(owner.id)).toEqual(["echo: via webhook"]);
     expect(llm.requests).toHaveLength(1);
+  });
+
+  it("restarts a stalled long poll after poll_stall_s and answers what waited", async () => {
+    const clock = new FakeClock(Date.now());
+    core = createTestCore(config({ poll_stall_s: 5, stream: { mode: "off" } }), { clock });
+    tg.stallPolls(1);
+    const ch = await setup({}, core);
+    await tg.waitFor(() => tg.stalledPolls === 1, 15_000, "a stalled poll");
+    tg.pushText(owner, "are you there?");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(botTexts(owner.id)).toEqual([]);
+    // Nothing for poll_stall_s: the channel gives up on that poll and polls again.
+    await clock.advance(5000);
+    await tg.waitFor(() => tg.abandonedStalls === 1, 15_000, "the stalled poll abandoned");
+    await tg.waitFor(() => botTexts(owner.id).includes("echo: are you there?"), 15_000, "answer");
+    expect(ch.status().state).toBe("connected");
+    expect(botTexts(owner.id)).toEqual(["echo: are you there?"]);
   });
 
   it("stops with one clear error on a rejected token and keeps the process alive", async () => {
