@@ -19,7 +19,10 @@ export class WorkspaceFiles {
     private now: () => number = Date.now,
   ) {}
 
-  /** Returns the file's text capped at `maxChars` (with a marker), or undefined when missing or blank. */
+  /**
+   * Returns the file's text for the prompt, capped at `maxChars` (with a marker), or undefined when
+   * missing or without content (see {@link promptText}).
+   */
   read(workspace: string, name: string, maxChars: number): string | undefined {
     const file = join(workspace, name);
     const now = this.now();
@@ -42,7 +45,7 @@ export class WorkspaceFiles {
     }
     let text: string | undefined;
     try {
-      text = readFileSync(file, "utf8").trim();
+      text = promptText(readFileSync(file, "utf8"));
     } catch {
       text = undefined;
     }
@@ -50,6 +53,20 @@ export class WorkspaceFiles {
     this.cache.set(file, { text, mtimeMs: st.mtimeMs, size: st.size, checkedAt: now });
     return cap(text, maxChars);
   }
+}
+
+/**
+ * What of a workspace file the model needs: HTML comments are notes to the owner (the shipped
+ * templates explain each file in one), so they are dropped; a file left with only headings and blank
+ * lines says nothing and is "" (left out of the prompt; every turn would pay for it).
+ */
+export function promptText(raw: string): string {
+  const text = raw
+    .replace(/<!--[\s\S]*?(?:-->|$)/g, "")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+  const saysSomething = text.split("\n").some((l) => l.trim() !== "" && !/^#{1,6}(\s|$)/.test(l.trim()));
+  return saysSomething ? text : "";
 }
 
 function cap(text: string | undefined, max: number): string | undefined {
