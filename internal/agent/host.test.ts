@@ -291,6 +291,11 @@ describe("agent host with the fake OpenAI server", () => {
     expect(fake.requests.at(-1)?.model).toBe("m2");
     host.clearSessionModel("k");
     expect(host.resolveModel("k")).toBe("a/m1");
+    // A /model (or /new) before the first message of a routed agent's chat keeps that agent's session.
+    host.setSessionModel("agent:helper:test:dm:7", "b/m2");
+    expect(host.sessions.head("agent:helper:test:dm:7")?.agent_id).toBe("helper");
+    host.reset("agent:helper:test:dm:8");
+    expect(host.sessions.head("agent:helper:test:dm:8")?.agent_id).toBe("helper");
   });
 
   it("ChatStream reports chunks, tool start and end, and the text that came with the tool calls", async () => {

@@ -22,6 +22,7 @@ import {
 } from "../models/types.js";
 import type { ApprovalDecision, ApprovalRequest, ToolContext, ToolSet } from "../tools/tool.js";
 import { SessionStore, type SessionRow } from "../session/session-store.js";
+import { agentOfKey } from "../session/keys.js";
 import { storeFailure } from "../store/db.js";
 import { findAgent, type AgentDef, type AgentSource } from "./agents.js";
 import { PromptBuilder } from "./prompt.js";
@@ -714,7 +715,7 @@ export class AgentHostImpl implements AgentHost {
 
   reset(sessionKey: string, reason = "reset"): { sessionId: string } {
     const head = this.sessions.head(sessionKey);
-    const agentId = head?.agent_id ?? this.deps.ctx.config().agents.default;
+    const agentId = head?.agent_id ?? this.keyAgent(sessionKey);
     const row = this.sessions.reset(sessionKey, agentId, reason);
     this.deps.onReset?.(sessionKey);
     this.deps.ctx.bus.emit("session.changed", { sessionKey, sessionId: row.id, reason });
@@ -746,8 +747,13 @@ export class AgentHostImpl implements AgentHost {
   }
 
   setSessionModel(sessionKey: string, model: string): void {
-    const s = this.sessions.ensure(sessionKey, this.deps.ctx.config().agents.default);
+    const s = this.sessions.ensure(sessionKey, this.keyAgent(sessionKey));
     this.sessions.setModelOverride(s.id, model);
+  }
+
+  /** The agent a session key names (`agent:<id>:...`), else the default agent. */
+  private keyAgent(sessionKey: string): string {
+    return agentOfKey(sessionKey) ?? this.deps.ctx.config().agents.default;
   }
 
   clearSessionModel(sessionKey: string): void {
