@@ -124,6 +124,27 @@ describe("StreamRelay", () => {
     expect(p.log.filter((l) => l.op === "send").map((l) => l.text)).toEqual([message]);
   });
 
+  it("renews the typing indicator every 4 s while the turn runs, and stops at the end", async () => {
+    const { clock, p, relay } = setup("off");
+    const s = relay.stream("c1");
+    s.startTyping();
+    s.onEvent({
+      type: "turn_start",
+      runId: "r",
+      sessionKey: "k",
+      sessionId: "s",
+      agentId: "main",
+      requestId: "q",
+    });
+    await clock.advance(10_000);
+    const typing = (): number[] => p.log.filter((l) => l.op === "typing").map((l) => l.at - p.log[0]!.at);
+    expect(typing()).toEqual([0, 4000, 8000]);
+    s.onEvent(end("done"));
+    await s.done;
+    await clock.advance(20_000);
+    expect(typing()).toHaveLength(3);
+  });
+
   it("rate-limits error replies per chat and code", async () => {
     const { clock, p, relay } = setup();
     const fail = async (s: ReturnType<typeof relay.stream>): Promise<void> => {
