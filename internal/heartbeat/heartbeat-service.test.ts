@@ -165,6 +165,9 @@ describe("heartbeat service", () => {
       "- check the server\n",
       clock,
     );
+    // The 21:00 tick (New York) is outside the window: status names 22:00 New York (02:00 UTC) as next.
+    expect(svc.nextRunAt()).toBe(Date.UTC(2026, 6, 1, 1, 0));
+    expect(svc.status().nextRunAt).toBe(Date.UTC(2026, 6, 1, 2, 0));
     for (let i = 0; i < 24; i++) await tick(svc, clock, 60 * MIN);
     const runs = svc.recentRuns(24).reverse();
     const ranHoursNy = runs

@@ -246,6 +246,17 @@ export function createHeartbeatService(ctx: CoreContext, deps: HeartbeatServiceD
       : { id, at, endedAt: clock.now(), status, reason, tokens, delivered, target, outputPreview: null };
   }
 
+  /** The first tick at or after `from` that falls inside active hours (what `status` calls next). */
+  function nextActiveTick(from: number): number | undefined {
+    const cfg = ctx.config();
+    const ms = every();
+    let t = from;
+    // Ticks are `every` apart; a week of them is plenty to find the window (or to prove there is none).
+    for (let i = 0; ms > 0 && i <= Math.ceil((7 * 86_400_000) / ms); i++, t += ms)
+      if (withinActiveHours(t, cfg.heartbeat.active_hours, cfg.timezone)) return t;
+    return undefined;
+  }
+
   const service: HeartbeatService = {
     name: "heartbeat",
     async start() {
@@ -283,12 +294,13 @@ export function createHeartbeatService(ctx: CoreContext, deps: HeartbeatServiceD
     runNow: () => tick(),
     status() {
       const ms = every();
+      const next = dueAt !== undefined ? nextActiveTick(dueAt) : undefined;
       return {
         state: ms > 0 ? "ok" : "disabled",
         every: ms,
         target: ctx.config().heartbeat.target,
         running: running !== undefined,
-        ...(dueAt !== undefined ? { nextRunAt: dueAt } : {}),
+        ...(next !== undefined ? { nextRunAt: next } : {}),
         recent: service.recentRuns(5),
       };
     },
