@@ -212,6 +212,40 @@ describe("/api SSE turns", () => {
     expect((await api.req("GET", `/api/agents/main/sessions/${sid}`)).status).toBe(404);
   });
 
+  it("DELETE of an API agent mid-turn stops its running turn first (done, aborted)", async () => {
+    expect((await api.req("POST", "/api/agents", { name: "temp-agent" })).status).toBe(201);
+    const sid = (await api.req<{ id: string }>("POST", "/api/agents/temp-agent/sessions", {})).body.id;
+    h.fake.enqueue({
+      text: "Another answer that would take a good while to finish.",
+      chunkSize: 2,
+      delayMs: 20,
+    });
+    const res = await fetch(`${h.base}/api/agents/temp-agent/sessions/${sid}/messages/stream`, {
+      method: "POST",
+      headers: api.headers(),
+      body: JSON.stringify({ message: "Start" }),
+    });
+    const reader = res.body!.getReader();
+    let buf = "";
+    const events: SseEvent[] = [];
+    let deleted: Awaited<ReturnType<ApiClient["req"]>> | undefined;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += new TextDecoder().decode(value);
+      const parsed = parseSse(buf);
+      buf = parsed.rest;
+      events.push(...parsed.events);
+      if (!deleted && events.some((e) => e.event === "token"))
+        deleted = await api.req("DELETE", "/api/agents/temp-agent");
+    }
+    expect(deleted?.body).toEqual({ deleted: "temp-agent", sessions_deleted: 1 });
+    const terminal = events.filter((e) => e.event === "done" || e.event === "error");
+    expect(terminal.map((e) => [e.event, e.data.finish_reason])).toEqual([["done", "aborted"]]);
+    const left = h.daemon.db.prepare("SELECT COUNT(*) AS n FROM messages WHERE session_id = ?").get(sid);
+    expect(left).toEqual({ n: 0 });
+  });
+
   it("streams a one-shot turn (POST /api/agents/{id}/chat/stream) without storing anything", async () => {
     const before = h.daemon.db.prepare("SELECT COUNT(*) AS n FROM messages").get() as { n: number };
     h.fake.enqueue({

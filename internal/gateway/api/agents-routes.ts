@@ -176,7 +176,7 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
     {
       method: "DELETE",
       pattern: "/api/agents/:id",
-      handler: ({ res, params }) => {
+      handler: async ({ res, params }) => {
         const id = params.id ?? "";
         const agent = api.agent(id);
         if (agent.source !== "api")
@@ -189,6 +189,13 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
           api.db
             .prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM sessions WHERE agent_id = ?")
             .get(id)?.n ?? 0;
+        // Turns running in the agent's sessions are stopped and waited for (in their session queues),
+        // so they end cleanly instead of writing into deleted sessions.
+        const host = api.host();
+        const running = new Set<string>();
+        for (const s of host.sessions.listByAgent(id, Number.MAX_SAFE_INTEGER))
+          if (!running.has(s.key) && host.abort(s.key)) running.add(s.key);
+        await Promise.all([...running].map((key) => host.exclusive(key, () => undefined)));
         apiAgents().delete(id);
         sendJson(res, 200, { deleted: id, sessions_deleted: sessions });
       },
