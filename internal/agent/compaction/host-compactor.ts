@@ -7,6 +7,9 @@
  * Invariants:
  * - an automatic compaction never fails a turn: errors are logged and the turn goes on uncompacted;
  * - at most one compaction (or memory flush) per session runs at a time;
+ * - after an automatic compaction of a session failed, the gate skips that session for
+ *   {@link AUTO_RETRY_AFTER_MS}, so a persistent failure (a broken disk) does not buy a round of
+ *   summariser calls before every model call; overflow and `/compact` still try;
  * - overflow retries escalate: attempt 1 compacts to the normal budget, attempt 2 to 60% of it with half
  *   the kept tail, attempt 3 to 35% with no kept tail (which is where a hard clear can happen).
  */
@@ -50,6 +53,9 @@ export interface HostCompactorDeps {
   toolTokens?: (agent: AgentDef) => number;
   now?: () => number;
 }
+
+/** How long the auto-compaction gate leaves a session alone after its compaction failed. */
+export const AUTO_RETRY_AFTER_MS = 10 * 60_000;
 
 /** What one compaction did (also logged). */
 export interface CompactionOutcome extends CompactResult {
@@ -129,6 +135,8 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
   const est = deps.estimator ?? defaultTokenEstimator;
   const now = deps.now ?? Date.now;
   const busy = new Set<string>();
+  /** Session id -> time its last automatic compaction failed. */
+  const failedAt = new Map<string, number>();
   const log = deps.logger?.child({ module: "compaction" });
   const store = {
     messages: deps.db.prepare<[string], StoredMessage>(
@@ -220,6 +228,8 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
         historyMessages: args.messages.length - 1,
       });
       if (!gate.compact) return;
+      const failed = failedAt.get(args.session.id);
+      if (failed !== undefined && now() - failed < AUTO_RETRY_AFTER_MS) return;
       try {
         const out = await guarded(args.session.id, async () => {
           if (settings.memoryFlush && deps.memoryFlush) {
@@ -244,11 +254,17 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
           });
         });
         if (!out) return;
+        failedAt.delete(args.session.id);
         args.emit({ type: "notice", runId: args.runId, kind: "compaction", text: compactionNotice(out) });
         return successorMessages(out.successorId, args.system);
       } catch (err) {
         // Never fail the turn: it continues uncompacted and may still hit the provider's own limit.
-        log?.warn({ err, sessionId: args.session.id }, "auto-compaction failed; continuing without it");
+        failedAt.set(args.session.id, now());
+        if (failedAt.size > 10_000) failedAt.delete(failedAt.keys().next().value!);
+        log?.warn(
+          { err, sessionId: args.session.id, retryInMs: AUTO_RETRY_AFTER_MS },
+          "auto-compaction failed; continuing without it",
+        );
         return;
       }
     },
