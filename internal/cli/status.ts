@@ -62,8 +62,13 @@ export function formatStatus(s: Record<string, unknown>): string {
     `tokens today ${String(t.total ?? 0)} (in ${String(t.input ?? 0)}, out ${String(t.output ?? 0)}, ${String(t.calls ?? 0)} calls, $${Number(t.cost ?? 0).toFixed(4)})`,
   );
   const hb = obj(s.heartbeat);
+  const lastHb = obj(Array.isArray(hb.recent) ? hb.recent[0] : undefined);
   lines.push(
-    `heartbeat    ${hb.nextRunAt !== undefined ? `next ${when(hb.nextRunAt)}` : compact(s.heartbeat)}`,
+    `heartbeat    ${hb.nextRunAt !== undefined ? `next ${when(hb.nextRunAt)}` : compact(s.heartbeat)}${
+      lastHb.status
+        ? `  last ${String(lastHb.status)} ${when(lastHb.at)}${lastHb.reason ? ` (${String(lastHb.reason)})` : ""}`
+        : ""
+    }`,
   );
   if (Array.isArray(s.cron)) {
     lines.push(`cron         ${s.cron.length} job(s)`);

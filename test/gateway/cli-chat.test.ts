@@ -172,6 +172,9 @@ describe("familiar chat with piped stdin", () => {
   }, 60_000);
 
   it("familiar status prints uptime, models, channels, queue depth, today's tokens, next heartbeat and cron runs", async () => {
+    // One recorded heartbeat tick (no HEARTBEAT.md: skipped without a model call) shows as the last run.
+    const hb = h.daemon.parts.extra.heartbeat as { runNow(): Promise<{ status: string }> };
+    expect((await hb.runNow()).status).toBe("skipped");
     const r = await runCli(["status", "--config", h.configPath], "");
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^uptime\s+/m);
@@ -179,8 +182,8 @@ describe("familiar chat with piped stdin", () => {
     expect(r.stdout).toMatch(/^tokens today \d+/m);
     expect(r.stdout).toMatch(/^models\s+ok\s+chain fake\/test-model$/m);
     expect(r.stdout).toMatch(/^channels\s+\(none\)$/m);
-    expect(r.stdout).toMatch(/^heartbeat\s+next \S/m);
+    expect(r.stdout).toMatch(/^heartbeat\s+next .+ {2}last skipped .+ \(HEARTBEAT\.md is missing\)$/m);
     expect(r.stdout).toMatch(/^cron\s+1 job\(s\)$/m);
-    expect(r.stdout).toMatch(/^\s+morning\s+next \S/m);
+    expect(r.stdout).toMatch(/^\s+morning\s+next .+ {2}last ok$/m);
   }, 60_000);
 });
