@@ -308,6 +308,11 @@ describe("/api compaction", () => {
     expect(again.status).toBe(308);
     expect(again.headers.get("location")).toBe(`/api/agents/main/sessions/${successor}/compact`);
     await again.text();
+    // And so does an abort (followed: nothing runs in the successor).
+    const abort = await api.req("POST", `/api/agents/main/sessions/${s.id}/abort`);
+    expect(abort.redirected).toBe(true);
+    expect(abort.url).toBe(`${h.base}/api/agents/main/sessions/${successor}/abort`);
+    expect(abort.body).toEqual({ session_id: successor, aborted: false });
   });
 
   it("refuses to compact a session whose strategy is off", async () => {
