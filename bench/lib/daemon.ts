@@ -16,6 +16,12 @@ export const ROOT = resolve(import.meta.dirname, "../..");
 /** The entry point a user runs. */
 export const DIST_CLI = join(ROOT, "dist/bundle/familiar.js");
 
+/**
+ * The Node flags the shipped launchers give the daemon (`npm start`, systemd/familiar.service), so a
+ * benchmark measures what users run. `--node-flag` options come after them and win.
+ */
+export const SHIPPED_NODE_FLAGS = ["--max-old-space-size=96"];
+
 export interface BenchDaemonOptions {
   /** Config object merged over the defaults below (JSON is valid YAML). */
   config?: Record<string, unknown>;
@@ -118,7 +124,7 @@ export async function startBenchDaemon(opts: BenchDaemonOptions = {}): Promise<B
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
-    [...(opts.nodeFlags ?? []), DIST_CLI, "run", "--config", configPath],
+    [...SHIPPED_NODE_FLAGS, ...(opts.nodeFlags ?? []), DIST_CLI, "run", "--config", configPath],
     { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   const keep = (chunk: Buffer): void => {
