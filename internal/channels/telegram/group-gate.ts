@@ -25,7 +25,9 @@ export function isAddressed(cfg: GroupConfig, bot: BotIdentity, m: Message, text
   if (!cfg.require_mention) return true;
   if (m.reply_to_message?.from?.id === bot.id) return true;
   const uname = bot.username.toLowerCase();
-  if (text.toLowerCase().includes(`@${uname}`)) return true;
+  // `@familiar_bot2` names another bot: the mention must end where the username ends.
+  const mention = new RegExp(`@${uname.replace(/[^\w]/g, "")}(?![A-Za-z0-9_])`, "i");
+  if (mention.test(text)) return true;
   for (const e of [...(m.entities ?? []), ...(m.caption_entities ?? [])]) {
     if (e.type === "text_mention" && e.user.id === bot.id) return true;
   }
