@@ -351,6 +351,30 @@ describe("cron service", () => {
     expect(svc.get(id!)).toBeUndefined();
   });
 
+  it("the cron tool delivers only to this chat, last, none or send_message's allowed targets", async () => {
+    const { svc } = await setup({});
+    const tool = createCronTool(svc, { allowedTargets: () => ["test:team"] });
+    const signal = new AbortController().signal;
+    const add = (deliver?: string) =>
+      tool.execute(
+        { action: "add", message: "ping", every: "1h", ...(deliver ? { deliver } : {}) },
+        signal,
+        toolCtx(),
+      );
+    for (const ok of [undefined, "test:owner", "last", "none", "test:team"]) await add(ok);
+    expect(svc.list().map((j) => j.deliver)).toEqual(
+      expect.arrayContaining(["test:owner", "test:owner", "last", "none", "test:team"]),
+    );
+    await expect(add("test:stranger")).rejects.toMatchObject({ code: "CRON_TARGET_NOT_ALLOWED" });
+    await expect(add("telegram:999")).rejects.toThrow(/not allowed: use this chat \(test:owner\)/);
+    expect(svc.list()).toHaveLength(5);
+    // Without an allow-list only the chat itself, last and none are open.
+    const bare = createCronTool(svc);
+    await expect(
+      bare.execute({ action: "add", message: "x", every: "1h", deliver: "test:team" }, signal, toolCtx()),
+    ).rejects.toThrow(/allowed_targets is empty/);
+  });
+
   it("picks up jobs another process (the CLI) wrote to the db", async () => {
     const pollClock = new FakeClock();
     const { h, svc, clock } = await setup({}, { pollClock });

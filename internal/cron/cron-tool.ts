@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../tools/tool.js";
+import { targetAllowed } from "../tools/basic-tools.js";
 import { CronError } from "./job.js";
 import type { CronJobView, CronService } from "./cron-service.js";
 
@@ -48,8 +49,28 @@ function line(j: CronJobView): string {
   return `${j.id} [${j.source}${j.enabled ? "" : ", disabled"}] ${j.schedule} next=${next}${last} deliver=${j.deliver}: ${j.message.slice(0, 80)}`;
 }
 
+export interface CronToolOptions {
+  /**
+   * Targets the agent may send to on its own (`tools.send_message.allowed_targets`). A job may deliver
+   * to `none`, `last`, the chat it was created from, or one of these: the cron tool must not become a
+   * way around send_message's allow-list (a prompt-injected "remind telegram:<stranger> of ...").
+   */
+  allowedTargets?: () => readonly string[];
+}
+
+/** True when a job created from a chat with `replyTarget` may deliver to `deliver`. */
+export function deliverAllowed(
+  deliver: string,
+  replyTarget: string | undefined,
+  allowed: readonly string[],
+): boolean {
+  return (
+    deliver === "none" || deliver === "last" || deliver === replyTarget || targetAllowed(deliver, allowed)
+  );
+}
+
 /** Builds the tool over a running cron service. */
-export function createCronTool(service: CronService): Tool<typeof schema> {
+export function createCronTool(service: CronService, opts: CronToolOptions = {}): Tool<typeof schema> {
   return defineTool({
     name: "cron",
     group: "cron",
@@ -66,11 +87,18 @@ export function createCronTool(service: CronService): Tool<typeof schema> {
           case "add": {
             if (!args.message) throw new ToolError("invalid_args", "add needs a message");
             const id = args.id ?? `job-${randomBytes(3).toString("hex")}`;
+            const deliver = args.deliver ?? ctx.replyTarget ?? "last";
+            const allowed = opts.allowedTargets?.() ?? [];
+            if (!deliverAllowed(deliver, ctx.replyTarget, allowed))
+              throw new ToolError(
+                "CRON_TARGET_NOT_ALLOWED",
+                `deliver "${deliver}" is not allowed: use this chat${ctx.replyTarget ? ` (${ctx.replyTarget})` : ""}, "last", "none"${allowed.length ? ` or one of ${allowed.join(", ")}` : " (tools.send_message.allowed_targets is empty)"}`,
+              );
             const input: Record<string, unknown> = {
               id,
               message: args.message,
               session: args.session ?? "isolated",
-              deliver: args.deliver ?? ctx.replyTarget ?? "last",
+              deliver,
               agent: ctx.agentId,
               // A reminder set while the daemon happens to be down should still reach the owner.
               catch_up: args.at !== undefined,

@@ -187,7 +187,11 @@ export async function buildServices(
     const tools = parts.extra.tools as
       { register?: (t: import("../tools/tool.js").Tool) => unknown } | undefined;
     if (typeof tools?.register === "function")
-      tools.register(createCronTool(cron) as import("../tools/tool.js").Tool);
+      tools.register(
+        createCronTool(cron, {
+          allowedTargets: () => ctx.config().tools.send_message.allowed_targets,
+        }) as import("../tools/tool.js").Tool,
+      );
     services.push(heartbeat, cron);
   } else {
     ctx.logger.warn({ module: "cron" }, "no agent host: heartbeat and cron are not running");
