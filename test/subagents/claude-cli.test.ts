@@ -230,6 +230,22 @@ describe("claude-cli engine in the agent host", () => {
     expect(prompt).not.toContain("## Skills");
   });
 
+  it("a session model change (/model) restarts the subprocess with --model and resumes the session", async () => {
+    const h = await setup();
+    const first = await say(h, "first");
+    const sid = sessionOf(first.text);
+    expect(argvLog()[0]).not.toContain("--model");
+    h.agents.host.setSessionModel(OWNER_KEY, "anthropic/opus");
+    const second = await say(h, "second");
+    expect(second.text).toBe(`turn 2 in ${sid}: second`);
+    const argv = argvLog().at(-1) ?? [];
+    expect(argv).toEqual(expect.arrayContaining(["--model", "opus", "--resume", sid]));
+    await waitFor(() => !alive(pids()[0] ?? 0), "the old subprocess to exit");
+    // Same model again: the subprocess is kept.
+    await say(h, "third");
+    expect(pids()).toHaveLength(2);
+  });
+
   it("a missing mcp_config file is a clear error reply naming it", async () => {
     const h = await setup({ mcp_config: "nowhere/mcp.json" });
     const r = await say(h, "hello");

@@ -43,6 +43,8 @@ interface Proc {
   busy: boolean;
   dead: boolean;
   stderr: string;
+  /** The `--model` it was started with (undefined: the CLI's default). */
+  model: string | undefined;
   /** The process's last reported `total_cost_usd`: a running total over its lifetime (stream-json). */
   costSoFar: number;
   /** Resolves when the process has exited and its stdio is closed. */
@@ -138,6 +140,7 @@ export class ClaudeCliEngine {
       busy: false,
       dead: false,
       stderr: "",
+      model: m,
       costSoFar: 0,
       closed,
     };
@@ -186,7 +189,17 @@ export class ClaudeCliEngine {
     // The host's system prompt for this agent (workspace identity files, the agent's own prompt or
     // prompt_file, time, origin) goes to a new subprocess; a kept one keeps the prompt it started with.
     const system = systemText(loop.messages);
-    const proc = ephemeral ? undefined : this.procs.get(sessionKey);
+    let proc = ephemeral ? undefined : this.procs.get(sessionKey);
+    if (proc && !proc.busy && !proc.dead && proc.model !== (model ?? this.opts.model)) {
+      // The session's model changed (`/model`): a subprocess cannot switch, so start one with the new
+      // model that resumes the same CLI session.
+      this.opts.logger.info(
+        { sessionKey, from: proc.model, to: model },
+        "claude-cli model changed: restarting",
+      );
+      this.kill(sessionKey);
+      proc = undefined;
+    }
     if (proc?.busy) {
       // The host runs one turn per session key at a time; this only guards against misuse.
       const message = "The Claude CLI is still busy with the previous message of this session.";
