@@ -36,6 +36,8 @@ export class IdempotencyCache<T> {
 /** What survives a restart for one idempotency key: the run, and its answer once it ended. */
 export interface PersistedSend {
   runId: string;
+  /** The turn's request id: a turn resumed after a crash keeps it, so its answer can be found. */
+  requestId?: string;
   sessionKey: string;
   /** The compact result (summarizeResult) once the turn ended; absent while it runs. */
   result?: Record<string, unknown>;

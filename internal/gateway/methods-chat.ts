@@ -6,7 +6,7 @@ import type { TurnResult } from "../core/host.js";
 import { findAgent } from "../agent/agents.js";
 import { parseSessionKey, sessionKeys } from "../session/keys.js";
 import type { StoredMessage } from "../session/session-store.js";
-import { IdempotencyCache, PersistedIdempotency } from "./idempotency.js";
+import { IdempotencyCache, PersistedIdempotency, type PersistedSend } from "./idempotency.js";
 import { parseCommand, runCommand, type ApprovalResolver } from "../channels/common/commands.js";
 import { AgentChoiceStore, resolveAgentId } from "../channels/common/agent-choice.js";
 import { ZERO_USAGE } from "../models/types.js";
@@ -80,6 +80,25 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
   const choices = new AgentChoiceStore(rt.ctx.db, () => rt.ctx.clock.now());
   /** The `/agent` choice scope of a gateway session name (or full key). */
   const scopeOf = (raw: string): string => `gateway:${raw}`;
+
+  /**
+   * A key persisted without a result belongs to a turn a crash cut off; the host resumes such turns at
+   * start under the same request id, so once its final answer is stored, that is the result.
+   */
+  const withStoredAnswer = (e: PersistedSend | undefined): PersistedSend | undefined => {
+    if (!e || e.result || !e.requestId) return e;
+    const head = rt.sessions.head(e.sessionKey);
+    const final = head
+      ? rt.sessions
+          .messages(head.id)
+          .findLast((m) => m.role === "assistant" && m.request_id === e.requestId && !m.tool_calls)
+      : undefined;
+    if (!final || final.status !== "ok") return e;
+    return {
+      ...e,
+      result: { runId: e.runId, text: final.content, finishReason: final.finish_reason ?? "stop" },
+    };
+  };
 
   const agentParam = (p: Params): string => {
     const cfg = rt.ctx.config();
@@ -176,7 +195,7 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     }
     // Not in memory: maybe sent before a restart. A finished run answers with its result; one that was
     // cut off by a crash is resumed by the host at start, so it must not run again either.
-    const before = idemKey ? persisted.load(idemKey) : undefined;
+    const before = idemKey ? withStoredAnswer(persisted.load(idemKey)) : undefined;
     if (before)
       return before.result
         ? {
@@ -200,9 +219,10 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     if (idemKey) {
       const key = idemKey;
       idem.set(key, entry);
-      persist(key, { runId: handle.runId, sessionKey });
+      const base = { runId: handle.runId, requestId: handle.requestId, sessionKey };
+      persist(key, base);
       void handle.result.then(
-        (r) => persist(key, { runId: handle.runId, sessionKey, result: summarizeResult(r) }),
+        (r) => persist(key, { ...base, result: summarizeResult(r) }),
         () => undefined,
       );
     }

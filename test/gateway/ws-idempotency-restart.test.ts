@@ -63,4 +63,35 @@ describe("idempotency across a restart", () => {
     expect(fresh.result?.text).toBe("Done.");
     await c2.close();
   }, 60_000);
+
+  it("a key whose turn was cut off by a crash answers with the resumed turn's stored reply", async () => {
+    const params = { sessionKey: "crashy", message: "book the table", idempotencyKey: "k-crash-1" };
+    h.fake.enqueue({ text: "Booked for 8 pm." });
+    const c1 = await GatewayClient.connect({ url: h.wsUrl, clientName: "before" });
+    const first = await c1.request<SendResult>("chat.send", { ...params, wait: true });
+    await c1.close();
+    // What kill -9 leaves behind: the key was stored at submission, its result never was (the host
+    // answers the interrupted turn after the restart under the same request id).
+    const row = h.daemon.db.prepare("SELECT value FROM kv WHERE key = ?").get("gw_idem:k-crash-1") as {
+      value: string;
+    };
+    const { result: _dropped, ...cut } = JSON.parse(row.value) as Record<string, unknown>;
+    expect(cut.requestId).toEqual(expect.any(String));
+    h.daemon.db
+      .prepare("UPDATE kv SET value = ? WHERE key = ?")
+      .run(JSON.stringify(cut), "gw_idem:k-crash-1");
+
+    await h.restart();
+    const calls = h.fake.requests.length;
+    const c2 = await GatewayClient.connect({ url: h.wsUrl, clientName: "after" });
+    const again = await c2.request<SendResult>("chat.send", params);
+    expect(again).toMatchObject({
+      runId: first.runId,
+      duplicate: true,
+      status: "done",
+      result: { text: "Booked for 8 pm.", finishReason: "stop" },
+    });
+    expect(h.fake.requests.length).toBe(calls);
+    await c2.close();
+  }, 60_000);
 });
