@@ -6,6 +6,7 @@
 //   CRASH     -> exits with code 3 before answering
 //   MALFORMED -> prints a garbage line before answering
 //   THINK     -> thinking deltas (partial mode) and a thinking block before the answer
+// Base64 image blocks are acknowledged in the answer as " [<media types>]".
 // total_cost_usd on a result line is the running total of this process (as Claude Code reports it in
 // stream-json mode): 0.002 per answered turn, 0.001 per error result.
 // Session memory: turns per session id are kept in $FAKE_CLAUDE_STATE/<id>.json so `--resume <id>`
@@ -49,7 +50,11 @@ rl.on("line", (line) => {
   } catch {
     return;
   }
-  const text = (msg?.message?.content ?? []).map((c) => c.text ?? "").join("");
+  const blocks = msg?.message?.content ?? [];
+  const images = blocks.filter((c) => c.type === "image" && c.source?.type === "base64" && c.source.data);
+  const text =
+    blocks.map((c) => c.text ?? "").join("") +
+    (images.length ? ` [${images.map((c) => c.source.media_type).join(", ")}]` : "");
   if (text.includes("CRASH")) {
     process.stderr.write("fatal: simulated crash\n");
     process.exit(3);

@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { FakeClock } from "../../internal/core/clock.js";
 import type { AgentEvent } from "../../internal/agent/events.js";
+import { chatWithImages } from "../../internal/agent/chat.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startGatewayDaemon, type GatewayHarness } from "../gateway/harness.js";
 import {
@@ -244,6 +245,18 @@ describe("claude-cli engine in the agent host", () => {
     // Same model again: the subprocess is kept.
     await say(h, "third");
     expect(pids()).toHaveLength(2);
+  });
+
+  it("sends the images of a message (ChatWithImages) as image blocks", async () => {
+    const h = await setup();
+    const png = Buffer.from("png bytes").toString("base64");
+    const r = await chatWithImages(
+      h.agents.host,
+      { channel: "test", sessionKey: OWNER_KEY },
+      "what is this?",
+      [{ mime: "image/png", data: png }],
+    );
+    expect(r.text).toMatch(/^turn 1 in \S+: what is this\? \[image\/png\]$/);
   });
 
   it("a missing mcp_config file is a clear error reply naming it", async () => {

@@ -218,7 +218,7 @@ export class ClaudeCliEngine {
       proc && !proc.dead ? proc : this.spawnFor(ephemeral ? undefined : sessionKey, model, system);
     const line = JSON.stringify({
       type: "user",
-      message: { role: "user", content: [{ type: "text", text }] },
+      message: { role: "user", content: [{ type: "text", text }, ...imageBlocks(loop.messages)] },
     });
     let streamed = "";
     let final = undefined as Extract<ClaudeLine, { kind: "result" }> | undefined;
@@ -364,7 +364,7 @@ export class ClaudeCliEngine {
 function textOf(m: ChatMessage | undefined): string {
   if (!m) return "";
   if (typeof m.content === "string") return m.content;
-  return (m.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
+  return (m.content ?? []).flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
 }
 
 /** The system prompt the host built for this turn (its first message), if any. */
@@ -373,6 +373,22 @@ function systemText(messages: readonly ChatMessage[]): string | undefined {
   if (first?.role !== "system") return undefined;
   const text = textOf(first).trim();
   return text || undefined;
+}
+
+/**
+ * The images of the current user message (ChatWithImages: `data:` URLs) as Anthropic image blocks,
+ * which the stream-json input takes as they are. Other URLs are left out (the CLI cannot fetch them).
+ */
+function imageBlocks(messages: readonly ChatMessage[]): object[] {
+  const last = messages.at(-1);
+  if (last?.role !== "user" || typeof last.content === "string") return [];
+  const out: object[] = [];
+  for (const p of last.content) {
+    if (p.type !== "image_url") continue;
+    const m = /^data:([^;,]+);base64,(.*)$/s.exec(p.image_url.url);
+    if (m) out.push({ type: "image", source: { type: "base64", media_type: m[1], data: m[2] } });
+  }
+  return out;
 }
 
 /** The current message: the last user message or system event. */
