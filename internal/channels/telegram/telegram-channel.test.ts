@@ -15,7 +15,7 @@ import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
 import { createModelRouter } from "../../models/router.js";
 import { createAgentHost } from "../../agent/host.js";
 import { ChannelRegistry } from "../registry.js";
-import { createTelegramChannel, type TelegramChannel } from "./telegram-channel.js";
+import { createTelegramChannel, type TelegramChannel, type TelegramDeps } from "./telegram-channel.js";
 import { markdownToTelegramHtml } from "./markdown-html.js";
 import { PairingStore } from "../common/pairing.js";
 import { NOT_AN_APPROVER } from "../common/inbound.js";
@@ -74,6 +74,7 @@ async function setup(
   tgExtra: Record<string, unknown> = {},
   reuse?: TestCore,
   approvals?: ApprovalResolver,
+  retryLimits?: TelegramDeps["retryLimits"],
 ): Promise<TelegramChannel> {
   core = reuse ?? createTestCore(config(tgExtra));
   const c = core;
@@ -84,7 +85,12 @@ async function setup(
   });
   const host = createAgentHost({ ctx: c.ctx, model: router });
   registry = new ChannelRegistry();
-  const ch = createTelegramChannel(c.ctx, { host, registry, ...(approvals ? { approvals } : {}) });
+  const ch = createTelegramChannel(c.ctx, {
+    host,
+    registry,
+    ...(approvals ? { approvals } : {}),
+    ...(retryLimits ? { retryLimits } : {}),
+  });
   registry.add(ch);
   channels.push(ch);
   await ch.start();
@@ -300,6 +306,30 @@ describe("telegram channel (fake Bot API + fake model)", () => {
       expect(next).toBeDefined();
       expect(next!.at - l.at).toBeGreaterThanOrEqual(900);
     }
+  });
+
+  it("waits out a long 429 on a new message, but gives up a rate-limited edit and sends anew", async () => {
+    // Scaled down: edits give up beyond 1 s, new messages wait up to 5 s (defaults: 60 s and 600 s).
+    await setup({}, undefined, undefined, { sendMaxDelayS: 5, otherMaxDelayS: 1 });
+    tg.failNext("editMessageText", { status: 429, retryAfter: 2 }, 50);
+    const answer = "An answer streamed in pieces while every edit is rate-limited for two seconds.";
+    llm.enqueue({ text: answer, chunkSize: 6, delayMs: 60 });
+    tg.pushText(owner, "edits are limited");
+    const final = markdownToTelegramHtml(answer);
+    await tg.waitFor(() => botTexts(owner.id).includes(final), 20_000, "final as a new message");
+    await until(() => tg.visible(owner.id).length === 1, "preview deleted");
+    expect(botTexts(owner.id)).toEqual([final]);
+    expect(tg.callsOf("deleteMessage").filter((c) => c.status === 200)).toHaveLength(1);
+
+    // A new message limited for 2 s is waited out and delivered once.
+    tg.failNext("sendMessage", { status: 429, retryAfter: 2 }, 1);
+    llm.enqueue({ text: "short" });
+    tg.pushText(owner, "again");
+    await tg.waitFor(() => botTexts(owner.id).includes("short"), 20_000, "delivered after the wait");
+    const sends = tg.callsOf("sendMessage");
+    const limited = sends.findIndex((c) => c.status === 429);
+    expect(sends[limited + 1]!.at - sends[limited]!.at).toBeGreaterThanOrEqual(1900);
+    expect(botTexts(owner.id).filter((t) => t === "short")).toHaveLength(1);
   });
 
   it("answers each update of a burst exactly once across a restart", async () => {

@@ -42,6 +42,12 @@ export interface TelegramDeps {
   registry?: ChannelRegistry;
   approvals?: ApprovalResolver;
   agentSources?: readonly AgentSource[];
+  /**
+   * Longest 429 `retry_after` waited out before a call fails (seconds). A new message carries an
+   * answer that would otherwise be lost, so it waits long (default 600); anything else (preview
+   * edits, deletes) gives up after 60 and the relay falls back to a new message.
+   */
+  retryLimits?: { sendMaxDelayS?: number; otherMaxDelayS?: number };
 }
 
 /** The Telegram channel: a Channel plus the Service lifecycle and health. */
@@ -196,10 +202,24 @@ export class TelegramChannel implements Channel {
     this.abort = new AbortController();
     const apiRoot = cfg.api_root ?? DEFAULT_API_ROOT;
     const api = new Api(cfg.token, { apiRoot });
-    const retry = autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 60, rethrowHttpErrors: true });
+    const limits = this.deps.retryLimits ?? {};
+    const sendRetry = autoRetry({
+      maxRetryAttempts: 5,
+      maxDelaySeconds: limits.sendMaxDelayS ?? 600,
+      rethrowHttpErrors: true,
+    });
+    const retry = autoRetry({
+      maxRetryAttempts: 5,
+      maxDelaySeconds: limits.otherMaxDelayS ?? 60,
+      rethrowHttpErrors: true,
+    });
     // getUpdates is retried by the poll loop itself (with stall detection), not by auto-retry.
     const transformer: Transformer = (prev, method, payload, signal) =>
-      method === "getUpdates" ? prev(method, payload, signal) : retry(prev, method, payload, signal);
+      method === "getUpdates"
+        ? prev(method, payload, signal)
+        : method === "sendMessage"
+          ? sendRetry(prev, method, payload, signal)
+          : retry(prev, method, payload, signal);
     api.config.use(transformer);
     this.api = api;
     this.setState("starting");
