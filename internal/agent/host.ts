@@ -109,6 +109,7 @@ export interface UsageRecord {
 interface Running {
   controller: AbortController;
   runId: string;
+  requestId: string;
 }
 
 interface TreeAcc {
@@ -344,7 +345,7 @@ export class AgentHostImpl implements AgentHost {
       session && session.successor_id ? (this.sessions.head(msg.sessionKey) ?? session) : session;
     const sessionId = liveSession?.id ?? "";
     const runKey = msg.ephemeral ? `ephemeral:${runId}` : msg.sessionKey;
-    this.running.set(runKey, { controller, runId });
+    this.running.set(runKey, { controller, runId, requestId });
     const emit = (e: AgentEvent): void => {
       try {
         onEvent?.(e);
@@ -694,6 +695,11 @@ export class AgentHostImpl implements AgentHost {
     } catch (err) {
       this.deps.ctx.logger.error({ err: (err as Error).message }, "failed to record usage");
     }
+  }
+
+  /** Like `abort`, but only when the running turn is `requestId` (a client stopping its own turn). */
+  abortRequest(sessionKey: string, requestId: string): boolean {
+    return this.running.get(sessionKey)?.requestId === requestId && this.abort(sessionKey);
   }
 
   abort(sessionKey: string): boolean {

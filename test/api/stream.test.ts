@@ -154,7 +154,14 @@ describe("/api SSE turns", () => {
       events.push(...parsed.events);
       if (!asked && events.some((e) => e.event === "token")) {
         asked = true;
-        const r = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`);
+        // Another turn's request id stops nothing; the stream's own does.
+        const wrong = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`, {
+          request_id: "other",
+        });
+        expect(wrong.body).toEqual({ session_id: sid, aborted: false });
+        const r = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`, {
+          request_id: res.headers.get("x-familiar-request-id"),
+        });
         expect(r.status).toBe(200);
         expect(r.body).toEqual({ session_id: sid, aborted: true });
       }

@@ -23,6 +23,7 @@ import { SseWriter, turnEventForwarder } from "./sse.js";
 import { turnFailure } from "./turn-errors.js";
 
 const messageBody = z.object({ message: z.string().min(1, { error: "must not be empty" }) }).strict();
+const abortBody = z.object({ request_id: z.string().min(1).optional() }).strict();
 
 export function turnRoutes(api: ApiContext): ApiRoute[] {
   // Prepared once: these run on every turn.
@@ -66,12 +67,15 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
       // the session still run. A compacted session redirects (308) like every other write.
       method: "POST",
       pattern: "/api/agents/:id/sessions/:sid/abort",
-      handler: ({ req, res, params }) => {
+      handler: async ({ req, res, params }) => {
         const agentId = params.id ?? "";
         const s = api.session(agentId, params.sid ?? "");
         assertLiveForWrite(api, agentId, s, "/abort");
-        req.resume(); // any body is ignored
-        const aborted = api.host().abort(s.key);
+        // With `request_id` (the stream's X-Familiar-Request-Id) only that turn is stopped, never one
+        // that started after it ended.
+        const body = await api.body(req, abortBody);
+        const host = api.host();
+        const aborted = body.request_id ? host.abortRequest(s.key, body.request_id) : host.abort(s.key);
         sendJson(res, 200, { session_id: s.id, aborted });
       },
     },
