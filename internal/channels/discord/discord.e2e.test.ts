@@ -18,6 +18,7 @@ import type { FakeDiscord } from "../../../test/fakes/discord-server.js";
 import { CHAT_COMMANDS } from "../common/commands.js";
 import { ChannelError } from "../channel.js";
 import { NOT_AN_APPROVER } from "../common/inbound.js";
+import { PreviewLedger } from "../common/preview-ledger.js";
 
 const DM = "800000000000000001";
 
@@ -392,6 +393,21 @@ describe("discord channel end to end", () => {
     });
     await answered(discord, `interaction:${annPress.token}`, (t) => t === "Approved ap2.", "the approval");
     expect(decisions).toEqual([["ap2", "approved"]]);
+  });
+
+  it("deletes a streaming preview the previous run left behind, once connected again", async () => {
+    h = await startDiscordHarness();
+    const { discord, core } = h;
+    // The previous run streamed a preview here and died before the final edit.
+    await h.channel.send(CHAN, "half an answer …");
+    const id = discord.channelMessages(CHAN)[0]!.id;
+    new PreviewLedger(core.db, "discord", () => Date.now()).opened(CHAN, id, undefined, Date.now());
+    await h.restart();
+    await discord.waitFor(() => discord.channelMessages(CHAN).length === 0, 20_000, "the preview deleted");
+    // ... and forgotten (once Discord answered the delete).
+    const rows = core.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM chat_previews");
+    for (let i = 0; i < 200 && rows.get()?.n !== 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(rows.get()?.n).toBe(0);
   });
 
   it("delivers proactive messages to discord:<channelId> and discord:user:<userId>", async () => {
