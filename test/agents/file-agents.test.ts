@@ -96,6 +96,26 @@ describe("agent files", () => {
     expect(errs).toHaveLength(4);
   });
 
+  it("cannot set the program of a CLI engine (the assistant's file tools can write the folder)", () => {
+    const { src, dir } = setup();
+    writeFileSync(join(dir, "coder.yaml"), "name: coder\nengine: claude-cli\n");
+    writeFileSync(join(dir, "shell.yaml"), "name: shell\nengine: cli\ncommand: /bin/sh\nargs: [-c]\n");
+    writeFileSync(
+      join(dir, "yolo.yaml"),
+      "name: yolo\nengine: claude-cli\nextra_args: [--dangerously-skip-permissions]\n",
+    );
+    writeFileSync(join(dir, "mcp.yaml"), "name: mcp\nengine: claude-cli\nmcp_config: mcp.json\n");
+    src.load();
+    expect(src.list().map((a) => a.id)).toEqual(["coder"]);
+    const keyOf = (f: string) => src.errors().find((e) => e.path === join(dir, f));
+    expect(keyOf("shell.yaml")).toMatchObject({
+      key: "command",
+      message: expect.stringMatching(/config\.yaml/),
+    });
+    expect(keyOf("yolo.yaml")).toMatchObject({ key: "extra_args" });
+    expect(keyOf("mcp.yaml")).toMatchObject({ key: "mcp_config" });
+  });
+
   it("a name clash with config.yaml is an error naming both places; config wins", () => {
     const { core, src, dir } = setup({ agents: { helper: { description: "from config" } } });
     const file = join(dir, "helper.yaml");

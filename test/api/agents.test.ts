@@ -94,23 +94,18 @@ describe("/api agents", () => {
       const escape = await api.req("POST", "/api/agents", { name: "escaper", prompt_file });
       expect(escape.body).toMatchObject({ error: { code: "invalid_body", field: "prompt_file" } });
     }
-    const mcpEscape = await api.req("POST", "/api/agents", { name: "escaper", mcp_config: "/etc/mcp.json" });
-    expect(mcpEscape.body).toMatchObject({ error: { code: "invalid_body", field: "mcp_config" } });
     // The program of a CLI engine would run anything on the host without the owner's approval.
     for (const [field, extra] of [
       ["command", { engine: "cli", command: "/bin/sh" }],
       ["args", { engine: "cli", args: ["-c", "id"] }],
       ["extra_args", { engine: "claude-cli", extra_args: ["--dangerously-skip-permissions"] }],
+      ["mcp_config", { engine: "claude-cli", mcp_config: "mcp.json" }],
     ] as const) {
       const r = await api.req("POST", "/api/agents", { name: "runner", ...extra });
       expect(r.status).toBe(400);
       expect(r.body).toMatchObject({ error: { code: "invalid_body", field } });
     }
-    const coder = await api.req("POST", "/api/agents", {
-      name: "coder",
-      engine: "claude-cli",
-      mcp_config: "mcp.json",
-    });
+    const coder = await api.req("POST", "/api/agents", { name: "coder", engine: "claude-cli" });
     expect(coder.status).toBe(201);
     const patched = await api.req("PATCH", "/api/agents/coder", { command: "/bin/sh" });
     expect(patched.body).toMatchObject({ error: { code: "invalid_body", field: "command" } });

@@ -26,6 +26,25 @@ export const fileAgentSchema = agentSchema.extend({
   name: z.string().regex(AGENT_NAME_RE, { error: "expected a URL-safe name of letters, digits, _ or -" }),
 });
 
+/**
+ * The first key of `def` that decides which program a CLI engine runs (`command`, `args`,
+ * `extra_args`, `mcp_config`), if any. Only config.yaml may set these: a workspace agent file can be
+ * written by the assistant's own file tools, and an API agent by any token holder, and either would
+ * then run any program on the host without the owner's approval (which even `exec` asks for).
+ */
+export function cliProgramKey(def: {
+  command?: string | undefined;
+  args: readonly string[];
+  extra_args: readonly string[];
+  mcp_config?: string | undefined;
+}): "command" | "args" | "extra_args" | "mcp_config" | undefined {
+  if (def.command !== undefined) return "command";
+  if (def.args.length > 0) return "args";
+  if (def.extra_args.length > 0) return "extra_args";
+  if (def.mcp_config !== undefined) return "mcp_config";
+  return undefined;
+}
+
 /** One problem with one agent file: the file, the key (when one is to blame) and what is wrong. */
 export interface FileAgentError {
   path: string;
@@ -109,6 +128,15 @@ export class FileAgentSource implements AgentSource {
       const id = parsed.data.name;
       if (RESERVED_AGENT_KEYS.has(id)) {
         errs.push({ path, key: "name", message: `name: "${id}" is reserved` });
+        continue;
+      }
+      const program = cliProgramKey(parsed.data);
+      if (program) {
+        errs.push({
+          path,
+          key: program,
+          message: `${program}: a workspace agent file cannot set the program a CLI engine runs (the assistant's file tools can write this folder); define agent "${id}" in config.yaml`,
+        });
         continue;
       }
       if ((cfg.agents as Record<string, unknown>)[id] !== undefined) {

@@ -7,7 +7,7 @@ import { isAbsolute, normalize } from "node:path";
 import { z } from "zod";
 import { RESERVED_AGENT_KEYS } from "../../agent/agents.js";
 import { AGENT_TEMPLATES, findTemplate } from "../../agent/catalog/templates.js";
-import { AGENT_NAME_RE, fileAgentSchema } from "../../agent/catalog/file-agents.js";
+import { AGENT_NAME_RE, cliProgramKey, fileAgentSchema } from "../../agent/catalog/file-agents.js";
 import type { AgentConfig } from "../../config/schema.js";
 import { sessionKeys } from "../../session/keys.js";
 import { usageHeaders } from "../openai-api.js";
@@ -52,32 +52,28 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
   };
 
   /**
-   * What an API client may not set, though config.yaml and file agents may: `prompt_file` and
-   * `mcp_config` outside the workspace (a token holder must not pull arbitrary host files in), and the
-   * program a CLI engine runs (`command`, `args`, `extra_args`): that would run any program on the host
-   * without the owner's approval, which even the `exec` tool asks for.
+   * What an API client may not set, though config.yaml may: `prompt_file` outside the workspace (a
+   * token holder must not pull arbitrary host files into a prompt), and the program a CLI engine runs
+   * (`cliProgramKey`).
    */
   const assertApiSafe = (def: AgentConfig): void => {
-    for (const field of ["prompt_file", "mcp_config"] as const) {
-      const f = def[field];
-      if (f === undefined) continue;
+    const f = def.prompt_file;
+    if (f !== undefined) {
       const n = normalize(f);
       if (isAbsolute(f) || n === ".." || n.startsWith("../") || n.startsWith("..\\"))
-        throw apiError(400, "invalid_body", `${field}: must be a relative path inside the workspace`, field);
+        throw apiError(
+          400,
+          "invalid_body",
+          "prompt_file: must be a relative path inside the workspace",
+          "prompt_file",
+        );
     }
-    const program =
-      def.command !== undefined
-        ? "command"
-        : def.args.length > 0
-          ? "args"
-          : def.extra_args.length > 0
-            ? "extra_args"
-            : undefined;
+    const program = cliProgramKey(def);
     if (program)
       throw apiError(
         400,
         "invalid_body",
-        `${program}: the program of a CLI engine cannot be set over the API; define such agents in config.yaml or <workspace>/agents/`,
+        `${program}: the program of a CLI engine cannot be set over the API; define such agents in config.yaml`,
         program,
       );
   };
