@@ -7,6 +7,8 @@ import {
   type SchedulerHarness,
 } from "../../test/helpers/scheduler-harness.js";
 import { FakeClock } from "../core/clock.js";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { openDatabase } from "../store/db.js";
 import { allMigrations } from "../store/registry.js";
 import { sessionKeys } from "../session/keys.js";
@@ -141,6 +143,37 @@ describe("cron service", () => {
     expect(svc.runs("mainjob", 1)[0]?.sessionKey).toBe(ownerKey);
     const last = fake.requests.at(-1)?.body?.messages ?? [];
     expect(JSON.stringify(last)).toContain("remember the milk");
+  });
+
+  it("honours light_context, enabled and agent per job", async () => {
+    const { h, svc, clock } = await setup({
+      agents: { helper: { description: "second agent" } },
+      cron: {
+        jobs: [
+          job({ id: "lite", every: "1h", message: "lite run" }),
+          job({ id: "full", every: "1h", message: "full run", light_context: false }),
+          job({ id: "off", every: "1h", message: "never run", enabled: false }),
+          job({ id: "helped", every: "1h", message: "helper run", agent: "helper" }),
+        ],
+      },
+    });
+    writeFileSync(join(h.core.ctx.config().workspace, "USER.md"), "The owner likes tea. USER-MARKER\n");
+    await advance(svc, clock, HOUR);
+    const systemOf = (text: string): string => {
+      const req = fake.requests.find((r) => JSON.stringify(r.body?.messages ?? []).includes(text));
+      return JSON.stringify(req?.body?.messages?.[0] ?? null);
+    };
+    expect(systemOf("lite run")).not.toContain("USER-MARKER");
+    expect(systemOf("full run")).toContain("USER-MARKER");
+    expect(svc.runs("off")).toEqual([]);
+    expect(svc.get("off")).toMatchObject({ enabled: false, nextRunAt: null });
+    expect(fake.requests.some((r) => JSON.stringify(r.body).includes("never run"))).toBe(false);
+    const agentOf = h.core.ctx.db
+      .prepare(
+        "SELECT s.agent_id AS a FROM session_heads hd JOIN sessions s ON s.id = hd.session_id WHERE hd.key = ?",
+      )
+      .get(sessionKeys.cron("helped")) as { a: string };
+    expect(agentOf.a).toBe("helper");
   });
 
   it("delivers the result to a channel target and to the last target", async () => {
