@@ -154,12 +154,23 @@ describe("websocket chat", () => {
   });
 
   it("metrics count turns and tokens from the event bus", async () => {
+    // One failing turn, so the error counter has something to count.
+    h.fake.enqueue({ error: { status: 500, message: "upstream exploded" } });
+    const failed = await c.request<{ result: { finishReason: string } }>("chat.send", {
+      sessionKey: "metrics-err",
+      message: "x",
+      wait: true,
+    });
+    expect(failed.result.finishReason).toBe("error");
     const text = await (
       await fetch(`${h.base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
     ).text();
     expect(text).toMatch(/familiar_turns_total\{channel="gateway",finish_reason="stop"\} [1-9]/);
     expect(text).toMatch(/familiar_tokens_total\{kind="input"\} [1-9]/);
     expect(text).toMatch(/familiar_turn_duration_seconds_count [1-9]/);
+    expect(text).toMatch(/familiar_errors_total\{code="[A-Z_]+"\} [1-9]/);
+    expect(text).toMatch(/familiar_turns_total\{channel="gateway",finish_reason="error"\} [1-9]/);
+    expect(text).toMatch(/^familiar_queue_depth 0$/m);
   });
 
   it("slash commands are answered by the shared commands module without a model call", async () => {
