@@ -81,6 +81,26 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     await page.close();
   }, 60_000);
 
+  it("a wrong token brings the login back with the server's reason; the right one connects", async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(h.base + "/");
+    await page.waitForSelector("#login.show", { timeout: 15_000 });
+    await page.fill("#token", "not-the-token");
+    await page.click("#loginbtn");
+    await page.waitForFunction(
+      () => /invalid gateway token/.test(document.querySelector("#loginerr")?.textContent ?? ""),
+      undefined,
+      { timeout: 15_000 },
+    );
+    expect(await page.isVisible("#login.show")).toBe(true);
+    expect(await page.$("#dot.on")).toBeNull();
+    await page.fill("#token", TOKEN);
+    await page.click("#loginbtn");
+    await page.waitForSelector("#dot.on", { timeout: 15_000 });
+    expect(await page.isVisible("#login.show")).toBe(false);
+    await page.close();
+  }, 60_000);
+
   it("shows tool activity compactly, answers /commands and reconnects after a daemon restart", async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     let sockets = 0;
