@@ -2,6 +2,7 @@
  * Gateway auth and input limits against a real daemon: tokens over HTTP and websocket, open loopback
  * vs refused non-loopback bind, failure rate limiting, oversize bodies and frames, malformed frames.
  */
+import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -186,6 +187,11 @@ describe("failure rate limiting", () => {
     );
     expect(err).toBeInstanceOf(GatewayClientError);
     expect((err as GatewayClientError).message).toMatch(/429/);
+    // The official SDK sees OpenAI's shape: a RateLimitError.
+    const sdk = new OpenAI({ baseURL: `${h.base}/v1`, apiKey: TOKEN, maxRetries: 0 });
+    await expect(
+      sdk.chat.completions.create({ model: "familiar", messages: [{ role: "user", content: "x" }] }),
+    ).rejects.toBeInstanceOf(OpenAI.RateLimitError);
   });
 });
 
