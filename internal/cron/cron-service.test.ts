@@ -176,6 +176,25 @@ describe("cron service", () => {
     expect(agentOf.a).toBe("helper");
   });
 
+  it("after a restart, main jobs still run in the owner's main session and 'last' still resolves", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
+    const cfg = { cron: { jobs: [job({ id: "mainjob", every: "1h", session: "main", deliver: "last" })] } };
+    const first = await setup(cfg, { clock });
+    first.h.channels.setLastTarget("test:owner");
+    const ownerKey = sessionKeys.dm("main", "test", "owner");
+    await first.h.host.submit({ channel: "test", sessionKey: ownerKey, text: "remember the milk" }).result;
+    await first.svc.stop();
+    first.h.core.db.close();
+    const second = await setup(cfg, { clock, dir: first.h.core.dir });
+    await advance(second.svc, clock, HOUR);
+    expect(second.svc.runs("mainjob", 1)[0]).toMatchObject({
+      sessionKey: ownerKey,
+      status: "ok",
+      delivered: true,
+    });
+    expect(second.h.channel.sent.map((m) => m.target)).toEqual(["owner"]);
+  });
+
   it("delivers the result to a channel target and to the last target", async () => {
     const { h, svc, clock } = await setup({
       cron: {

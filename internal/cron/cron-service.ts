@@ -20,7 +20,7 @@ import { sessionKeys } from "../session/keys.js";
 import { CronStore, type CronRunRecord, type CronState } from "./cron-store.js";
 import { CronError, jobSchedule, parseJobInput, plannedNext, type CronJobDef } from "./job.js";
 import { describeSchedule, nextRunAfter, scheduleKey, type Schedule } from "./schedule.js";
-import { MainSessionTracker } from "./main-session.js";
+import { MainSessionTracker, kvMainSessionStore } from "./main-session.js";
 import { executeRun, type RunnerDeps } from "./cron-runner.js";
 
 export interface CronServiceDeps {
@@ -93,7 +93,11 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
   const pollMs = deps.pollIntervalMs ?? 3000;
   const log = ctx.logger.child({ service: "cron" });
   const store = new CronStore(ctx.db);
-  const mains = new MainSessionTracker(ctx.bus, deps.channels);
+  const mains = new MainSessionTracker(
+    ctx.bus,
+    deps.channels,
+    kvMainSessionStore(ctx.db, () => clock.now()),
+  );
   const entries = new Map<string, Entry>();
   const runner: RunnerDeps = {
     host: deps.host,

@@ -1,14 +1,34 @@
 /**
  * Tracks the owner's main session per agent for `session: main` cron jobs: the session of the turn the
  * owner last started from the channel target the registry remembers as `last` (where the owner last
- * wrote). Falls back to the agent's gateway main session (`agent:<id>:gateway:main`).
+ * wrote), kept in the store so a restart does not forget it. Falls back to the agent's gateway main
+ * session (`agent:<id>:gateway:main`).
  */
 import type { EventBus } from "../core/event-bus.js";
 import type { ChannelRegistry } from "../channels/registry.js";
+import type { Db } from "../store/db.js";
 import { sessionKeys } from "../session/keys.js";
 
 /** Channels whose turns are not the owner talking (they never define the main session). */
 const INTERNAL_CHANNELS = new Set(["cron", "heartbeat", "subagent", "hook", "api"]);
+
+/** Where the main session per agent survives a restart (the core `kv` table in the daemon). */
+export interface MainSessionStore {
+  load(agentId: string): string | undefined;
+  save(agentId: string, sessionKey: string): void;
+}
+
+/** A {@link MainSessionStore} over the core `kv` table. */
+export function kvMainSessionStore(db: Db, now: () => number): MainSessionStore {
+  const get = db.prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?");
+  const put = db.prepare(
+    "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+  );
+  return {
+    load: (agentId) => get.get(`cron:main_session:${agentId}`)?.value,
+    save: (agentId, key) => void put.run(`cron:main_session:${agentId}`, key, now()),
+  };
+}
 
 export class MainSessionTracker {
   private last = new Map<string, string>();
@@ -17,6 +37,7 @@ export class MainSessionTracker {
   constructor(
     private bus: EventBus,
     private channels: ChannelRegistry,
+    private store?: MainSessionStore,
   ) {}
 
   start(): void {
@@ -24,8 +45,15 @@ export class MainSessionTracker {
       if (p.event.type !== "turn_start" || INTERNAL_CHANNELS.has(p.channel)) return;
       const target = this.channels.lastTarget();
       // Only turns from the channel the owner last wrote from: a stranger in a group is not "main".
-      if (target !== undefined && (target === p.channel || target.startsWith(`${p.channel}:`)))
+      if (target !== undefined && (target === p.channel || target.startsWith(`${p.channel}:`))) {
+        if (this.last.get(p.agentId) === p.sessionKey) return;
         this.last.set(p.agentId, p.sessionKey);
+        try {
+          this.store?.save(p.agentId, p.sessionKey);
+        } catch {
+          /* best effort: the in-memory choice still holds until the next restart */
+        }
+      }
     });
   }
 
@@ -36,6 +64,15 @@ export class MainSessionTracker {
 
   /** The owner's main session key for `agentId`. */
   keyFor(agentId: string): string {
-    return this.last.get(agentId) ?? sessionKeys.gateway(agentId, "main");
+    let key = this.last.get(agentId);
+    if (key === undefined) {
+      try {
+        key = this.store?.load(agentId);
+      } catch {
+        key = undefined;
+      }
+      if (key !== undefined) this.last.set(agentId, key);
+    }
+    return key ?? sessionKeys.gateway(agentId, "main");
   }
 }
