@@ -15,6 +15,8 @@ export const PROMPT_FILES = [
   "TOOLS.md",
   "MEMORY.md",
 ] as const;
+/** Start of the prompt's clock line (its own paragraph); a long-lived CLI engine leaves it out. */
+export const NOW_PREFIX = "Now: ";
 /** Files of the light prompt (heartbeat, cron). */
 export const LIGHT_FILES = ["SOUL.md", "IDENTITY.md", "HEARTBEAT.md"] as const;
 
@@ -57,7 +59,7 @@ export class PromptBuilder {
     if (!input.light && input.toolNames?.includes("memory_write"))
       parts.push("Save durable facts about the owner with memory_write; look things up with memory_search.");
     if (input.extra) parts.push(input.extra.trim());
-    parts.push(`Now: ${formatNow(input.now, config.timezone)} (${config.timezone}).`);
+    parts.push(`${NOW_PREFIX}${formatNow(input.now, config.timezone)} (${config.timezone}).`);
     if (input.originLabel) parts.push(`Message from: ${input.originLabel}.`);
     return parts.join("\n\n");
   }

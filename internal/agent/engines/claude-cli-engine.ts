@@ -17,6 +17,7 @@ import { ZERO_USAGE, type ChatMessage, type Usage } from "../../models/types.js"
 import { systemClock, type Clock, type TimerHandle } from "../../core/clock.js";
 import { resolveCommand } from "./cli-engine.js";
 import { parseClaudeLine, type ClaudeLine } from "./claude-stream.js";
+import { NOW_PREFIX } from "../prompt.js";
 
 export interface ClaudeCliOptions {
   command: string;
@@ -367,11 +368,19 @@ function textOf(m: ChatMessage | undefined): string {
   return (m.content ?? []).flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
 }
 
-/** The system prompt the host built for this turn (its first message), if any. */
+/**
+ * The system prompt the host built for this turn (its first message), if any, without the clock
+ * line: a subprocess lives for hours with the prompt it started with, and Claude Code states the
+ * date itself.
+ */
 function systemText(messages: readonly ChatMessage[]): string | undefined {
   const first = messages[0];
   if (first?.role !== "system") return undefined;
-  const text = textOf(first).trim();
+  const text = textOf(first)
+    .split("\n\n")
+    .filter((p) => !p.startsWith(NOW_PREFIX))
+    .join("\n\n")
+    .trim();
   return text || undefined;
 }
 
