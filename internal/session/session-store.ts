@@ -156,6 +156,11 @@ export class SessionStore {
       ),
       setModel: db.prepare("UPDATE sessions SET model_override = ?, updated_at = ? WHERE id = ?"),
       setMeta: db.prepare("UPDATE sessions SET meta = ? WHERE id = ?"),
+      setCompaction: db.prepare(
+        `UPDATE sessions SET compact_strategy = @compact_strategy, compact_keep_last_n = @compact_keep_last_n,
+           compact_observation_mask = @compact_observation_mask, compact_summary_model = @compact_summary_model
+         WHERE id = @id`,
+      ),
       listByKeyPrefix: db.prepare<[string, number], SessionRow & { message_count: number }>(
         `SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count
          FROM session_heads h JOIN sessions s ON s.id = h.session_id WHERE h.key LIKE ? ESCAPE '\\'
@@ -318,6 +323,27 @@ export class SessionStore {
   /** Replaces a session's free-form metadata (e.g. its API title); not activity, so no `updated_at`. */
   setMeta(sessionId: string, meta: Record<string, unknown> | null): void {
     this.s.setMeta.run(meta && Object.keys(meta).length > 0 ? JSON.stringify(meta) : null, sessionId);
+  }
+
+  /**
+   * Replaces a session's own compaction settings; a field left undefined falls back to the agent's
+   * and the defaults again (the same meaning as at create).
+   */
+  setCompaction(
+    sessionId: string,
+    c: Pick<
+      SessionCreateOptions,
+      "compactStrategy" | "compactKeepLastN" | "compactObservationMask" | "compactSummaryModel"
+    >,
+  ): void {
+    this.s.setCompaction.run({
+      id: sessionId,
+      compact_strategy: c.compactStrategy ?? null,
+      compact_keep_last_n: c.compactKeepLastN ?? null,
+      compact_observation_mask:
+        c.compactObservationMask === undefined ? null : c.compactObservationMask ? 1 : 0,
+      compact_summary_model: c.compactSummaryModel ?? null,
+    });
   }
 
   /** Live sessions whose key starts with `prefix` (all when empty), most recent first. */

@@ -206,6 +206,27 @@ describe("/api sessions", () => {
     expect(other.body).toMatchObject({ error: { code: "session_agent_mismatch" } });
   });
 
+  it("PATCH changes a session's compaction settings; null falls back to the agent's", async () => {
+    type WithCompaction = Session & { compaction: { strategy: string; keep_last_n: number } };
+    const s = (await api.req<WithCompaction>("POST", "/api/agents/main/sessions", {})).body;
+    const dflt = s.compaction;
+    const off = await api.req<WithCompaction>("PATCH", `/api/agents/main/sessions/${s.id}`, {
+      compact_strategy: "off",
+      compact_keep_last_n: 3,
+    });
+    expect(off.body.compaction).toMatchObject({ strategy: "off", keep_last_n: 3 });
+    const back = await api.req<WithCompaction>("PATCH", `/api/agents/main/sessions/${s.id}`, {
+      compact_keep_last_n: null,
+    });
+    expect(back.body.compaction).toMatchObject({ strategy: "off", keep_last_n: dflt.keep_last_n });
+    h.fake.enqueue({ text: "ok" });
+    await api.req("POST", `/api/agents/main/sessions/${s.id}/messages`, { message: "hi" });
+    const refused = await api.req("POST", `/api/agents/main/sessions/${s.id}/compact`, {});
+    expect(refused.body).toMatchObject({ error: { code: "compaction_off" } });
+    const bad = await api.req("PATCH", `/api/agents/main/sessions/${s.id}`, { compact_keep_last_n: 999 });
+    expect(bad.body).toMatchObject({ error: { code: "invalid_body", field: "compact_keep_last_n" } });
+  });
+
   it("GET /api/sessions lists the live sessions of every agent, most recently active first", async () => {
     const a = await newSession("main", { title: "first" });
     const b = await newSession("helper", { title: "second" });

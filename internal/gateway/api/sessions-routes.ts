@@ -30,7 +30,14 @@ const createBody = z
 
 /** `null` clears a field. */
 const patchBody = z
-  .object({ title: titleSchema.nullable().optional(), model_override: modelRefSchema.nullable().optional() })
+  .object({
+    title: titleSchema.nullable().optional(),
+    model_override: modelRefSchema.nullable().optional(),
+    compact_strategy: z.enum(["auto", "manual", "off"]).nullable().optional(),
+    compact_keep_last_n: z.number().int().min(0).max(200).nullable().optional(),
+    compact_observation_mask: z.boolean().nullable().optional(),
+    compact_summary_model: modelRefSchema.nullable().optional(),
+  })
   .strict();
 
 const compactBody = z.object({ instructions: z.string().max(4000).optional() }).strict();
@@ -119,7 +126,7 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
       handler: ({ res, params }) => sendJson(res, 200, json(api.session(params.id ?? "", params.sid ?? ""))),
     },
     {
-      // The session's title and its model (`/model` over REST); `null` clears either.
+      // The session's title, its model (`/model` over REST) and its compaction settings; `null` clears.
       method: "PATCH",
       pattern: "/api/agents/:id/sessions/:sid",
       handler: async ({ req, res, params }) => {
@@ -134,6 +141,29 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
           sessions.setMeta(s.id, meta);
         }
         if (body.model_override !== undefined) sessions.setModelOverride(s.id, body.model_override);
+        if (
+          body.compact_strategy !== undefined ||
+          body.compact_keep_last_n !== undefined ||
+          body.compact_observation_mask !== undefined ||
+          body.compact_summary_model !== undefined
+        ) {
+          // Fields not in the body keep the session's own value; `null` falls back to the agent's.
+          const pick = <T>(v: T | null | undefined, cur: T | undefined): T | undefined =>
+            v === null ? undefined : v !== undefined ? v : cur;
+          const strategy = pick(body.compact_strategy, s.compact_strategy ?? undefined);
+          const keep = pick(body.compact_keep_last_n, s.compact_keep_last_n ?? undefined);
+          const mask = pick(
+            body.compact_observation_mask,
+            s.compact_observation_mask === null ? undefined : s.compact_observation_mask === 1,
+          );
+          const summary = pick(body.compact_summary_model, s.compact_summary_model ?? undefined);
+          sessions.setCompaction(s.id, {
+            ...(strategy !== undefined ? { compactStrategy: strategy } : {}),
+            ...(keep !== undefined ? { compactKeepLastN: keep } : {}),
+            ...(mask !== undefined ? { compactObservationMask: mask } : {}),
+            ...(summary !== undefined ? { compactSummaryModel: summary } : {}),
+          });
+        }
         sendJson(res, 200, json(sessions.get(s.id) ?? s));
       },
     },
