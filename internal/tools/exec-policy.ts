@@ -93,6 +93,17 @@ export function leavesWorkspace(segment: string): boolean {
   });
 }
 
+/** The argument words of every segment (quotes removed, `--opt=value` also as `value`). */
+export function argumentWords(cmd: string): string[] {
+  return splitCommand(cmd).segments.flatMap((seg) =>
+    seg
+      .replace(/["']/g, "")
+      .split(/\s+/)
+      .slice(1)
+      .flatMap((w) => (w.includes("=") ? [w, w.slice(w.indexOf("=") + 1)] : [w])),
+  );
+}
+
 /** True when the whole command is covered by the allow list (see the module invariant). */
 export function matchesAllowlist(cmd: string, allowlist: readonly string[]): boolean {
   const { segments, unsafe } = splitCommand(cmd);

@@ -13,7 +13,8 @@ import { realpath } from "node:fs/promises";
 import { resolve } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config/schema.js";
-import { evaluateExec } from "./exec-policy.js";
+import { argumentWords, evaluateExec } from "./exec-policy.js";
+import { resolveInWorkspace } from "./workspace-path.js";
 import { defineTool, ToolError, type Tool, type ToolResult } from "./tool.js";
 
 const schema = z
@@ -154,6 +155,19 @@ function formatRun(r: RunOutcome, timeoutS: number): ToolResult {
   return { content: `${status}\n${r.output || "(no output)"}`, isError: r.code !== 0 };
 }
 
+/** True when an argument word names an existing path that resolves outside `root` (symlinks followed). */
+async function escapesBySymlink(command: string, root: string): Promise<boolean> {
+  for (const w of argumentWords(command)) {
+    if (!w || w.startsWith("-")) continue;
+    try {
+      await resolveInWorkspace(root, w);
+    } catch (err) {
+      if (err instanceof ToolError && err.code === "PATH_OUTSIDE_WORKSPACE") return true;
+    }
+  }
+  return false;
+}
+
 /** Builds the exec tool. */
 export function createExecTool(config: () => Config): Tool<typeof schema> {
   return defineTool({
@@ -164,7 +178,19 @@ export function createExecTool(config: () => Config): Tool<typeof schema> {
     schema,
     async execute(args, signal, ctx) {
       const cfg = config().tools.exec;
-      const verdict = evaluateExec(args.command, cfg);
+      const cwd = await realpath(resolve(ctx.workspace)).catch(() => resolve(ctx.workspace));
+      let verdict = evaluateExec(args.command, cfg);
+      // The allow list covers the workspace only: an argument that is a symlink out of it (`cat
+      // link/secret`) makes the command a miss, like an absolute path does.
+      if (
+        verdict.action === "allow" &&
+        cfg.security === "allowlist" &&
+        (await escapesBySymlink(args.command, cwd))
+      )
+        verdict =
+          cfg.ask === "off"
+            ? { action: "deny", reason: "an argument resolves outside the workspace through a symlink" }
+            : { action: "ask", reason: "an argument resolves outside the workspace through a symlink" };
       if (verdict.action === "deny") throw new ToolError("EXEC_DENIED", `refused: ${verdict.reason}`);
       if (verdict.action === "ask") {
         if (!ctx.replyTarget)
@@ -182,7 +208,6 @@ export function createExecTool(config: () => Config): Tool<typeof schema> {
         if (signal.aborted) throw new ToolError("EXEC_ABORTED", "aborted");
       }
       const timeoutS = Math.min(args.timeout_s ?? cfg.timeout_s, cfg.timeout_s);
-      const cwd = await realpath(resolve(ctx.workspace)).catch(() => resolve(ctx.workspace));
       const r = await runShell(args.command, {
         cwd,
         timeoutMs: timeoutS * 1000,

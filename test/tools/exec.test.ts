@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { evaluateExec, matchesAllowlist } from "../../internal/tools/exec-policy.js";
@@ -206,10 +207,23 @@ describe("exec tool", () => {
     await h.channel.waitFor(2);
     h.parts.approvals.resolve(h.channel.sent[1]?.opts?.approvalId ?? "", "denied");
     expect((await q).content).toBe("the owner denied this command");
+    // A symlink out of the workspace is outside too.
+    const outside = mkdtempSync(join(tmpdir(), "familiar-exec-outside-"));
+    writeFileSync(join(outside, "secret.txt"), "s3cret");
+    symlinkSync(outside, join(h.workspace, "link"));
+    try {
+      const s = h.call("exec", { command: "cat link/secret.txt" });
+      await h.channel.waitFor(3);
+      expect(h.channel.sent[2]?.text).toContain("$ cat link/secret.txt");
+      h.parts.approvals.resolve(h.channel.sent[2]?.opts?.approvalId ?? "", "denied");
+      expect((await s).content).toBe("the owner denied this command");
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
     // Inside the workspace the allow list still runs at once.
     writeFileSync(join(h.workspace, "n.txt"), "inside");
     expect((await h.call("exec", { command: "cat n.txt" })).content).toBe("exit code 0\ninside");
-    expect(h.channel.sent).toHaveLength(2);
+    expect(h.channel.sent).toHaveLength(3);
   });
 
   it("caps output keeping head and tail", async () => {
