@@ -33,6 +33,15 @@ export class IdempotencyCache<T> {
   }
 }
 
+/**
+ * The cache key of an idempotency key: keys are scoped per session, so the same key sent to another
+ * session is a new request (clients such as `familiar chat` pick keys per line, not globally unique).
+ * JSON keeps the pair unambiguous whatever characters either part holds.
+ */
+export function scopedIdempotencyKey(sessionKey: string, key: string): string {
+  return JSON.stringify([sessionKey, key]);
+}
+
 /** What survives a restart for one idempotency key: the run, and its answer once it ended. */
 export interface PersistedSend {
   runId: string;
@@ -46,7 +55,7 @@ export interface PersistedSend {
 const KV_PREFIX = "gw_idem:";
 
 /**
- * The on-disk side of chat.send idempotency (core `kv` table), so a client that retries after a daemon
+ * The on-disk side of chat.send idempotency (core `kv` table, one row per session and key), so a client that retries after a daemon
  * restart (kill -9 included) gets the first answer instead of a second turn. Entries older than
  * `ttlMs` are ignored and pruned now and then.
  */
@@ -70,19 +79,30 @@ export class PersistedIdempotency {
     this.prune = db.prepare("DELETE FROM kv WHERE key >= ? AND key < ? AND updated_at < ?");
   }
 
-  load(key: string): PersistedSend | undefined {
-    const row = this.get.get(KV_PREFIX + key);
+  /**
+   * The entry for `key` in `sessionKey`. An entry written before keys were scoped (stored under the
+   * bare key) still counts, but only for the session it was sent to.
+   */
+  load(sessionKey: string, key: string): PersistedSend | undefined {
+    const scoped = this.read(KV_PREFIX + scopedIdempotencyKey(sessionKey, key));
+    if (scoped) return scoped;
+    const legacy = this.read(KV_PREFIX + key);
+    return legacy?.sessionKey === sessionKey ? legacy : undefined;
+  }
+
+  save(sessionKey: string, key: string, entry: PersistedSend): void {
+    this.put.run(KV_PREFIX + scopedIdempotencyKey(sessionKey, key), JSON.stringify(entry), this.now());
+    if (++this.writes % 200 === 0)
+      this.prune.run(KV_PREFIX, KV_PREFIX.slice(0, -1) + ";", this.now() - this.ttlMs);
+  }
+
+  private read(kvKey: string): PersistedSend | undefined {
+    const row = this.get.get(kvKey);
     if (!row || this.now() - row.updated_at > this.ttlMs) return undefined;
     try {
       return JSON.parse(row.value) as PersistedSend;
     } catch {
       return undefined;
     }
-  }
-
-  save(key: string, entry: PersistedSend): void {
-    this.put.run(KV_PREFIX + key, JSON.stringify(entry), this.now());
-    if (++this.writes % 200 === 0)
-      this.prune.run(KV_PREFIX, KV_PREFIX.slice(0, -1) + ";", this.now() - this.ttlMs);
   }
 }

@@ -6,7 +6,12 @@ import type { TurnResult } from "../core/host.js";
 import { findAgent } from "../agent/agents.js";
 import { parseSessionKey, sessionKeys } from "../session/keys.js";
 import type { StoredMessage } from "../session/session-store.js";
-import { IdempotencyCache, PersistedIdempotency, type PersistedSend } from "./idempotency.js";
+import {
+  IdempotencyCache,
+  PersistedIdempotency,
+  scopedIdempotencyKey,
+  type PersistedSend,
+} from "./idempotency.js";
 import { parseCommand, runCommand, type ApprovalResolver } from "../channels/common/commands.js";
 import { AgentChoiceStore, resolveAgentId } from "../channels/common/agent-choice.js";
 import { ZERO_USAGE } from "../models/types.js";
@@ -69,9 +74,9 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
   const idem = new IdempotencyCache<SendEntry>(() => rt.ctx.clock.now());
   const persisted = new PersistedIdempotency(rt.ctx.db, () => rt.ctx.clock.now());
   /** Disk is best effort here: a full disk must not refuse the message itself. */
-  const persist = (key: string, entry: Parameters<PersistedIdempotency["save"]>[1]): void => {
+  const persist = (sessionKey: string, key: string, entry: PersistedSend): void => {
     try {
-      persisted.save(key, entry);
+      persisted.save(sessionKey, key, entry);
     } catch (err) {
       rt.ctx.logger.warn({ err: (err as Error).message }, "chat.send: could not persist an idempotency key");
     }
@@ -181,7 +186,8 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
         result: { runId, text, finishReason: "stop" },
       };
     }
-    const cached = idemKey ? idem.get(idemKey) : undefined;
+    // Keys are per session: the same key in another session is a new message.
+    const cached = idemKey ? idem.get(scopedIdempotencyKey(sessionKey, idemKey)) : undefined;
     if (cached) {
       if (wait)
         return {
@@ -195,7 +201,7 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     }
     // Not in memory: maybe sent before a restart. A finished run answers with its result; one that was
     // cut off by a crash is resumed by the host at start, so it must not run again either.
-    const before = idemKey ? withStoredAnswer(persisted.load(idemKey)) : undefined;
+    const before = idemKey ? withStoredAnswer(persisted.load(sessionKey, idemKey)) : undefined;
     if (before)
       return before.result
         ? {
@@ -218,11 +224,11 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     const entry: SendEntry = { runId: handle.runId, sessionKey, result: handle.result };
     if (idemKey) {
       const key = idemKey;
-      idem.set(key, entry);
+      idem.set(scopedIdempotencyKey(sessionKey, key), entry);
       const base = { runId: handle.runId, requestId: handle.requestId, sessionKey };
-      persist(key, base);
+      persist(sessionKey, key, base);
       void handle.result.then(
-        (r) => persist(key, { ...base, result: summarizeResult(r) }),
+        (r) => persist(sessionKey, key, { ...base, result: summarizeResult(r) }),
         () => undefined,
       );
     }

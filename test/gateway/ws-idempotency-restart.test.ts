@@ -1,9 +1,11 @@
 /**
  * chat.send idempotency across a daemon restart: a client that retries with the same key after the
- * daemon came back gets the first answer, and no second turn runs.
+ * daemon came back gets the first answer, and no second turn runs. Keys are scoped per session: the
+ * same key sent to another session is a new message, before and after a restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayClient } from "../../internal/gateway/client.js";
+import { scopedIdempotencyKey } from "../../internal/gateway/idempotency.js";
 import { startGatewayDaemon, type GatewayHarness } from "./harness.js";
 
 let h: GatewayHarness;
@@ -72,14 +74,13 @@ describe("idempotency across a restart", () => {
     await c1.close();
     // What kill -9 leaves behind: the key was stored at submission, its result never was (the host
     // answers the interrupted turn after the restart under the same request id).
-    const row = h.daemon.db.prepare("SELECT value FROM kv WHERE key = ?").get("gw_idem:k-crash-1") as {
+    const kvKey = `gw_idem:${scopedIdempotencyKey("agent:main:gateway:crashy", "k-crash-1")}`;
+    const row = h.daemon.db.prepare("SELECT value FROM kv WHERE key = ?").get(kvKey) as {
       value: string;
     };
     const { result: _dropped, ...cut } = JSON.parse(row.value) as Record<string, unknown>;
     expect(cut.requestId).toEqual(expect.any(String));
-    h.daemon.db
-      .prepare("UPDATE kv SET value = ? WHERE key = ?")
-      .run(JSON.stringify(cut), "gw_idem:k-crash-1");
+    h.daemon.db.prepare("UPDATE kv SET value = ? WHERE key = ?").run(JSON.stringify(cut), kvKey);
 
     await h.restart();
     const calls = h.fake.requests.length;
@@ -93,5 +94,91 @@ describe("idempotency across a restart", () => {
     });
     expect(h.fake.requests.length).toBe(calls);
     await c2.close();
+  }, 60_000);
+
+  it("the same key in another session is a new message, before and after a restart", async () => {
+    const key = "k-shared-1";
+    const c1 = await GatewayClient.connect({ url: h.wsUrl, clientName: "scoped" });
+    h.fake.enqueue({ text: "Groceries noted." }, { text: "Gym noted." });
+    const a = await c1.request<SendResult>("chat.send", {
+      sessionKey: "groceries",
+      message: "buy milk",
+      idempotencyKey: key,
+      wait: true,
+    });
+    const b = await c1.request<SendResult>("chat.send", {
+      sessionKey: "gym",
+      message: "leg day",
+      idempotencyKey: key,
+      wait: true,
+    });
+    expect(a.result?.text).toBe("Groceries noted.");
+    expect(b).toMatchObject({ sessionKey: "agent:main:gateway:gym", result: { text: "Gym noted." } });
+    expect(b.duplicate).toBeUndefined();
+    expect(b.runId).not.toBe(a.runId);
+    // Within its own session the key still deduplicates (in memory).
+    const calls = h.fake.requests.length;
+    const dupA = await c1.request<SendResult>("chat.send", {
+      sessionKey: "groceries",
+      message: "buy milk",
+      idempotencyKey: key,
+    });
+    expect(dupA).toMatchObject({ runId: a.runId, duplicate: true });
+    expect(h.fake.requests.length).toBe(calls);
+    await c1.close();
+
+    await h.restart();
+    const c2 = await GatewayClient.connect({ url: h.wsUrl, clientName: "scoped-after" });
+    // After the restart each session answers its own first result for the shared key...
+    const againB = await c2.request<SendResult>("chat.send", {
+      sessionKey: "gym",
+      message: "leg day",
+      idempotencyKey: key,
+    });
+    expect(againB).toMatchObject({ runId: b.runId, duplicate: true, result: { text: "Gym noted." } });
+    expect(h.fake.requests.length).toBe(calls);
+    // ...and a third session with that key runs a turn of its own.
+    h.fake.enqueue({ text: "Reading noted." });
+    const c = await c2.request<SendResult>("chat.send", {
+      sessionKey: "reading",
+      message: "finish the novel",
+      idempotencyKey: key,
+      wait: true,
+    });
+    expect(c.duplicate).toBeUndefined();
+    expect(c.result?.text).toBe("Reading noted.");
+    expect(h.fake.requests.length).toBe(calls + 1);
+    await c2.close();
+  }, 60_000);
+
+  it("a key stored before keys were scoped still answers, but only in its own session", async () => {
+    // The row an older daemon wrote: the bare key, with the session it was sent to inside.
+    const legacy = {
+      runId: "run-legacy-1",
+      sessionKey: "agent:main:gateway:old",
+      result: { text: "Old answer." },
+    };
+    h.daemon.db
+      .prepare("INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)")
+      .run("gw_idem:k-legacy-1", JSON.stringify(legacy), h.daemon.ctx.clock.now());
+    const c = await GatewayClient.connect({ url: h.wsUrl, clientName: "legacy" });
+    const calls = h.fake.requests.length;
+    const same = await c.request<SendResult>("chat.send", {
+      sessionKey: "old",
+      message: "hi",
+      idempotencyKey: "k-legacy-1",
+    });
+    expect(same).toMatchObject({ runId: "run-legacy-1", duplicate: true, result: { text: "Old answer." } });
+    expect(h.fake.requests.length).toBe(calls);
+    h.fake.enqueue({ text: "New answer." });
+    const other = await c.request<SendResult>("chat.send", {
+      sessionKey: "new",
+      message: "hi",
+      idempotencyKey: "k-legacy-1",
+      wait: true,
+    });
+    expect(other.duplicate).toBeUndefined();
+    expect(other.result?.text).toBe("New answer.");
+    await c.close();
   }, 60_000);
 });
