@@ -61,6 +61,44 @@ describe("/api agents", () => {
     expect(one.body).toMatchObject({ id: "filer", description: "from a file" });
   });
 
+  it("pages the agent list with limit and after; bad values answer 400 naming the parameter", async () => {
+    for (const n of [1, 2, 3, 4, 5]) await api.req("POST", "/api/agents", { name: `pg-${n}` });
+    type Page = AgentsList & { next_after: string | null };
+    const all = await api.req<Page>("GET", "/api/agents?limit=500");
+    expect(all.body.next_after).toBeNull();
+    const seen: string[] = [];
+    let after: string | null = "";
+    let pages = 0;
+    while (after !== null) {
+      const p: { status: number; body: Page } = await api.req(
+        "GET",
+        `/api/agents?limit=2${after ? `&after=${encodeURIComponent(after)}` : ""}`,
+      );
+      expect(p.status).toBe(200);
+      expect(p.body.agents.length).toBeLessThanOrEqual(2);
+      expect(p.body.default).toBe(all.body.default);
+      seen.push(...p.body.agents.map((a) => a.id));
+      after = p.body.next_after;
+      pages++;
+    }
+    // Every agent exactly once, in the unpaged order; API agents oldest first.
+    expect(seen).toEqual(all.body.agents.map((a) => a.id));
+    expect(pages).toBe(Math.ceil(seen.length / 2));
+    expect(seen.filter((id) => id.startsWith("pg-"))).toEqual(["pg-1", "pg-2", "pg-3", "pg-4", "pg-5"]);
+    // A page that ends exactly at the last agent says so.
+    const last = await api.req<Page>("GET", `/api/agents?after=${seen[seen.length - 2]}&limit=1`);
+    expect(last.body.agents.map((a) => a.id)).toEqual([seen[seen.length - 1]]);
+    expect(last.body.next_after).toBeNull();
+    for (const bad of ["0", "501", "-1", "abc", "1.5"]) {
+      const r = await api.req("GET", `/api/agents?limit=${bad}`);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ error: { code: "invalid_query", field: "limit" } });
+    }
+    const gone = await api.req("GET", "/api/agents?after=no-such-agent");
+    expect(gone.status).toBe(400);
+    expect(gone.body).toMatchObject({ error: { code: "invalid_query", field: "after" } });
+  });
+
   it("creates, rejects duplicates with 409, validates bodies with the failing field", async () => {
     const ok = await api.req("POST", "/api/agents", {
       name: "dup1",

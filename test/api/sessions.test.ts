@@ -105,6 +105,75 @@ describe("/api sessions", () => {
     expect(bad.body).toMatchObject({ error: { code: "invalid_query", field: "limit" } });
   });
 
+  it("pages session lists newest first with limit and after; bad values answer 400", async () => {
+    expect((await api.req("POST", "/api/agents", { name: "pager" })).status).toBe(201);
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await newSession("pager")).id);
+    type Page = { status: number; body: { sessions: Session[]; next_after: string | null } };
+    const walk = async (path: string): Promise<{ ids: string[]; pages: number }> => {
+      const ids: string[] = [];
+      let after: string | null = "";
+      let pages = 0;
+      while (after !== null) {
+        const sep = path.includes("?") ? "&" : "?";
+        const p: Page = await api.req(
+          "GET",
+          `${path}${sep}limit=2${after ? `&after=${encodeURIComponent(after)}` : ""}`,
+        );
+        expect(p.status).toBe(200);
+        ids.push(...p.body.sessions.map((x) => x.id));
+        after = p.body.next_after;
+        pages++;
+      }
+      return { ids, pages };
+    };
+    const all: Page = await api.req("GET", "/api/agents/pager/sessions");
+    expect(all.body.next_after).toBeNull();
+    expect(new Set(all.body.sessions.map((x) => x.id))).toEqual(new Set(made));
+    const paged = await walk("/api/agents/pager/sessions");
+    expect(paged.ids).toEqual(all.body.sessions.map((x) => x.id));
+    expect(paged.pages).toBe(3);
+
+    // A session updated between pages moves to the front, after the pages already read: the rest
+    // of the walk neither repeats nor skips the others.
+    const first: Page = await api.req("GET", "/api/agents/pager/sessions?limit=2");
+    const bumped = paged.ids[4] ?? "";
+    h.fake.enqueue({ text: "ok" });
+    await api.req("POST", `/api/agents/pager/sessions/${bumped}/messages`, { message: "bump" });
+    const rest: Page = await api.req(
+      "GET",
+      `/api/agents/pager/sessions?limit=10&after=${encodeURIComponent(first.body.next_after ?? "")}`,
+    );
+    expect(rest.body.sessions.map((x) => x.id)).toEqual(paged.ids.slice(2, 4));
+    const fresh: Page = await api.req("GET", "/api/agents/pager/sessions?limit=1");
+    expect(fresh.body.sessions[0]?.id).toBe(bumped);
+
+    // The all-agents list of live sessions pages the same way.
+    const live: Page = await api.req("GET", "/api/sessions?limit=1000");
+    const livePaged = await walk("/api/sessions");
+    expect(livePaged.ids).toEqual(live.body.sessions.map((x) => x.id));
+
+    for (const path of ["/api/agents/pager/sessions", "/api/sessions"]) {
+      for (const bad of ["0", "1001", "x"]) {
+        const r = await api.req("GET", `${path}?limit=${bad}`);
+        expect(r.body).toMatchObject({ error: { code: "invalid_query", field: "limit" } });
+      }
+      const r = await api.req("GET", `${path}?after=garbage`);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ error: { code: "invalid_query", field: "after" } });
+    }
+    const msgs = `/api/agents/pager/sessions/${bumped}/messages`;
+    for (const [q, field] of [
+      ["limit=0", "limit"],
+      ["limit=501", "limit"],
+      ["after=-3", "after"],
+    ] as const) {
+      const r = await api.req("GET", `${msgs}?${q}`);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ error: { code: "invalid_query", field } });
+    }
+  });
+
   it("DELETE removes the session and its messages", async () => {
     const s = await newSession();
     h.fake.enqueue({ text: "ok" });
@@ -257,15 +326,19 @@ describe("/api compaction", () => {
       await api.req("POST", `/api/agents/main/sessions/${s.id}/messages`, { message: word });
     }
     h.fake.enqueue({ text: "Summary: the user listed alpha and beta." });
-    const c = await api.req<{ source_session_id: string; successor_session_id: string; summary: string }>(
-      "POST",
-      `/api/agents/main/sessions/${s.id}/compact`,
-      {},
-    );
+    const c = await api.req<{
+      source_session_id: string;
+      successor_session_id: string;
+      summary_id: string;
+      summary_text: string;
+      summary: string;
+    }>("POST", `/api/agents/main/sessions/${s.id}/compact`, {});
     expect(c.status).toBe(200);
     expect(c.body.source_session_id).toBe(s.id);
     expect(c.body.successor_session_id).toMatch(/[0-9a-f-]{36}/);
-    expect(c.body.summary).toContain("alpha");
+    expect(c.body.summary_text).toContain("alpha");
+    expect(c.body.summary).toBe(c.body.summary_text);
+    expect(c.body.summary_id).toMatch(/[0-9a-f-]{36}/);
     const successor = c.body.successor_session_id;
 
     const old = await api.req<Session>("GET", `/api/agents/main/sessions/${s.id}`);
@@ -306,13 +379,19 @@ describe("/api compaction", () => {
       session: { id: string };
       backward: { id: string }[];
       forward: { id: string }[];
-      summaries: { source_session_id: string; successor_session_id: string; summary: string }[];
+      summaries: { id: string; source_session_id: string; successor_session_id: string; summary: string }[];
     }>("GET", `/api/agents/main/sessions/${successor}/lineage`);
     expect(lin.body.session.id).toBe(successor);
     expect(lin.body.backward.map((e) => e.id)).toEqual([s.id]);
     expect(lin.body.forward).toEqual([]);
     expect(lin.body.summaries).toHaveLength(1);
-    expect(lin.body.summaries[0]).toMatchObject({ source_session_id: s.id, successor_session_id: successor });
+    // The compaction response named the summary record the lineage shows.
+    expect(lin.body.summaries[0]).toMatchObject({
+      id: c.body.summary_id,
+      source_session_id: s.id,
+      successor_session_id: successor,
+      summary: c.body.summary_text,
+    });
     const fromOld = await api.req<{ forward: { id: string }[] }>(
       "GET",
       `/api/agents/main/sessions/${s.id}/lineage`,

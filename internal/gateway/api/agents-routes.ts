@@ -15,6 +15,7 @@ import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError, fromZod } from "./api-errors.js";
 import { agentJson, turnTotalsJson } from "./api-json.js";
 import type { ApiRoute } from "./api-router.js";
+import { pageById } from "./pagination.js";
 import { SseWriter, turnEventForwarder } from "./sse.js";
 import { turnFailure } from "./turn-errors.js";
 
@@ -89,9 +90,12 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
     {
       method: "GET",
       pattern: "/api/agents",
-      handler: ({ res }) => {
+      // Config agents first (in config order), then the built-in default, workspace files and API
+      // agents (oldest first); paged with `limit` (1-500, default 100) and `after` (last id seen).
+      handler: ({ res, url }) => {
         const def = api.config().agents.default;
-        sendJson(res, 200, { default: def, agents: api.agents().map(agentJson) });
+        const { page, nextAfter } = pageById(api.agents(), url, 100, 500);
+        sendJson(res, 200, { default: def, agents: page.map(agentJson), next_after: nextAfter });
       },
     },
     {

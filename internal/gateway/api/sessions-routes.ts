@@ -13,6 +13,7 @@ import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError, sessionNotFound } from "./api-errors.js";
 import { lineageJson, messageJson, sessionJson, sessionMeta } from "./api-json.js";
 import type { ApiRoute } from "./api-router.js";
+import { intParam, limitParam, SessionPager, splitPage } from "./pagination.js";
 import { assertLiveForWrite } from "./session-guards.js";
 
 const titleSchema = z.string().trim().min(1, { error: "must not be empty" }).max(200);
@@ -44,16 +45,6 @@ const compactBody = z.object({ instructions: z.string().max(4000).optional() }).
 
 const MAX_PAGE = 500;
 
-/** A positive integer query parameter, or 400 naming it. */
-function intParam(url: URL, name: string, dflt: number, max: number): number {
-  const raw = url.searchParams.get(name);
-  if (raw === null || raw === "") return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > max)
-    throw apiError(400, "invalid_query", `${name}: expected an integer from 0 to ${max}, got "${raw}"`, name);
-  return n;
-}
-
 const COMPACTION_STATUS: Record<string, number> = {
   SESSION_NOT_FOUND: 404,
   COMPACTION_OFF: 409,
@@ -74,6 +65,11 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
     const messages = sessions.stats(s.id).messages;
     return sessions.delete(s.id) ? { messages } : undefined;
   };
+
+  const pager = new SessionPager(api.db);
+  const summaryOf = api.db.prepare<[string], { id: string }>(
+    "SELECT id FROM compaction_summaries WHERE source_session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+  );
 
   return [
     {
@@ -101,10 +97,10 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
       pattern: "/api/agents/:id/sessions",
       handler: ({ res, url, params }) => {
         const agent = api.agent(params.id ?? "");
-        const limit = intParam(url, "limit", 100, 1000);
-        const rows = api.host().sessions.listByAgent(agent.id, limit);
+        const { rows, nextAfter } = pager.page(url, agent.id);
         sendJson(res, 200, {
           sessions: rows.map((r) => sessionJson(api.config(), r, r.message_count, api.writable(r))),
+          next_after: nextAfter,
         });
       },
     },
@@ -113,10 +109,10 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
       method: "GET",
       pattern: "/api/sessions",
       handler: ({ res, url }) => {
-        const limit = intParam(url, "limit", 100, 1000);
-        const rows = api.host().sessions.list("", limit);
+        const { rows, nextAfter } = pager.page(url, undefined);
         sendJson(res, 200, {
           sessions: rows.map((r) => sessionJson(api.config(), r, r.message_count, api.writable(r))),
+          next_after: nextAfter,
         });
       },
     },
@@ -190,11 +186,9 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
       handler: ({ res, url, params }) => {
         const s = api.session(params.id ?? "", params.sid ?? "");
         const after = intParam(url, "after", 0, Number.MAX_SAFE_INTEGER);
-        const limit = Math.max(1, intParam(url, "limit", 100, MAX_PAGE));
+        const limit = limitParam(url, 100, MAX_PAGE);
         // One extra row tells whether another page follows without a COUNT.
-        const rows = api.host().sessions.page(s.id, after, limit + 1);
-        const page = rows.slice(0, limit);
-        const more = rows.length > limit;
+        const { page, more } = splitPage(api.host().sessions.page(s.id, after, limit + 1), limit);
         sendJson(res, 200, {
           session_id: s.id,
           messages: page.map(messageJson),
@@ -224,9 +218,13 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
           throw err;
         }
         const successor = api.host().sessions.head(s.key);
+        // A session is compacted at most once (it is archived after), so its summary row is unique.
+        const summaryId = summaryOf.get(s.id)?.id ?? null;
         sendJson(res, 200, {
           source_session_id: s.id,
           successor_session_id: successor && successor.id !== s.id ? successor.id : null,
+          summary_id: summaryId,
+          summary_text: out.summary,
           summary: out.summary,
           tokens_before: out.tokensBefore,
           tokens_after: out.tokensAfter,
