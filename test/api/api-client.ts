@@ -20,6 +20,8 @@ export interface ApiClient {
 export interface SseEvent {
   event: string;
   data: Record<string, unknown>;
+  /** The frame's `id:`, when it has one. */
+  id?: number;
 }
 
 /** Parses complete SSE frames out of `buf`; returns the events and the unparsed rest. */
@@ -30,11 +32,17 @@ export function parseSse(buf: string): { events: SseEvent[]; rest: string } {
   for (const f of frames) {
     let event = "message";
     let data = "";
+    let id: number | undefined;
     for (const line of f.split("\n")) {
       if (line.startsWith("event: ")) event = line.slice(7);
       else if (line.startsWith("data: ")) data += line.slice(6);
+      else if (line.startsWith("id: ")) id = Number(line.slice(4));
     }
-    events.push({ event, data: data ? (JSON.parse(data) as Record<string, unknown>) : {} });
+    events.push({
+      event,
+      data: data ? (JSON.parse(data) as Record<string, unknown>) : {},
+      ...(id !== undefined ? { id } : {}),
+    });
   }
   return { events, rest };
 }

@@ -1,14 +1,15 @@
 /**
  * A server-sent-events writer for `/api` streams. Each event is `event: <name>` plus one JSON `data:`
- * line and a sequential `id:`.
+ * line and a sequential `id:` (its own count, or the ids of a recorded `TurnStream`).
  *
  * Invariant: writing never throws and never blocks the turn: once the client has gone, events are
  * dropped (the turn itself goes on and stores its answer).
  */
 import type { ServerResponse } from "node:http";
 import type { AgentEvent } from "../../agent/events.js";
+import type { EventSink } from "./stream-replay.js";
 
-export class SseWriter {
+export class SseWriter implements EventSink {
   private seq = 0;
   private closed = false;
 
@@ -36,9 +37,19 @@ export class SseWriter {
   }
 
   send(event: string, data: unknown): void {
+    this.frame(this.seq + 1, event, JSON.stringify(data));
+  }
+
+  /** Writes one event with a given id and already-encoded JSON data. */
+  frame(id: number, event: string, data: string): void {
     if (!this.connected) return;
-    this.seq++;
-    this.res.write(`id: ${this.seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.seq = id;
+    this.res.write(`id: ${id}\nevent: ${event}\ndata: ${data}\n\n`);
+  }
+
+  /** Runs `fn` once the client has gone or the stream has ended. */
+  onClose(fn: () => void): void {
+    this.res.once("close", fn);
   }
 
   end(): void {
@@ -51,7 +62,7 @@ export class SseWriter {
  * `token-reset` (once per tool iteration, before its first `tool-call`), `tool-call`, `tool-result`
  * and `notice`. Terminal events are the route's own.
  */
-export function turnEventForwarder(sse: SseWriter): (e: AgentEvent) => void {
+export function turnEventForwarder(sse: EventSink): (e: AgentEvent) => void {
   let inTools = false;
   return (e) => {
     switch (e.type) {

@@ -7,7 +7,8 @@
  * SSE event order (docs/api.md): `user-message`, then per model iteration `thought`* and `token`*;
  * an iteration that calls tools sends `token-reset` once, then `tool-call` / `tool-result` pairs;
  * finally exactly one of `done` or `error`. A client that disconnects does not stop the turn (only
- * `.../abort` does): the answer is stored and readable through `GET .../messages`.
+ * `.../abort` does): the answer is stored and readable through `GET .../messages`, and
+ * `GET .../messages/stream` with `Last-Event-ID` resumes the stream (stream-replay.ts).
  */
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
@@ -20,12 +21,30 @@ import { messageJson, turnTotalsJson } from "./api-json.js";
 import type { ApiRoute } from "./api-router.js";
 import { assertLiveForWrite } from "./session-guards.js";
 import { SseWriter, turnEventForwarder } from "./sse.js";
+import { StreamRegistry } from "./stream-replay.js";
+import { apiError } from "./api-errors.js";
 import { turnFailure } from "./turn-errors.js";
 
 const messageBody = z.object({ message: z.string().min(1, { error: "must not be empty" }) }).strict();
 const abortBody = z.object({ request_id: z.string().min(1).optional() }).strict();
 
+/** The id a reconnecting client last saw: `Last-Event-ID` (EventSource sends it) or `?last_event_id`. */
+function lastEventId(req: IncomingMessage, url: URL): number {
+  const header = req.headers["last-event-id"];
+  const raw = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get("last_event_id") ?? "";
+  if (raw.trim() === "") return 0;
+  if (!/^\d+$/.test(raw.trim()))
+    throw apiError(
+      400,
+      "invalid_query",
+      `Last-Event-ID: expected an event id, got "${raw}"`,
+      "last_event_id",
+    );
+  return Number(raw.trim());
+}
+
 export function turnRoutes(api: ApiContext): ApiRoute[] {
+  const streams = new StreamRegistry();
   // Prepared once: these run on every turn.
   // messages(session_id, id) is indexed and the user message is the session's newest, so this walks
   // back only a few rows (request_id itself has no index).
@@ -116,26 +135,71 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
         const sse = new SseWriter(res);
         // Events of the turn may fire while `submit` runs; hold them until `user-message` is out.
         const held: AgentEvent[] = [];
-        let live = false;
-        const forward = turnEventForwarder(sse);
+        const to: { forward?: (e: AgentEvent) => void } = {};
         const handle = api
           .host()
           .submit(
             { channel: "api", sessionKey: t.key, agentId: t.agentId, text: t.text, originLabel: "REST API" },
-            (e) => (live ? forward(e) : held.push(e)),
+            (e) => (to.forward ? to.forward(e) : held.push(e)),
           );
+        // The turn's events are recorded (for a client that reconnects) and written to this client.
+        const stream = streams.open(handle.requestId, t.key);
         sse.open({ "x-familiar-request-id": handle.requestId });
+        stream.attach(sse, 0);
         const user = userMessage(t.key, handle.requestId);
-        sse.send("user-message", { message: user ? messageJson(user) : null });
-        live = true;
+        stream.send("user-message", { message: user ? messageJson(user) : null });
+        const forward = turnEventForwarder(stream);
         for (const e of held.splice(0)) forward(e);
-        const r = await handle.result;
-        const totals = { session_id: r.sessionId, ...turnTotalsJson(r) };
-        if (r.finishReason === "error") {
-          const e = turnFailure(r);
-          sse.send("error", { error: { code: e.code, message: e.message }, message: stored(r), ...totals });
-        } else sse.send("done", { message: stored(r), finish_reason: r.finishReason, ...totals });
-        sse.end();
+        to.forward = forward;
+        try {
+          const r = await handle.result;
+          const totals = { session_id: r.sessionId, ...turnTotalsJson(r) };
+          if (r.finishReason === "error") {
+            const e = turnFailure(r);
+            stream.send("error", {
+              error: { code: e.code, message: e.message },
+              message: stored(r),
+              ...totals,
+            });
+          } else stream.send("done", { message: stored(r), finish_reason: r.finishReason, ...totals });
+        } finally {
+          stream.end();
+        }
+      },
+    },
+    {
+      // Reconnects to a turn's stream: the events after `Last-Event-ID`, then the live ones while the
+      // turn runs. `request_id` picks the turn (default: the session's newest streamed turn). 204 when
+      // the turn is over and nothing is left (EventSource then stops reconnecting).
+      method: "GET",
+      pattern: "/api/agents/:id/sessions/:sid/messages/stream",
+      handler: ({ req, res, url, params }) => {
+        const s = api.session(params.id ?? "", params.sid ?? "");
+        const after = lastEventId(req, url);
+        const requestId = url.searchParams.get("request_id");
+        const found = requestId ? streams.get(requestId) : streams.latest(s.key);
+        const stream = found?.sessionKey === s.key ? found : undefined;
+        if (!stream)
+          throw apiError(
+            404,
+            "stream_not_found",
+            `${requestId ? `no stream of turn ${requestId}` : "no streamed turn"} in session ${s.id} to resume (finished turns are kept for a while only); read the stored messages with GET .../messages`,
+          );
+        if (after > stream.lastId && stream.finished)
+          throw apiError(
+            400,
+            "invalid_query",
+            `Last-Event-ID: the stream has only ${stream.lastId} events`,
+            "last_event_id",
+          );
+        if (stream.finished && after === stream.lastId) {
+          res.writeHead(204, { "x-familiar-request-id": stream.requestId });
+          res.end();
+          return;
+        }
+        const sse = new SseWriter(res);
+        sse.open({ "x-familiar-request-id": stream.requestId });
+        stream.attach(sse, after);
       },
     },
   ];
