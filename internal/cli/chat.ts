@@ -3,9 +3,15 @@
  * slash commands like any message (the daemon handles them), Ctrl-C aborts the running turn and a
  * second Ctrl-C exits. With piped stdin it sends one message per line, each after the previous
  * reply, and exits after the last reply at EOF.
+ *
+ * A daemon restart does not end the chat: the connection comes back (chat-connection.ts) on the same
+ * session. Each line carries one idempotency key (scoped to the session by the gateway) and is
+ * re-sent with it until the gateway answers, so a line typed while disconnected goes out after the
+ * reconnect, and a line whose answer was cut off is neither lost nor run twice.
  */
 import { createInterface } from "node:readline";
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
+import { ReconnectingGateway } from "./chat-connection.js";
 import type { ChatEventPayload } from "../gateway/chat-events.js";
 import { resolveGatewayTarget } from "../gateway/target.js";
 
@@ -18,22 +24,35 @@ export interface ChatOptions {
 }
 
 interface Waiter {
+  /** The line's idempotency key: every retry of this line uses it. */
+  key: string;
+  message: string;
+  /** Set once a chat.send for this line went out on an open socket. */
+  attempted: boolean;
   runId: string | undefined;
   done: () => void;
-  streamed: boolean;
+  /** Reply text printed so far (deltas). */
+  streamed: string;
+}
+
+/** What chat.send answers (see docs/gateway-protocol.md). */
+interface SendAnswer {
+  runId: string;
+  sessionKey: string;
+  status: "started" | "done";
+  duplicate?: boolean;
+  result?: { text?: string; finishReason?: string; error?: { message: string } };
 }
 
 export async function chatCommand(opts: ChatOptions): Promise<void> {
   const target = resolveGatewayTarget(opts);
   const tty = process.stdin.isTTY === true;
   const out = process.stdout;
-  let client: GatewayClient;
+  const open = (): Promise<GatewayClient> =>
+    GatewayClient.connect({ url: target.url, token: target.token, clientName: "familiar-chat" });
+  let first: GatewayClient;
   try {
-    client = await GatewayClient.connect({
-      url: target.url,
-      token: target.token,
-      clientName: "familiar-chat",
-    });
+    first = await open();
   } catch (err) {
     const e = err as GatewayClientError;
     process.stderr.write(
@@ -42,13 +61,26 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     process.exitCode = 1;
     return;
   }
+  const notify = (line: string): void => void process.stderr.write(`\n${line}\n`);
+  const client = new ReconnectingGateway(first, {
+    connect: open,
+    notify,
+    onReconnected: () => {
+      const w = waiter;
+      if (w?.runId !== undefined) void reattach(w);
+      else if (!w) prompt();
+    },
+    onGiveUp: (message) => {
+      process.stderr.write(`familiar chat: ${message}\n`);
+      process.exit(1);
+    },
+  });
   const agent = opts.agent ?? String(client.hello.defaultAgent ?? "main");
   const name = opts.session ?? "cli";
   // The bare name goes to the server, which resolves it (an `/agent` choice can change the agent).
   let sessionKey = name.includes(":") ? name : `agent:${agent}:gateway:${name}`;
   const sessionParam = name;
   let waiter: Waiter | undefined;
-  let exiting = false;
 
   // Events can arrive before the chat.send response names the run; they wait here until it does.
   let early: ChatEventPayload[] = [];
@@ -62,7 +94,7 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     if (p.runId !== w.runId) return;
     switch (p.state) {
       case "delta":
-        w.streamed = true;
+        w.streamed += p.delta;
         out.write(p.delta);
         break;
       case "tool":
@@ -90,50 +122,125 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     }
   };
   client.on("chat", (raw) => onChat(raw as ChatEventPayload));
-  client.onClose((_code, reason) => {
-    if (exiting) return;
-    process.stderr.write(`\nfamiliar chat: connection closed${reason ? `: ${reason}` : ""}\n`);
-    process.exit(1);
+
+  const sendParams = (w: Waiter): Record<string, unknown> => ({
+    sessionKey: sessionParam,
+    message: w.message,
+    ...(opts.agent ? { agent: opts.agent } : {}),
+    idempotencyKey: w.key,
   });
 
+  /** Ends a line whose run's events this client missed, from the result the gateway kept. */
+  const finishFrom = (w: Waiter, result: NonNullable<SendAnswer["result"]>): void => {
+    const sep = w.streamed ? "\n" : "";
+    if (result.error) process.stderr.write(`${sep}error: ${result.error.message}\n`);
+    else if (result.finishReason === "aborted") out.write(`${sep}[stopped]\n`);
+    else {
+      const text = result.text ?? "";
+      // Print only what the stream had not shown yet.
+      out.write(text.startsWith(w.streamed) ? text.slice(w.streamed.length) : `${sep}${text}`);
+      out.write("\n");
+    }
+    w.done();
+  };
+
+  /** Takes chat.send's answer for the line `w` (first send, retry or re-check after a reconnect). */
+  const accept = (w: Waiter, r: SendAnswer): void => {
+    if (waiter !== w) return;
+    sessionKey = r.sessionKey;
+    if (r.status === "done" && r.result) return finishFrom(w, r.result);
+    w.runId = r.runId;
+    const buffered = early;
+    early = [];
+    for (const e of buffered) onChat(e);
+  };
+
+  /** Sends the line, re-sending it with the same key when the connection drops before the answer. */
+  const submit = async (w: Waiter): Promise<void> => {
+    for (;;) {
+      try {
+        await client.ready();
+        w.attempted = true;
+        return accept(w, await client.request<SendAnswer>("chat.send", sendParams(w)));
+      } catch (err) {
+        if (waiter !== w) return;
+        if ((err as GatewayClientError).code === "GATEWAY_CLOSED") continue;
+        process.stderr.write(`error: ${(err as Error).message}\n`);
+        return w.done();
+      }
+    }
+  };
+
+  /**
+   * After a reconnect, a line that was running may have ended while this client was away (its events
+   * went to the old socket): asking again with the same key returns the stored result, or `started`
+   * while it still runs (its events then reach this socket).
+   */
+  const reattach = async (w: Waiter): Promise<void> => {
+    try {
+      const r = await client.request<SendAnswer>("chat.send", sendParams(w));
+      accept(w, r);
+      // A turn cut off by a crash is resumed by the daemon under another run id, so its events do not
+      // name this line's run: ask again until its stored answer is there.
+      if (waiter === w && r.status === "started" && r.duplicate)
+        setTimeout(() => {
+          if (waiter === w && client.connected) void reattach(w);
+        }, 500);
+    } catch (err) {
+      if (waiter !== w || (err as GatewayClientError).code === "GATEWAY_CLOSED") return;
+      process.stderr.write(`error: ${(err as Error).message}\n`);
+      w.done();
+    }
+  };
+
   const send = async (text: string): Promise<void> => {
+    if (!client.connected)
+      notify("familiar chat: not connected; your message will be sent once reconnected (Ctrl-C quits)");
     await new Promise<void>((resolve) => {
-      const w: Waiter = { runId: undefined, streamed: false, done: () => ((waiter = undefined), resolve()) };
+      let finished = false;
+      const w: Waiter = {
+        key: `cli-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+        message: text,
+        attempted: false,
+        runId: undefined,
+        streamed: "",
+        done: () => {
+          if (finished) return;
+          finished = true;
+          waiter = undefined;
+          resolve();
+        },
+      };
       waiter = w;
       early = [];
-      client
-        .request<{ runId: string; sessionKey: string }>("chat.send", {
-          sessionKey: sessionParam,
-          message: text,
-          ...(opts.agent ? { agent: opts.agent } : {}),
-          idempotencyKey: `cli-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
-        })
-        .then(
-          (r) => {
-            w.runId = r.runId;
-            sessionKey = r.sessionKey;
-            const buffered = early;
-            early = [];
-            for (const e of buffered) onChat(e);
-          },
-          (err: Error) => {
-            process.stderr.write(`error: ${err.message}\n`);
-            w.done();
-          },
-        );
+      void submit(w);
     });
   };
 
   const rl = createInterface({ input: process.stdin, output: tty ? out : undefined, terminal: tty });
   let interrupts = 0;
   const onInterrupt = (): void => {
+    // While reconnecting there is nothing to abort: Ctrl-C quits (unsent lines are not sent).
+    if (!client.connected) {
+      const w = waiter;
+      if (w)
+        process.stderr.write(
+          `\nfamiliar chat: ${
+            w.runId !== undefined
+              ? "the reply to your last message was not shown"
+              : w.attempted
+                ? "your last message may have reached the daemon; its reply was not shown"
+                : "your last message was not sent"
+          }\n`,
+        );
+      process.exit(130);
+    }
     if (waiter && interrupts === 0) {
       interrupts++;
       out.write("\n(aborting; Ctrl-C again to exit)\n");
       void client.request("chat.abort", { sessionKey }).catch(() => undefined);
       return;
     }
-    exiting = true;
     out.write("\n");
     void client.close().then(() => process.exit(130));
   };
@@ -159,7 +266,6 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     await send(text);
     prompt();
   }
-  exiting = true;
   rl.close();
   process.off("SIGINT", onInterrupt);
   await client.close();

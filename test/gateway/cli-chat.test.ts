@@ -1,10 +1,14 @@
 /**
- * `familiar chat` and `familiar status` as real child processes against a real daemon, with piped stdin.
+ * `familiar chat` and `familiar status` as real child processes against a real daemon, with piped stdin;
+ * and `familiar chat` living through restarts of the daemon as a child process.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
+import Database from "better-sqlite3";
+import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../fakes/openai-server.js";
+import { cleanupDaemons, cliCommand, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -20,8 +24,11 @@ beforeAll(async () => {
     },
   });
 });
+let llm: FakeOpenAI | undefined;
 afterAll(async () => {
   await h?.close();
+  await cleanupDaemons();
+  await llm?.close();
 });
 
 function runCli(
@@ -186,4 +193,126 @@ describe("familiar chat with piped stdin", () => {
     expect(r.stdout).toMatch(/^cron\s+1 job\(s\)$/m);
     expect(r.stdout).toMatch(/^\s+morning\s+next .+ {2}last ok$/m);
   }, 60_000);
+});
+
+function lastUser(req: RecordedRequest): string {
+  const msgs = req.body?.messages ?? [];
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const m = msgs[i];
+    if (m?.role === "user" && typeof m.content === "string") return m.content;
+  }
+  return "";
+}
+
+describe("familiar chat across daemon restarts", () => {
+  it("reconnects to the same session, sends a line typed while down once, finishes a cut-off reply, and Ctrl-C quits while reconnecting", async () => {
+    const fake = await startFakeOpenAI();
+    llm = fake;
+    const story = Array.from({ length: 40 }, (_, i) => `part${i}`).join(" ");
+    fake.setHandler((req) => {
+      const text = lastUser(req);
+      // The long reply streams slowly, so the daemon can be killed in the middle of it.
+      if (text === "tell the long story") return { text: story, chunkSize: 4, delayMs: 40 };
+      return { text: `echo: ${text}` };
+    });
+    const token = "chat-restart-token-123456";
+    const config = {
+      models: {
+        providers: { fake: { base_url: fake.baseUrl, api_key: "sk-fake" } },
+        primary: "fake/test-model",
+        max_retries: 0,
+        timeout_s: 60,
+      },
+      gateway: { token },
+    };
+    let daemon: DaemonProcess = await startDaemonProcess({ config });
+    const restart = async (): Promise<void> => {
+      daemon = await startDaemonProcess({ config, dir: daemon.dir, port: daemon.port });
+    };
+    const [cmd, ...args] = cliCommand();
+    const p = spawn(
+      cmd!,
+      [
+        ...args,
+        "chat",
+        "--url",
+        `ws://127.0.0.1:${daemon.port}/ws`,
+        "--token",
+        token,
+        "--session",
+        "lasting",
+      ],
+      { cwd: ROOT, env: { ...process.env, FAMILIAR_GATEWAY_URL: "", FAMILIAR_GATEWAY_TOKEN: "" } },
+    );
+    let stdout = "";
+    let stderr = "";
+    p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => p.on("close", (code) => resolve(code)));
+    const count = (hay: string, needle: string): number => hay.split(needle).length - 1;
+    try {
+      p.stdin.write("before\n");
+      await waitFor(() => stdout.includes("echo: before\n"), 30_000);
+
+      // A clean restart while idle; a line typed during the outage goes out after the reconnect.
+      await daemon.stop();
+      await waitFor(() => stderr.includes("reconnecting…"), 30_000);
+      p.stdin.write("while down\n");
+      await waitFor(() => stderr.includes("will be sent once reconnected"), 30_000);
+      await restart();
+      await waitFor(() => stdout.includes("echo: while down\n"), 30_000);
+      expect(count(stderr, "reconnecting…")).toBe(1);
+      expect(count(stderr, "familiar chat: reconnected")).toBe(1);
+
+      // A crash in the middle of a streamed reply: the daemon resumes the turn after its restart and
+      // the chat prints the rest of that one reply, not a second run of it.
+      const mark = stdout.length;
+      p.stdin.write("tell the long story\n");
+      await waitFor(() => stdout.slice(mark).includes("part2 "), 30_000);
+      await daemon.kill9();
+      await waitFor(() => count(stderr, "reconnecting…") === 2, 30_000);
+      await restart();
+      await waitFor(() => stdout.slice(mark).includes("part39\n"), 60_000);
+      expect(stdout.slice(mark)).toBe(`${story}\n`);
+      p.stdin.write("after\n");
+      await waitFor(() => stdout.includes("echo: after\n"), 30_000);
+      expect(stdout).toBe(`echo: before\necho: while down\n${story}\necho: after\n`);
+      expect(count(stderr, "familiar chat: reconnected")).toBe(2);
+
+      // One session throughout, every line once.
+      const db = new Database(join(daemon.dataDir, "familiar.db"), { readonly: true });
+      try {
+        const rows = db
+          .prepare(
+            "SELECT m.role, m.content FROM messages m JOIN session_heads hd ON hd.session_id = m.session_id WHERE hd.key = ? AND m.role IN ('user', 'assistant') AND m.status = 'ok' ORDER BY m.id",
+          )
+          .all("agent:main:gateway:lasting") as { role: string; content: string }[];
+        expect(rows.filter((r) => r.role === "user").map((r) => r.content)).toEqual([
+          "before",
+          "while down",
+          "tell the long story",
+          "after",
+        ]);
+        expect(rows.filter((r) => r.role === "assistant").map((r) => r.content)).toEqual([
+          "echo: before",
+          "echo: while down",
+          story,
+          "echo: after",
+        ]);
+      } finally {
+        db.close();
+      }
+
+      // Down again: Ctrl-C while reconnecting quits at once, saying the typed line was not sent.
+      await daemon.stop();
+      await waitFor(() => count(stderr, "reconnecting…") === 3, 30_000);
+      p.stdin.write("never sent\n");
+      await waitFor(() => count(stderr, "will be sent once reconnected") === 2, 30_000);
+      p.kill("SIGINT");
+      expect(await exited).toBe(130);
+      expect(stderr).toContain("your last message was not sent");
+    } finally {
+      p.kill("SIGKILL");
+    }
+  }, 180_000);
 });
