@@ -73,6 +73,8 @@ function safeJson(s: string): unknown {
 export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
   const idem = new IdempotencyCache<SendEntry>(() => rt.ctx.clock.now());
   const persisted = new PersistedIdempotency(rt.ctx.db, () => rt.ctx.clock.now());
+  /** Slash-command answers by scoped key: a client retrying after a dropped socket must not run `/new` twice. */
+  const commandAnswers = new IdempotencyCache<Record<string, unknown>>(() => rt.ctx.clock.now());
   /** Disk is best effort here: a full disk must not refuse the message itself. */
   const persist = (sessionKey: string, key: string, entry: PersistedSend): void => {
     try {
@@ -144,6 +146,9 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
       );
     const cmd = parseCommand(message);
     if (cmd) {
+      const scoped = idemKey ? scopedIdempotencyKey(sessionKey, idemKey) : undefined;
+      const seen = scoped ? commandAnswers.get(scoped) : undefined;
+      if (seen) return { ...seen, duplicate: true };
       // Commands answer directly (never through the model); the reply arrives as a `final` chat event
       // for this client right after the response, like a turn's.
       const raw = p.str("sessionKey");
@@ -178,13 +183,15 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
           command: cmd.name,
         }),
       );
-      return {
+      const answer = {
         runId,
         sessionKey,
         status: "done",
         command: cmd.name,
         result: { runId, text, finishReason: "stop" },
       };
+      if (scoped) commandAnswers.set(scoped, answer);
+      return answer;
     }
     // Keys are per session: the same key in another session is a new message.
     const cached = idemKey ? idem.get(scopedIdempotencyKey(sessionKey, idemKey)) : undefined;

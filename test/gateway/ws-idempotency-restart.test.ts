@@ -181,4 +181,40 @@ describe("idempotency across a restart", () => {
     expect(other.result?.text).toBe("New answer.");
     await c.close();
   }, 60_000);
+
+  it("a slash command repeated with its key in the same session runs once; in another session it runs again", async () => {
+    const c = await GatewayClient.connect({ url: h.wsUrl, clientName: "commands" });
+    const headOf = (key: string): string | undefined =>
+      (
+        h.daemon.db.prepare("SELECT session_id AS id FROM session_heads WHERE key = ?").get(key) as
+          { id: string } | undefined
+      )?.id;
+    h.fake.enqueue({ text: "Noted." });
+    await c.request<SendResult>("chat.send", { sessionKey: "notes", message: "remember milk", wait: true });
+    const start = headOf("agent:main:gateway:notes");
+    const first = await c.request<SendResult>("chat.send", {
+      sessionKey: "notes",
+      message: "/new",
+      idempotencyKey: "k-new-1",
+    });
+    const afterFirst = headOf("agent:main:gateway:notes");
+    expect(start).toEqual(expect.any(String));
+    expect(afterFirst).toEqual(expect.any(String));
+    expect(afterFirst).not.toBe(start);
+    const again = await c.request<SendResult>("chat.send", {
+      sessionKey: "notes",
+      message: "/new",
+      idempotencyKey: "k-new-1",
+    });
+    expect(again).toMatchObject({ runId: first.runId, duplicate: true, status: "done" });
+    expect(headOf("agent:main:gateway:notes")).toBe(afterFirst);
+    const other = await c.request<SendResult>("chat.send", {
+      sessionKey: "errands",
+      message: "/new",
+      idempotencyKey: "k-new-1",
+    });
+    expect(other.duplicate).toBeUndefined();
+    expect(other.runId).not.toBe(first.runId);
+    await c.close();
+  }, 60_000);
 });
