@@ -76,6 +76,22 @@ describe("ConfigManager hot reload (real file, real watcher)", () => {
     expect(f.logs.some((l) => l.msg === "config reloaded (log, heartbeat)")).toBe(true);
   });
 
+  it("applies an edit made after the first read but before the watcher was ready", async () => {
+    const f = setup(`${BASE}heartbeat:\n  every: 30m\n`);
+    writeFileSync(f.file, `${BASE}heartbeat:\n  every: 5m\n`); // no watcher yet: no event for this
+    await f.manager.watch();
+    expect(f.changes.map((c) => c.changed)).toEqual([["heartbeat"]]);
+    expect(f.manager.get().heartbeat.every).toBe(5 * 60_000);
+  });
+
+  it("re-reads an unchanged file at watch start silently (no change, no error)", async () => {
+    const f = setup(BASE);
+    await f.manager.watch();
+    expect(f.changes).toEqual([]);
+    expect(f.errors).toEqual([]);
+    expect(f.logs.some((l) => String(l.msg).startsWith("config reloaded"))).toBe(false);
+  });
+
   it("rejects an invalid edit: the old config stays live and exactly one error is reported", async () => {
     const f = setup(`${BASE}gateway:\n  port: 18800\n`);
     const before = f.manager.get();

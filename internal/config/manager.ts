@@ -67,7 +67,8 @@ export class ConfigManager {
 
   /**
    * Starts watching the file. Watches the directory so rename-saves (vim, VS Code) are seen. The
-   * returned promise resolves once the watcher is ready: edits made before that may be missed.
+   * returned promise resolves once the watcher is ready; the file is re-read then, so an edit made
+   * after the first read but before the watcher was ready is applied too.
    */
   watch(debounceMs = 250): Promise<void> {
     if (this.watchReady) return this.watchReady;
@@ -92,7 +93,15 @@ export class ConfigManager {
       };
       watcher.on("add", kick).on("change", kick);
       watcher.on("error", (err) => this.logger.warn({ err }, "config watcher error"));
-      return new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+      return new Promise<void>((resolve) =>
+        watcher.once("ready", () => {
+          // The watcher starts after the daemon is up (chokidar loads lazily), so an edit made between
+          // the first read and "ready" raised no event: re-read once now. An unchanged file is a
+          // silent no-op (apply() notifies only on changed sections).
+          if (this.watcher === watcher) this.reload();
+          resolve();
+        }),
+      );
     });
     this.watchReady = ready;
     return ready;
