@@ -100,21 +100,33 @@ export async function buildServices(
     services.push(createGatewayService(ctx, { http, host: parts.host, channels, config, parts }));
   }
 
-  // --- channels: telegram (internal/channels/telegram) ---
-  // grammy and marked load only when the channel is enabled, and only after the daemon is up
-  // (DeferredChannel: the import is most of a cold start). The channel connects in the background;
+  // --- channels: telegram, discord (internal/channels/telegram, internal/channels/discord) ---
+  // grammy + marked and discord.js load only when their channel is enabled, and only after the daemon
+  // is up (DeferredChannel: the import is most of a cold start). A channel connects in the background;
   // a bad token leaves it in state "error" (shown in /healthz) while the daemon keeps running.
   // Built (but not loaded) when off too: a hot reload that sets enabled: true starts it, no restart.
   {
-    if (parts.host) {
-      const host = parts.host;
+    const loaders = {
+      telegram: async (deps: import("../channels/telegram/telegram-channel.js").TelegramDeps) =>
+        (await import("../channels/telegram/telegram-channel.js")).createTelegramChannel(ctx, deps),
+      discord: async (deps: import("../channels/discord/discord-channel.js").DiscordDeps) =>
+        (await import("../channels/discord/discord-channel.js")).createDiscordChannel(ctx, deps),
+    };
+    const label = { telegram: "Telegram", discord: "Discord" } as const;
+    const host = parts.host;
+    for (const id of ["telegram", "discord"] as const) {
+      if (!host) {
+        if (ctx.config().channels[id].enabled)
+          ctx.logger.error({ module: id }, `no agent host: the ${label[id]} channel is not running`);
+        continue;
+      }
       const { DeferredChannel } = await import("../channels/deferred-channel.js");
       const approvals = parts.extra.approvals as
         import("../channels/common/commands.js").ApprovalResolver | undefined;
-      const telegram = new DeferredChannel(
-        "telegram",
-        async () =>
-          (await import("../channels/telegram/telegram-channel.js")).createTelegramChannel(ctx, {
+      const channel = new DeferredChannel(
+        id,
+        () =>
+          loaders[id]({
             host,
             registry: channels,
             // File and API agents, so `/agent <id>` and routing reach them too.
@@ -124,51 +136,13 @@ export async function buildServices(
         ctx.logger,
         afterDaemonReady(ctx),
         {
-          enabled: () => ctx.config().channels.telegram.enabled,
+          enabled: () => ctx.config().channels[id].enabled,
           onConfig: (fn) => ctx.onConfig(fn),
           onEnabled: (ch) => channels.add(ch),
         },
       );
-      parts.extra.telegram = telegram;
-      services.push(telegram);
-    } else if (ctx.config().channels.telegram.enabled) {
-      ctx.logger.error({ module: "telegram" }, "no agent host: the Telegram channel is not running");
-    }
-  }
-
-  // --- channels: discord (internal/channels/discord) ---
-  // discord.js loads only when the channel is enabled, and only after the daemon is up
-  // (DeferredChannel). The channel connects in the background; a bad token leaves it in state "error"
-  // (shown in /healthz) while the daemon keeps running.
-  // Built (but not loaded) when off too: a hot reload that sets enabled: true starts it, no restart.
-  {
-    if (parts.host) {
-      const host = parts.host;
-      const { DeferredChannel } = await import("../channels/deferred-channel.js");
-      const approvals = parts.extra.approvals as
-        import("../channels/common/commands.js").ApprovalResolver | undefined;
-      const discord = new DeferredChannel(
-        "discord",
-        async () =>
-          (await import("../channels/discord/discord-channel.js")).createDiscordChannel(ctx, {
-            host,
-            registry: channels,
-            // File and API agents, so `/agent <id>` and routing reach them too.
-            agentSources: agentSourcesOf(parts),
-            ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
-          }),
-        ctx.logger,
-        afterDaemonReady(ctx),
-        {
-          enabled: () => ctx.config().channels.discord.enabled,
-          onConfig: (fn) => ctx.onConfig(fn),
-          onEnabled: (ch) => channels.add(ch),
-        },
-      );
-      parts.extra.discord = discord;
-      services.push(discord);
-    } else if (ctx.config().channels.discord.enabled) {
-      ctx.logger.error({ module: "discord" }, "no agent host: the Discord channel is not running");
+      parts.extra[id] = channel;
+      services.push(channel);
     }
   }
 
@@ -200,7 +174,6 @@ export async function buildServices(
   return { parts, services };
 }
 
-/** The host's extra agent sources (workspace files, API agents), as the channels need them. */
 /** Calls `begin` once the daemon is ready (listening), on the next turn of the event loop. */
 function afterDaemonReady(ctx: CoreContext): (begin: () => void) => void {
   return (begin) => {
@@ -211,6 +184,7 @@ function afterDaemonReady(ctx: CoreContext): (begin: () => void) => void {
   };
 }
 
+/** The host's extra agent sources (workspace files, API agents), as the channels need them. */
 function agentSourcesOf(parts: DaemonParts): import("../agent/agents.js").AgentSource[] {
   const a = parts.extra.agents as import("../agent/host-service.js").AgentHostParts | undefined;
   return a ? [a.fileAgents, a.apiAgents] : [];
