@@ -9,7 +9,7 @@
  * - writing into a session of another channel (Telegram, Discord, cron...) needs
  *   `gateway.allow_channel_writes`; reading is always allowed.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { z } from "zod";
 import type { Config } from "../../config/schema.js";
 import type { Db } from "../../store/db.js";
@@ -163,18 +163,5 @@ function hostOf(url: string): string {
   }
 }
 
-/** Writes a JSON response. */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
-}
+/** Writes a JSON response (the gateway's one helper, re-exported for the API routes). */
+export { sendJson } from "../http-server.js";
