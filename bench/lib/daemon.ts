@@ -14,7 +14,8 @@ import { performance } from "node:perf_hooks";
 /** Repository root. */
 export const ROOT = resolve(import.meta.dirname, "../..");
 /** The entry point a user runs. */
-export const DIST_CLI = join(ROOT, "dist/bundle/familiar.js");
+/** The CLI under test; `FAMILIAR_BENCH_CLI` points at another build (before/after comparisons). */
+export const DIST_CLI = process.env.FAMILIAR_BENCH_CLI ?? join(ROOT, "dist/bundle/familiar.js");
 
 /**
  * The Node flags the shipped launchers give the daemon (`npm start`, systemd/familiar.service), so a

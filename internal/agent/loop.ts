@@ -121,6 +121,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
           ...(opts.modelRef ? { model: opts.modelRef } : {}),
           ...(opts.maxTokens ? { maxTokens: opts.maxTokens } : {}),
           ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+          agentId: opts.toolContext.agentId,
           signal,
         };
         for await (const ev of opts.model.stream(req)) {

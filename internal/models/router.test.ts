@@ -305,6 +305,36 @@ describe("model router", () => {
     expect(primary.requests).toHaveLength(0);
   });
 
+  it("an agent's own context_window counts when the model states none: a 12K agent is refused", async () => {
+    config = configFromObject(
+      {
+        timezone: "UTC",
+        log: { level: "silent" },
+        models: {
+          providers: {
+            main: { base_url: primary.baseUrl, api_key: "sk-main" },
+            backup: {
+              base_url: backup.baseUrl,
+              api_key: "sk-backup",
+              models: { big: { context_window: 64_000 } },
+            },
+          },
+          primary: "main/custom-model",
+          fallbacks: ["backup/big"],
+        },
+        agents: { small: { context_window: 12_000 } },
+      },
+      "/tmp",
+    );
+    backup.enqueue({ text: "from backup" });
+    const evs = await run(router(), { ...hi, agentId: "small" });
+    expect(text(evs)).toBe("from backup");
+    expect(primary.requests).toHaveLength(0);
+    // Another agent (no window of its own) still uses the primary: the verdict is per agent.
+    primary.enqueue({ text: "from main" });
+    expect(text(await run(router(), hi))).toBe("from main");
+  });
+
   it("an unknown provider fails with a clear configuration error", async () => {
     const err = (await run(router(), { ...hi, model: "nope/x" }).catch((e: unknown) => e)) as ModelError;
     expect(err.code).toBe("MODEL_NOT_CONFIGURED");

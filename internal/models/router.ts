@@ -195,18 +195,19 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
   // Context-window verdicts per config object (a reload swaps the object, so the cache follows it).
   let windowCache: { cfg: Config; verdicts: Map<string, ModelError | undefined> } | undefined;
   /** The refusal of a model whose context window is below the minimum, or undefined. */
-  function windowProblem(cfg: Config, ref: string): ModelError | undefined {
+  function windowProblem(cfg: Config, ref: string, agentId: string | undefined): ModelError | undefined {
     if (windowCache?.cfg !== cfg) windowCache = { cfg, verdicts: new Map() };
     const verdicts = windowCache.verdicts;
-    if (verdicts.has(ref)) return verdicts.get(ref);
+    const key = agentId === undefined ? ref : `${agentId}\u0000${ref}`;
+    if (verdicts.has(key)) return verdicts.get(key);
     let verdict: ModelError | undefined;
     try {
-      validateContextWindow(resolveContextWindow(cfg, ref), { modelRef: ref });
+      validateContextWindow(resolveContextWindow(cfg, ref, agentId), { modelRef: ref });
     } catch (err) {
       if (!(err instanceof ModelError)) throw err;
       verdict = err;
     }
-    verdicts.set(ref, verdict);
+    verdicts.set(key, verdict);
     return verdict;
   }
 
@@ -229,7 +230,7 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
         continue;
       }
       const { provider: pname, model } = parseModelRef(ref);
-      const tooSmall = pname === ECHO_PROVIDER ? undefined : windowProblem(cfg, ref);
+      const tooSmall = pname === ECHO_PROVIDER ? undefined : windowProblem(cfg, ref, req.agentId);
       if (tooSmall) {
         // A configuration problem of this model only: refused without a call; a fallback may answer.
         log.error({ model: ref, code: tooSmall.code }, tooSmall.message);

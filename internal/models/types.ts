@@ -56,6 +56,8 @@ export interface ModelRequest {
   maxTokens?: number;
   temperature?: number;
   signal?: AbortSignal;
+  /** The agent making the call: its own `context_window` counts when the model has none stated. */
+  agentId?: string;
 }
 
 /** Events of one streamed model call, in order; exactly one `done` ends a successful stream. */
