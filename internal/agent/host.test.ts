@@ -371,6 +371,41 @@ describe("agent host with the fake OpenAI server", () => {
     expect(last.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["three"]);
   });
 
+  it("onAccepted runs in the transaction that stores the user message: both commit or neither", async () => {
+    const host = setup();
+    const kv = core.ctx.db.prepare("INSERT INTO kv (key, value, updated_at) VALUES (?, ?, 0)");
+    let seen: { runId: string; requestId: string } | undefined;
+    fake.enqueue({ text: "ok" });
+    const h = host.submit({
+      ...msg("k", "kept"),
+      onAccepted: (ids) => {
+        seen = ids;
+        // Inside the transaction: the message is visible on this connection, and not yet committed.
+        expect(core.ctx.db.inTransaction).toBe(true);
+        kv.run("idem:kept", ids.requestId);
+      },
+    });
+    expect(seen).toEqual({ runId: h.runId, requestId: h.requestId });
+    const r = await h.result;
+    expect(host.sessions.messages(r.sessionId).map((m) => m.content)).toEqual(["kept", "ok"]);
+    expect(core.ctx.db.prepare("SELECT value FROM kv WHERE key = 'idem:kept'").get()).toEqual({
+      value: h.requestId,
+    });
+    // A failure while recording rolls the message back with it: nothing half-stored, no turn.
+    expect(() =>
+      host.submit({
+        ...msg("k", "dropped"),
+        onAccepted: (ids) => {
+          kv.run("idem:dropped", ids.requestId);
+          throw new Error("recording failed");
+        },
+      }),
+    ).toThrow("recording failed");
+    expect(host.sessions.messages(r.sessionId).map((m) => m.content)).toEqual(["kept", "ok"]);
+    expect(core.ctx.db.prepare("SELECT value FROM kv WHERE key = 'idem:dropped'").get()).toBeUndefined();
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it("reset starts a new session id and keeps the old one readable", async () => {
     const host = setup();
     const r1 = await host.submit(msg("k", "one")).result;

@@ -202,12 +202,19 @@ export class AgentHostImpl implements AgentHost {
       try {
         session = this.sessionFor(msg.sessionKey, agent.id, msg.replyTarget);
         const parts = msg.images?.length ? toParts(msg.text, msg.images) : undefined;
-        userMessageId = this.sessions.append(session.id, {
-          role: msg.systemEvent ? "event" : "user",
-          content: msg.text,
-          ...(parts ? { parts } : {}),
-          requestId,
-        });
+        const sid = session.id;
+        const store = (): number => {
+          const id = this.sessions.append(sid, {
+            role: msg.systemEvent ? "event" : "user",
+            content: msg.text,
+            ...(parts ? { parts } : {}),
+            requestId,
+          });
+          msg.onAccepted?.({ runId, requestId });
+          return id;
+        };
+        // One commit for the message and what the caller records with it (nested: a savepoint).
+        userMessageId = msg.onAccepted ? ctx.db.transaction(store)() : store();
       } catch (err) {
         // Disk full or read-only: the message cannot be kept, so the turn does not run (an answer the
         // history does not hold would be lost); the user and the log get the cause.
@@ -221,6 +228,8 @@ export class AgentHostImpl implements AgentHost {
         return { runId, requestId, started: Promise.resolve(), result, abort: () => undefined };
       }
     }
+    // Resumed or ephemeral: nothing new was stored above, so the caller hears of it now.
+    if (userMessageId === undefined || resumed) msg.onAccepted?.({ runId, requestId });
     if (msg.parentRequestId) {
       const root = this.rootOf.get(msg.parentRequestId) ?? msg.parentRequestId;
       this.rootOf.set(requestId, root);

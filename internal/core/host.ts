@@ -49,6 +49,12 @@ export interface InboundMessage {
   silent?: boolean;
   /** Restrict tools for this turn (names); undefined = the agent's policy. */
   toolFilter?: (name: string) => boolean;
+  /**
+   * Called once the message is accepted, inside the transaction that stores it, so what the caller
+   * records here (an idempotency key) is durable exactly when the message is: a kill -9 can never keep
+   * one without the other. It must not throw for a failure that should not refuse the message.
+   */
+  onAccepted?: (ids: { runId: string; requestId: string }) => void;
 }
 
 /** Outcome of a turn. */

@@ -227,13 +227,15 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
       text: message,
       sender: { id: `gateway:${conn.clientName}`, name: conn.clientName },
       originLabel: `gateway client "${conn.clientName}"`,
+      // The key is committed with the user message (one transaction): no kill -9 can keep the message
+      // and lose the key, which would make the client's retry a second turn.
+      ...(idemKey ? { onAccepted: (ids) => persist(sessionKey, idemKey, { ...ids, sessionKey }) } : {}),
     });
     const entry: SendEntry = { runId: handle.runId, sessionKey, result: handle.result };
     if (idemKey) {
       const key = idemKey;
       idem.set(scopedIdempotencyKey(sessionKey, key), entry);
       const base = { runId: handle.runId, requestId: handle.requestId, sessionKey };
-      persist(sessionKey, key, base);
       void handle.result.then(
         (r) => persist(sessionKey, key, { ...base, result: summarizeResult(r) }),
         () => undefined,
