@@ -22,6 +22,10 @@ export class IdempotencyCache<T> {
     return e.value;
   }
 
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
   set(key: string, value: T): void {
     this.entries.delete(key);
     this.entries.set(key, { at: this.now(), value });
@@ -50,6 +54,8 @@ export interface PersistedSend {
   sessionKey: string;
   /** The compact result (summarizeResult) once the turn ended; absent while it runs. */
   result?: Record<string, unknown>;
+  /** Set when the key belonged to a slash command (its answer is `result`). */
+  command?: string;
 }
 
 const KV_PREFIX = "gw_idem:";

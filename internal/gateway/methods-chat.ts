@@ -12,13 +12,12 @@ import {
   scopedIdempotencyKey,
   type PersistedSend,
 } from "./idempotency.js";
-import { parseCommand, runCommand, type ApprovalResolver } from "../channels/common/commands.js";
+import { parseCommand } from "../channels/common/commands.js";
 import { AgentChoiceStore, resolveAgentId } from "../channels/common/agent-choice.js";
-import { ZERO_USAGE } from "../models/types.js";
-import { randomUUID } from "node:crypto";
 import { MethodError, type Params } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import type { MethodHandler } from "./ws-server.js";
+import { runGatewayCommand, type CommandAnswer } from "./chat-command.js";
 
 interface SendEntry {
   runId: string;
@@ -74,7 +73,7 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
   const idem = new IdempotencyCache<SendEntry>(() => rt.ctx.clock.now());
   const persisted = new PersistedIdempotency(rt.ctx.db, () => rt.ctx.clock.now());
   /** Slash-command answers by scoped key: a client retrying after a dropped socket must not run `/new` twice. */
-  const commandAnswers = new IdempotencyCache<Record<string, unknown>>(() => rt.ctx.clock.now());
+  const commandAnswers = new IdempotencyCache<Promise<CommandAnswer>>(() => rt.ctx.clock.now());
   /** Disk is best effort here: a full disk must not refuse the message itself. */
   const persist = (sessionKey: string, key: string, entry: PersistedSend): void => {
     try {
@@ -147,51 +146,40 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     const cmd = parseCommand(message);
     if (cmd) {
       const scoped = idemKey ? scopedIdempotencyKey(sessionKey, idemKey) : undefined;
+      // In memory (also while the first one runs), then on disk (a retry after a restart).
       const seen = scoped ? commandAnswers.get(scoped) : undefined;
-      if (seen) return { ...seen, duplicate: true };
-      // Commands answer directly (never through the model); the reply arrives as a `final` chat event
-      // for this client right after the response, like a turn's.
-      const raw = p.str("sessionKey");
-      const approvals = rt.part<ApprovalResolver>("approvals", ["resolve"]);
-      const text = await runCommand(
-        cmd,
-        {
-          channel: "gateway",
+      if (seen) return { ...(await seen), duplicate: true };
+      const stored = idemKey ? persisted.load(sessionKey, idemKey) : undefined;
+      if (stored?.result)
+        return {
+          runId: stored.runId,
           sessionKey,
-          agentId,
-          chatScope: scopeOf(raw),
-          chatId: raw,
-          sender: { id: `gateway:${conn.clientName}`, name: conn.clientName },
-        },
-        {
-          ctx: rt.ctx,
-          host: rt.host(),
-          choices,
-          agentSources: rt.agentSources(),
-          ...(approvals ? { approvals } : {}),
-        },
-      );
-      const runId = `cmd-${randomUUID()}`;
-      setImmediate(() =>
-        conn.send("chat", {
-          state: "final",
-          runId,
-          sessionKey,
-          text,
-          finishReason: "stop",
-          usage: { ...ZERO_USAGE },
-          command: cmd.name,
-        }),
-      );
-      const answer = {
-        runId,
+          status: "done",
+          ...(stored.command ? { command: stored.command } : {}),
+          result: stored.result,
+          duplicate: true,
+        };
+      const answer = runGatewayCommand(rt, cmd, {
         sessionKey,
-        status: "done",
-        command: cmd.name,
-        result: { runId, text, finishReason: "stop" },
-      };
+        agentId,
+        scope: scopeOf(p.str("sessionKey")),
+        chatId: p.str("sessionKey"),
+        conn,
+        choices,
+      });
       if (scoped) commandAnswers.set(scoped, answer);
-      return answer;
+      const done = await answer.catch((err: unknown) => {
+        if (scoped) commandAnswers.delete(scoped);
+        throw err;
+      });
+      if (idemKey)
+        persist(sessionKey, idemKey, {
+          runId: done.runId,
+          sessionKey,
+          command: cmd.name,
+          result: done.result,
+        });
+      return done;
     }
     // Keys are per session: the same key in another session is a new message.
     const cached = idemKey ? idem.get(scopedIdempotencyKey(sessionKey, idemKey)) : undefined;

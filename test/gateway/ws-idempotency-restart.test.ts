@@ -216,5 +216,23 @@ describe("idempotency across a restart", () => {
     expect(other.duplicate).toBeUndefined();
     expect(other.runId).not.toBe(first.runId);
     await c.close();
+
+    // After a restart the retry still answers the first reply and does not reset again.
+    await h.restart();
+    const c2 = await GatewayClient.connect({ url: h.wsUrl, clientName: "commands-after" });
+    const afterRestart = await c2.request<SendResult & { command?: string }>("chat.send", {
+      sessionKey: "notes",
+      message: "/new",
+      idempotencyKey: "k-new-1",
+    });
+    expect(afterRestart).toMatchObject({
+      runId: first.runId,
+      duplicate: true,
+      status: "done",
+      command: "new",
+      result: { text: first.result?.text },
+    });
+    expect(headOf("agent:main:gateway:notes")).toBe(afterFirst);
+    await c2.close();
   }, 60_000);
 });
