@@ -21,6 +21,7 @@ import { ChannelRegistry } from "../channels/registry.js";
 import { kvLastTargetStore } from "../channels/last-target-store.js";
 import { collectSecrets } from "./secrets.js";
 import { buildServices, type DaemonParts } from "./services.js";
+import { flushTraces } from "../agent/trace.js";
 
 export interface DaemonOptions {
   configPath: string;
@@ -177,6 +178,7 @@ export class Daemon {
         }
       }
       await this.http.close().catch(() => undefined);
+      flushTraces(this.db);
       try {
         this.db.pragma("wal_checkpoint(TRUNCATE)");
       } catch {
