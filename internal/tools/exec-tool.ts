@@ -9,7 +9,7 @@
  * - a command needing approval that is denied or expires is an error result, never a hang.
  */
 import { spawn } from "node:child_process";
-import { realpath } from "node:fs/promises";
+import { readdir, realpath } from "node:fs/promises";
 import { resolve } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config/schema.js";
@@ -155,15 +155,57 @@ function formatRun(r: RunOutcome, timeoutS: number): ToolResult {
   return { content: `${status}\n${r.output || "(no output)"}`, isError: r.code !== 0 };
 }
 
-/** True when an argument word names an existing path that resolves outside `root` (symlinks followed). */
+/** Shell glob characters: a word holding one is expanded by the shell before the command sees it. */
+const GLOB_CHARS = /[*?[]/;
+/** Paths a glob may expand to before the command is asked about instead of checked path by path. */
+const MAX_GLOB_MATCHES = 2000;
+
+/**
+ * The paths (relative to `root`) the shell would expand `word` to: segment by segment, through
+ * symlinked folders (as `readdir` follows them), without dot files unless the pattern starts with a
+ * dot. undefined when there are more than MAX_GLOB_MATCHES.
+ */
+async function expandGlob(root: string, word: string): Promise<string[] | undefined> {
+  // Loaded only when a command has a glob: most turns never pay for it.
+  const { default: picomatch } = await import("picomatch");
+  let paths = [""];
+  for (const seg of word.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (!GLOB_CHARS.test(seg)) {
+      paths = paths.map((p) => (p ? `${p}/${seg}` : seg));
+      continue;
+    }
+    const isMatch = picomatch(seg, { dot: seg.startsWith(".") });
+    const next: string[] = [];
+    for (const base of paths) {
+      const entries = await readdir(resolve(root, base || ".")).catch(() => [] as string[]);
+      for (const e of entries) if (isMatch(e)) next.push(base ? `${base}/${e}` : e);
+      if (next.length > MAX_GLOB_MATCHES) return undefined;
+    }
+    paths = next;
+  }
+  return paths;
+}
+
+/**
+ * True when an argument word names an existing path that resolves outside `root` (symlinks followed).
+ * A glob word (`cat *`, `cat link/*`) is expanded as the shell would and every match is checked; one
+ * with too many matches counts as an escape (the owner is asked).
+ */
 async function escapesBySymlink(command: string, root: string): Promise<boolean> {
-  for (const w of argumentWords(command)) {
-    if (!w || w.startsWith("-")) continue;
+  const outside = async (w: string): Promise<boolean> => {
     try {
       await resolveInWorkspace(root, w);
+      return false;
     } catch (err) {
-      if (err instanceof ToolError && err.code === "PATH_OUTSIDE_WORKSPACE") return true;
+      return err instanceof ToolError && err.code === "PATH_OUTSIDE_WORKSPACE";
     }
+  };
+  for (const w of argumentWords(command)) {
+    if (!w || w.startsWith("-")) continue;
+    const candidates = GLOB_CHARS.test(w) ? await expandGlob(root, w) : [w];
+    if (!candidates) return true;
+    for (const c of candidates) if (await outside(c)) return true;
   }
   return false;
 }

@@ -217,13 +217,25 @@ describe("exec tool", () => {
       expect(h.channel.sent[2]?.text).toContain("$ cat link/secret.txt");
       h.parts.approvals.resolve(h.channel.sent[2]?.opts?.approvalId ?? "", "denied");
       expect((await s).content).toBe("the owner denied this command");
+      // ...also when a glob reaches it: through the symlinked folder, or matching the link itself.
+      const g = h.call("exec", { command: "cat link/*.txt" });
+      await h.channel.waitFor(4);
+      expect(h.channel.sent[3]?.text).toContain("$ cat link/*.txt");
+      h.parts.approvals.resolve(h.channel.sent[3]?.opts?.approvalId ?? "", "denied");
+      expect((await g).content).toBe("the owner denied this command");
+      const star = h.call("exec", { command: "ls -d l*" });
+      await h.channel.waitFor(5);
+      h.parts.approvals.resolve(h.channel.sent[4]?.opts?.approvalId ?? "", "denied");
+      expect((await star).content).toBe("the owner denied this command");
     } finally {
       rmSync(outside, { recursive: true, force: true });
+      rmSync(join(h.workspace, "link"));
     }
-    // Inside the workspace the allow list still runs at once.
+    // Inside the workspace the allow list still runs at once, globs included.
     writeFileSync(join(h.workspace, "n.txt"), "inside");
     expect((await h.call("exec", { command: "cat n.txt" })).content).toBe("exit code 0\ninside");
-    expect(h.channel.sent).toHaveLength(3);
+    expect((await h.call("exec", { command: "cat *.txt" })).content).toBe("exit code 0\ninside");
+    expect(h.channel.sent).toHaveLength(5);
   });
 
   it("caps output keeping head and tail", async () => {
