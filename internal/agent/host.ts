@@ -26,6 +26,7 @@ import { agentOfKey } from "../session/keys.js";
 import { storeFailure } from "../store/db.js";
 import { findAgent, type AgentDef, type AgentSource } from "./agents.js";
 import { PromptBuilder } from "./prompt.js";
+import { WorkspaceFiles } from "./workspace-files.js";
 import { orderByTurn, toChatMessages } from "./history.js";
 import {
   addUsage,
@@ -126,7 +127,7 @@ const EMPTY_TOOLS: ToolSet = {
 export class AgentHostImpl implements AgentHost {
   readonly sessions: SessionStore;
   readonly traces: TraceRecorder;
-  private prompt = new PromptBuilder();
+  private prompt: PromptBuilder;
   private promptFiles: AgentPromptFiles;
   private queues = new Map<string, PQueue>();
   private global: PQueue;
@@ -139,8 +140,14 @@ export class AgentHostImpl implements AgentHost {
   constructor(private deps: AgentHostDeps) {
     const { ctx } = deps;
     this.sessions = new SessionStore(ctx.db, () => ctx.clock.now());
-    this.traces = new TraceRecorder(ctx.db, () => ctx.clock.now());
+    this.traces = new TraceRecorder(
+      ctx.db,
+      () => ctx.clock.now(),
+      (err) => ctx.logger.warn({ err: err.message }, "could not write trace rows"),
+    );
     this.promptFiles = new AgentPromptFiles(ctx.logger);
+    // Workspace files are re-checked on the daemon's clock (at most once a second per file).
+    this.prompt = new PromptBuilder(new WorkspaceFiles(1000, () => ctx.clock.now()));
     this.global = new PQueue({ concurrency: ctx.config().agents.max_concurrent });
     ctx.onConfig((next) => {
       this.global.concurrency = next.agents.max_concurrent;
@@ -676,6 +683,8 @@ export class AgentHostImpl implements AgentHost {
       (r: UsageRecord, p: Parameters<TraceRecorder["point"]>[0]) => {
         this.record(r);
         this.traces.point(p);
+        // Trace rows written behind (the turn's start, earlier tool calls) ride on this commit.
+        this.traces.flush();
       },
     );
     this.modelCallTx(rec, point);
@@ -822,6 +831,14 @@ export class AgentHostImpl implements AgentHost {
   }
 
   async drain(ms: number): Promise<void> {
+    try {
+      await this.drainTurns(ms);
+    } finally {
+      this.traces.flush();
+    }
+  }
+
+  private async drainTurns(ms: number): Promise<void> {
     if (this.inflight.size === 0) return;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((r) => (timer = setTimeout(r, ms)));

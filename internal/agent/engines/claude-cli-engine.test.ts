@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
 import { createAgentHost } from "../host.js";
 import { ClaudeCliEngine } from "./claude-cli-engine.js";
+import { FakeClock } from "../../core/clock.js";
 import type { AgentEvent } from "../events.js";
 import type { ModelClient, Usage } from "../../models/types.js";
 
@@ -95,6 +96,38 @@ describe("claude-cli engine", () => {
     const r2 = await h.submit({ channel: "test", sessionKey: "k1", text: "ERROR now" }).result;
     expect(r2.finishReason).toBe("error");
     expect(r2.text).toContain("simulated failure");
+  });
+
+  it("keeps one subprocess while the prompt holds; an edited prompt file restarts it on the same CLI session", async () => {
+    const clock = new FakeClock(Date.now());
+    core.close();
+    core = createTestCore({ agents: { main: { engine: "claude-cli" } } }, { clock });
+    engine.close();
+    engine = newEngine(true);
+    const soul = join(core.ctx.config().workspace, "SOUL.md");
+    writeFileSync(soul, "# Soul\nYou are terse.\n");
+    const h = host();
+    const key = "agent:main:test:dm:3";
+    const argv = (): string[][] =>
+      readFileSync(join(state, "argv.log"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as string[]);
+    const promptOf = (a: string[] | undefined): string =>
+      a?.[(a?.indexOf("--append-system-prompt") ?? -2) + 1] ?? "";
+    const a = await h.submit({ channel: "test", sessionKey: key, text: "one" }).result;
+    const sid = /in (\S+):/.exec(a.text)?.[1];
+    await h.submit({ channel: "test", sessionKey: key, text: "two" }).result;
+    expect(argv()).toHaveLength(1); // the time in the prompt changes; the process stays
+    expect(promptOf(argv()[0])).toContain("You are terse.");
+    writeFileSync(soul, "# Soul\nYou are chatty and warm.\n");
+    await clock.advance(1001); // workspace files are re-checked at most once a second
+    const c = await h.submit({ channel: "test", sessionKey: key, text: "three" }).result;
+    expect(c.text).toBe(`turn 3 in ${sid}: three`);
+    expect(argv()).toHaveLength(2);
+    expect(argv()[1]).toContain("--resume");
+    expect(promptOf(argv()[1])).toContain("You are chatty and warm.");
+    expect(promptOf(argv()[1])).not.toContain("You are terse.");
   });
 
   it("resumes its session after the subprocess is killed or crashes, and /new starts fresh", async () => {

@@ -46,6 +46,8 @@ interface Proc {
   stderr: string;
   /** The `--model` it was started with (undefined: the CLI's default). */
   model: string | undefined;
+  /** The `--append-system-prompt` it was started with (a subprocess cannot change it). */
+  system: string | undefined;
   /** The process's last reported `total_cost_usd`: a running total over its lifetime (stream-json). */
   costSoFar: number;
   /** Resolves when the process has exited and its stdio is closed. */
@@ -142,6 +144,7 @@ export class ClaudeCliEngine {
       dead: false,
       stderr: "",
       model: m,
+      system,
       costSoFar: 0,
       closed,
     };
@@ -188,15 +191,18 @@ export class ClaudeCliEngine {
     const text = ephemeral ? transcript(loop.messages) : lastText(loop.messages);
     const model = loop.modelRef?.split("/").slice(1).join("/") || undefined;
     // The host's system prompt for this agent (workspace identity files, the agent's own prompt or
-    // prompt_file, time, origin) goes to a new subprocess; a kept one keeps the prompt it started with.
+    // prompt_file, origin; the time line left out as it changes every minute) goes to the subprocess.
     const system = systemText(loop.messages);
     let proc = ephemeral ? undefined : this.procs.get(sessionKey);
-    if (proc && !proc.busy && !proc.dead && proc.model !== (model ?? this.opts.model)) {
-      // The session's model changed (`/model`): a subprocess cannot switch, so start one with the new
-      // model that resumes the same CLI session.
+    const wanted = { model: model ?? this.opts.model, system: system ?? this.opts.systemPrompt };
+    if (proc && !proc.busy && !proc.dead && (proc.model !== wanted.model || proc.system !== wanted.system)) {
+      // The session's model changed (`/model`) or its prompt did (an edited SOUL.md, agent prompt or
+      // prompt_file): a subprocess cannot switch either, so start one that resumes the same CLI session.
       this.opts.logger.info(
-        { sessionKey, from: proc.model, to: model },
-        "claude-cli model changed: restarting",
+        { sessionKey, from: proc.model, to: wanted.model, promptChanged: proc.system !== wanted.system },
+        proc.model !== wanted.model
+          ? "claude-cli model changed: restarting"
+          : "claude-cli prompt changed: restarting",
       );
       this.kill(sessionKey);
       proc = undefined;
