@@ -207,21 +207,21 @@ export class AgentHostImpl implements AgentHost {
       userMessageId = msg.resume.messageId;
     } else if (!msg.ephemeral) {
       try {
-        session = this.sessionFor(msg.sessionKey, agent.id, msg.replyTarget);
         const parts = msg.images?.length ? toParts(msg.text, msg.images) : undefined;
-        const sid = session.id;
-        const store = (): number => {
-          const id = this.sessions.append(sid, {
+        // One commit for a new (or idle-reset) session, the message and what the caller records with
+        // it (the nested transactions become savepoints).
+        const store = (): [SessionRow, number] => {
+          const row = this.sessionFor(msg.sessionKey, agent.id, msg.replyTarget);
+          const id = this.sessions.append(row.id, {
             role: msg.systemEvent ? "event" : "user",
             content: msg.text,
             ...(parts ? { parts } : {}),
             requestId,
           });
           msg.onAccepted?.({ runId, requestId });
-          return id;
+          return [row, id];
         };
-        // One commit for the message and what the caller records with it (nested: a savepoint).
-        userMessageId = msg.onAccepted ? ctx.db.transaction(store)() : store();
+        [session, userMessageId] = this.storeInbound(store);
       } catch (err) {
         // Disk full or read-only: the message cannot be kept, so the turn does not run (an answer the
         // history does not hold would be lost); the user and the log get the cause.
@@ -290,6 +290,12 @@ export class AgentHostImpl implements AgentHost {
       result,
       abort: (reason?: string) => controller.abort(new Error(reason ?? "aborted")),
     };
+  }
+
+  private inboundTx: ((fn: () => [SessionRow, number]) => [SessionRow, number]) | undefined;
+  private storeInbound(fn: () => [SessionRow, number]): [SessionRow, number] {
+    this.inboundTx ??= this.deps.ctx.db.transaction((f: () => [SessionRow, number]) => f());
+    return this.inboundTx(fn);
   }
 
   private sessionFor(key: string, agentId: string, replyTarget?: string): SessionRow {
