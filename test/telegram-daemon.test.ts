@@ -88,6 +88,63 @@ describe("telegram in the running daemon", () => {
     await d2.stop("SIGTERM");
   });
 
+  it("an answer stored but not delivered when the daemon was killed is sent after the restart, once", async () => {
+    const owner: FakeUser = { id: 6363, first_name: "Eve" };
+    const config = {
+      models: {
+        providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
+        primary: "fake/m",
+        max_retries: 0,
+      },
+      channels: {
+        telegram: {
+          enabled: true,
+          token: tg.token,
+          api_root: tg.apiRoot,
+          dm_policy: "allowlist",
+          allow_from: [owner.id],
+          stream: { mode: "off" },
+        },
+      },
+    };
+    const d = await startDaemonProcess({ config });
+    llm.enqueue({ text: "The answer that must not be lost." });
+    // Telegram never confirms the reply: the daemon dies while it waits.
+    tg.failNext("sendMessage", { status: 0, hang: true });
+    tg.pushText(owner, "what is the answer?");
+    await tg.waitFor(() => tg.callsOf("sendMessage").some((c) => c.status === 0), 20_000, "the held send");
+    const db = new Database(join(d.dataDir, "familiar.db"), { readonly: true });
+    try {
+      const stored = db.prepare<[string], { n: number }>(
+        "SELECT COUNT(*) AS n FROM messages WHERE role = 'assistant' AND content = ?",
+      );
+      expect(stored.get("The answer that must not be lost.")?.n).toBe(1);
+      expect(db.prepare("SELECT COUNT(*) AS n FROM chat_deliveries").get()).toEqual({ n: 1 });
+    } finally {
+      db.close();
+    }
+    await d.kill9();
+    expect(texts(owner.id)).toEqual([]);
+
+    const calls = llm.requests.length;
+    const d2 = await startDaemonProcess({ config, dir: d.dir, port: d.port });
+    await tg.waitFor(
+      () => texts(owner.id).includes("The answer that must not be lost."),
+      20_000,
+      "the stored answer",
+    );
+    // Sent once, without asking the model again; the record is cleared.
+    expect(texts(owner.id)).toEqual(["The answer that must not be lost."]);
+    expect(llm.requests.length).toBe(calls);
+    await d2.stop("SIGTERM");
+    const after = new Database(join(d.dataDir, "familiar.db"), { readonly: true });
+    try {
+      expect(after.prepare("SELECT COUNT(*) AS n FROM chat_deliveries").get()).toEqual({ n: 0 });
+    } finally {
+      after.close();
+    }
+  }, 90_000);
+
   it("removes a streaming preview left by kill -9 mid-stream; the resumed answer arrives once", async () => {
     const owner: FakeUser = { id: 6262, first_name: "Dee" };
     const config = {

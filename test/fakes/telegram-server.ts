@@ -8,7 +8,8 @@
  *   "message is not modified" 400; edits/deletes of unknown messages answer 400;
  * - `parse_mode: HTML` is validated (known tags, balanced nesting, entities) and answers
  *   "can't parse entities" like Telegram; `rejectHtml` forces that for matching texts;
- * - failures are scripted per method (`failNext`): 429 with `parameters.retry_after`, 5xx, 401;
+ * - failures are scripted per method (`failNext`): 429 with `parameters.retry_after`, 5xx, 401, or a
+ *   call held forever (`hang`);
  * - `stallPolls(n)`: the next n long polls are held forever without an answer (a stalled connection);
  * - `dropPolls(n)`: the next n long polls are cut (socket destroyed) at the moment they would answer,
  *   so updates in flight never reach the bot and, unconfirmed, are sent again by the next poll;
@@ -42,6 +43,8 @@ export interface ScriptedFailure {
   status: number;
   description?: string;
   retryAfter?: number;
+  /** Hold the call forever without an answer (recorded with status 0): a send the bot never sees confirmed. */
+  hang?: boolean;
 }
 
 export interface FakeUser {
@@ -344,6 +347,11 @@ export class FakeTelegramServer {
     if (m[1] !== this.token) return fail(401, "Unauthorized");
     const scripted = this.failures.get(method)?.shift();
     if (scripted) {
+      if (scripted.hang) {
+        this.calls.push({ method, params, at: Date.now(), status: 0 });
+        this.changed();
+        return;
+      }
       if (scripted.status === 429)
         return fail(
           429,

@@ -146,6 +146,10 @@ export class InboundRouter {
       replyTarget,
       ...(m.originLabel ? { originLabel: m.originLabel } : {}),
     };
+    const deliveries = relay.deliveries;
+    // Recorded with the user message (one commit) and cleared once delivered: a stored answer a
+    // crash kept from the chat is sent after the restart (delivery-ledger.ts).
+    if (deliveries) msg.onAccepted = (ids) => deliveries.opened(ids.requestId, relayChat, sessionKey);
     const handle = host.submit(msg, stream.onEvent);
     const result = await handle.result;
     // A turn that failed before emitting turn_end (e.g. unknown agent) still gets its reply.
@@ -164,6 +168,12 @@ export class InboundRouter {
       usage: result.usage,
     });
     const out = await stream.done;
+    try {
+      deliveries?.closed(handle.requestId);
+    } catch (err) {
+      // A full disk: the row stays, and the answer may be sent again after a restart (never lost).
+      relay.logger?.warn({ err: (err as Error).message }, "could not record a delivered answer");
+    }
     return { kind: "turn", result, relay: out };
   }
 }

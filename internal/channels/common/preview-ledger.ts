@@ -21,6 +21,7 @@ export interface LeftoverPreview {
   messageId: string;
   /** True when it is safe to delete it (see the invariants). */
   stale: boolean;
+  createdAt: number;
 }
 
 export class PreviewLedger {
@@ -86,6 +87,7 @@ export class PreviewLedger {
     return this.q.leftovers.all(this.channel, this.boot).map((r) => ({
       chat: r.chat,
       messageId: r.message_id,
+      createdAt: r.created_at,
       stale:
         r.finalizing === 0 &&
         (r.session_key === null ||

@@ -18,6 +18,7 @@ import type { AgentEvent } from "../../agent/events.js";
 import { sleep, type Clock, type TimerHandle } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
 import { chunkMarkdown, type ChunkLimits } from "./chunking.js";
+import type { DeliveryLedger } from "./delivery-ledger.js";
 import type { PreviewLedger } from "./preview-ledger.js";
 
 /** Options of one outbound message. */
@@ -76,6 +77,8 @@ export class StreamRelay {
     readonly logger?: Logger,
     /** Records open previews so one left by a crash is removed after the restart. */
     readonly ledger?: PreviewLedger,
+    /** Records undelivered answers so one a crash kept from its chat is sent after the restart. */
+    readonly deliveries?: DeliveryLedger,
   ) {}
 
   /** Starts relaying one turn to `chatId` (for session `sessionKey`). Feed it the turn's events. */
@@ -84,16 +87,34 @@ export class StreamRelay {
   }
 
   /**
-   * Deletes the preview messages an earlier run left behind mid-stream (kill -9), so the resumed
-   * answer is not shown next to a truncated copy. Call once the platform is reachable. Returns how
-   * many were deleted.
+   * Sends the answers an earlier run stored but did not deliver (kill -9 mid-delivery), then deletes
+   * the preview messages it left behind mid-stream, so neither a lost answer nor a truncated copy
+   * remains. Call once the platform is reachable. Returns how many previews were deleted.
    */
   async cleanupLeftovers(): Promise<number> {
+    // Chat -> accepted-at of the earliest re-sent answer: a preview there since then was its draft.
+    const resent = new Map<string, number>();
+    for (const p of this.deliveries?.pending() ?? []) {
+      try {
+        await this.sendText(p.chat, p.text, { markdown: true });
+        resent.set(p.chat, Math.min(resent.get(p.chat) ?? Infinity, p.acceptedAt));
+        this.logger?.info(
+          { chatId: p.chat, requestId: p.requestId },
+          "sent an answer the previous run did not deliver",
+        );
+      } catch (err) {
+        this.logger?.warn(
+          { err: (err as Error).message, chatId: p.chat },
+          "could not send an answer the previous run did not deliver",
+        );
+      }
+      this.deliveries?.closed(p.requestId);
+    }
     const ledger = this.ledger;
     if (!ledger) return 0;
     let deleted = 0;
     for (const l of ledger.leftovers()) {
-      if (l.stale) {
+      if (l.stale || l.createdAt >= (resent.get(l.chat) ?? Infinity)) {
         try {
           await this.adapter.delete(l.chat, l.messageId);
           deleted++;

@@ -31,6 +31,7 @@ import type { TimerHandle } from "../../core/clock.js";
 import { PairingStore, pairingReply } from "../common/pairing.js";
 import { StreamRelay } from "../common/stream-relay.js";
 import { PreviewLedger } from "../common/preview-ledger.js";
+import { DeliveryLedger } from "../common/delivery-ledger.js";
 import { InboundRouter, NOT_AN_APPROVER, type InboundChat } from "../common/inbound.js";
 import type { ApprovalResolver } from "../common/commands.js";
 import { DISCORD_LIMITS } from "../common/chunking.js";
@@ -95,6 +96,7 @@ export class DiscordChannel implements Channel {
       },
       ctx.logger,
       new PreviewLedger(ctx.db, "discord", () => ctx.clock.now(), ctx.startedAt),
+      new DeliveryLedger(ctx.db, "discord", () => ctx.clock.now(), ctx.startedAt),
     );
     this.router = new InboundRouter({
       ctx,

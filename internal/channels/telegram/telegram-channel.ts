@@ -23,6 +23,7 @@ import { sleep } from "../../core/clock.js";
 import { PairingStore, pairingReply } from "../common/pairing.js";
 import { StreamRelay } from "../common/stream-relay.js";
 import { PreviewLedger } from "../common/preview-ledger.js";
+import { DeliveryLedger } from "../common/delivery-ledger.js";
 import { InboundRouter, type InboundChat } from "../common/inbound.js";
 import { CHAT_COMMANDS, type ApprovalResolver } from "../common/commands.js";
 import { TelegramAdapter, toChannelError } from "./telegram-adapter.js";
@@ -89,6 +90,7 @@ export class TelegramChannel implements Channel {
       },
       ctx.logger,
       new PreviewLedger(ctx.db, "telegram", () => ctx.clock.now(), ctx.startedAt),
+      new DeliveryLedger(ctx.db, "telegram", () => ctx.clock.now(), ctx.startedAt),
     );
     this.router = new InboundRouter({
       ctx,
