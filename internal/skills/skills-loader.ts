@@ -177,6 +177,9 @@ export class SkillsLoader {
       this.logged.set(s.dir, s.reason);
       this.opts.logger?.info({ skill: s.name, dir: s.dir }, `skill skipped: ${s.reason}`);
     }
+    // A skill that loads again (or is gone) is forgotten, so skipping it later is logged again.
+    const stillSkipped = new Set(skipped.map((s) => s.dir));
+    for (const dir of [...this.logged.keys()]) if (!stillSkipped.has(dir)) this.logged.delete(dir);
     this.skills = next;
     this.skipped = skipped;
     this.alwaysCache.clear();
