@@ -22,9 +22,30 @@ export async function rssGrowth(o: BenchOptions): Promise<BenchResult> {
         await chatTurn(base, `rss-${i % 100}`, `message number ${i} about the weather and the garden`);
       });
     };
+    // RSS and the JS heap in use (from /metrics) along the way: a leak keeps climbing, caches and
+    // longer sessions level off; the heap tells JS objects from native memory (SQLite, buffers).
+    const curve: { turns: number; rssMB: number; heapMB: number; heapTotalMB: number; externalMB: number }[] =
+      [];
+    const sample = async (turns: number): Promise<void> => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      const mb = (name: string): number =>
+        round(Number(new RegExp(`^${name} (\\d+)`, "m").exec(text)?.[1] ?? Number.NaN) / 1024 / 1024);
+      curve.push({
+        turns,
+        rssMB: round(s.daemon.rssMB()),
+        heapMB: mb("nodejs_heap_size_used_bytes"),
+        heapTotalMB: mb("nodejs_heap_size_total_bytes"),
+        externalMB: mb("nodejs_external_memory_bytes"),
+      });
+    };
     await drive(first);
     const at1k = s.daemon.rssMB();
-    await drive(o.rssTurns);
+    await sample(first);
+    for (const q of [0.25, 0.5, 0.75, 1]) {
+      const upto = Math.max(first, Math.round(o.rssTurns * q));
+      await drive(upto);
+      if (upto > (curve.at(-1)?.turns ?? 0)) await sample(upto);
+    }
     const atN = s.daemon.rssMB();
     const growth = ((atN - at1k) / at1k) * 100;
     return {
@@ -40,6 +61,12 @@ export async function rssGrowth(o: BenchOptions): Promise<BenchResult> {
         { metric: `RSS after ${first} turns, MB`, value: at1k.toFixed(1) },
         { metric: `RSS after ${o.rssTurns} turns, MB`, value: atN.toFixed(1) },
         {
+          metric: "turns: RSS / heap used / heap total / external, MB",
+          value: curve
+            .map((c) => `${c.turns}: ${c.rssMB} / ${c.heapMB} / ${c.heapTotalMB} / ${c.externalMB}`)
+            .join(", "),
+        },
+        {
           metric: `growth ${first} -> ${o.rssTurns} turns, %`,
           value: growth.toFixed(1),
           target: "< 15",
@@ -52,6 +79,7 @@ export async function rssGrowth(o: BenchOptions): Promise<BenchResult> {
         afterNMB: round(atN),
         turns: o.rssTurns,
         growthPct: round(growth),
+        curve,
       },
     };
   } finally {

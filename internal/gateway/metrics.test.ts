@@ -64,6 +64,16 @@ describe("GatewayMetrics", () => {
         "familiar_uptime_seconds 42",
       ]),
     );
+    // Process memory gauges: present, positive, and the heap in use within the resident size.
+    const gauge = (name: string): number =>
+      Number(lines.find((l) => l.startsWith(`${name} `))?.split(" ")[1] ?? Number.NaN);
+    const rss = gauge("process_resident_memory_bytes");
+    const heap = gauge("nodejs_heap_size_used_bytes");
+    expect(rss).toBeGreaterThan(0);
+    expect(heap).toBeGreaterThan(0);
+    expect(heap).toBeLessThan(rss);
+    expect(gauge("nodejs_heap_size_total_bytes")).toBeGreaterThanOrEqual(heap);
+    expect(gauge("nodejs_external_memory_bytes")).toBeGreaterThanOrEqual(0);
     m.close();
     start("r3");
     emit("telegram", { type: "turn_end", runId: "r3", text: "", finishReason: "stop", usage: ZERO_USAGE });
