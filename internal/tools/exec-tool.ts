@@ -155,8 +155,11 @@ function formatRun(r: RunOutcome, timeoutS: number): ToolResult {
   return { content: `${status}\n${r.output || "(no output)"}`, isError: r.code !== 0 };
 }
 
-/** Shell glob characters: a word holding one is expanded by the shell before the command sees it. */
-const GLOB_CHARS = /[*?[]/;
+/**
+ * Characters the shell expands a word on: globs, and braces (`{link,x}/secret`: dash does not expand
+ * braces, but bash does, also as `sh`).
+ */
+const GLOB_CHARS = /[*?[{]/;
 /** Paths a glob may expand to before the command is asked about instead of checked path by path. */
 const MAX_GLOB_MATCHES = 2000;
 

@@ -227,6 +227,11 @@ describe("exec tool", () => {
       await h.channel.waitFor(5);
       h.parts.approvals.resolve(h.channel.sent[4]?.opts?.approvalId ?? "", "denied");
       expect((await star).content).toBe("the owner denied this command");
+      // Brace expansion (bash, also as sh) reaches it too.
+      const brace = h.call("exec", { command: "cat {link,none}/secret.txt" });
+      await h.channel.waitFor(6);
+      h.parts.approvals.resolve(h.channel.sent[5]?.opts?.approvalId ?? "", "denied");
+      expect((await brace).content).toBe("the owner denied this command");
     } finally {
       rmSync(outside, { recursive: true, force: true });
       rmSync(join(h.workspace, "link"));
@@ -235,7 +240,7 @@ describe("exec tool", () => {
     writeFileSync(join(h.workspace, "n.txt"), "inside");
     expect((await h.call("exec", { command: "cat n.txt" })).content).toBe("exit code 0\ninside");
     expect((await h.call("exec", { command: "cat *.txt" })).content).toBe("exit code 0\ninside");
-    expect(h.channel.sent).toHaveLength(5);
+    expect(h.channel.sent).toHaveLength(6);
   });
 
   it("caps output keeping head and tail", async () => {
