@@ -206,6 +206,9 @@ async function escapesBySymlink(command: string, root: string): Promise<boolean>
   };
   for (const w of argumentWords(command)) {
     if (!w || w.startsWith("-")) continue;
+    // A brace holding a slash (`{link/secret,x}`) expands across folders: not checked segment by
+    // segment, so the owner is asked.
+    if (/\{[^}]*\//.test(w)) return true;
     const candidates = GLOB_CHARS.test(w) ? await expandGlob(root, w) : [w];
     if (!candidates) return true;
     for (const c of candidates) if (await outside(c)) return true;

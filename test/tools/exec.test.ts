@@ -232,6 +232,10 @@ describe("exec tool", () => {
       await h.channel.waitFor(6);
       h.parts.approvals.resolve(h.channel.sent[5]?.opts?.approvalId ?? "", "denied");
       expect((await brace).content).toBe("the owner denied this command");
+      const across = h.call("exec", { command: "cat {link/secret.txt,n.txt}" });
+      await h.channel.waitFor(7);
+      h.parts.approvals.resolve(h.channel.sent[6]?.opts?.approvalId ?? "", "denied");
+      expect((await across).content).toBe("the owner denied this command");
     } finally {
       rmSync(outside, { recursive: true, force: true });
       rmSync(join(h.workspace, "link"));
@@ -240,7 +244,7 @@ describe("exec tool", () => {
     writeFileSync(join(h.workspace, "n.txt"), "inside");
     expect((await h.call("exec", { command: "cat n.txt" })).content).toBe("exit code 0\ninside");
     expect((await h.call("exec", { command: "cat *.txt" })).content).toBe("exit code 0\ninside");
-    expect(h.channel.sent).toHaveLength(6);
+    expect(h.channel.sent).toHaveLength(7);
   });
 
   it("caps output keeping head and tail", async () => {
