@@ -9,12 +9,12 @@
  * - a command needing approval that is denied or expires is an error result, never a hang.
  */
 import { spawn } from "node:child_process";
-import { readdir, realpath } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { resolve } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config/schema.js";
-import { argumentWords, evaluateExec } from "./exec-policy.js";
-import { resolveInWorkspace } from "./workspace-path.js";
+import { evaluateExec } from "./exec-policy.js";
+import { escapesBySymlink } from "./exec-escape.js";
 import { defineTool, ToolError, type Tool, type ToolResult } from "./tool.js";
 
 const schema = z
@@ -153,67 +153,6 @@ function formatRun(r: RunOutcome, timeoutS: number): ToolResult {
   if (r.reason === "aborted") return { isError: true, content: `command aborted\n${r.output}`.trimEnd() };
   const status = r.code !== null ? `exit code ${r.code}` : `killed by ${r.signal ?? "a signal"}`;
   return { content: `${status}\n${r.output || "(no output)"}`, isError: r.code !== 0 };
-}
-
-/**
- * Characters the shell expands a word on: globs, and braces (`{link,x}/secret`: dash does not expand
- * braces, but bash does, also as `sh`).
- */
-const GLOB_CHARS = /[*?[{]/;
-/** Paths a glob may expand to before the command is asked about instead of checked path by path. */
-const MAX_GLOB_MATCHES = 2000;
-
-/**
- * The paths (relative to `root`) the shell would expand `word` to: segment by segment, through
- * symlinked folders (as `readdir` follows them), without dot files unless the pattern starts with a
- * dot. undefined when there are more than MAX_GLOB_MATCHES.
- */
-async function expandGlob(root: string, word: string): Promise<string[] | undefined> {
-  // Loaded only when a command has a glob: most turns never pay for it.
-  const { default: picomatch } = await import("picomatch");
-  let paths = [""];
-  for (const seg of word.split("/")) {
-    if (seg === "" || seg === ".") continue;
-    if (!GLOB_CHARS.test(seg)) {
-      paths = paths.map((p) => (p ? `${p}/${seg}` : seg));
-      continue;
-    }
-    const isMatch = picomatch(seg, { dot: seg.startsWith(".") });
-    const next: string[] = [];
-    for (const base of paths) {
-      const entries = await readdir(resolve(root, base || ".")).catch(() => [] as string[]);
-      for (const e of entries) if (isMatch(e)) next.push(base ? `${base}/${e}` : e);
-      if (next.length > MAX_GLOB_MATCHES) return undefined;
-    }
-    paths = next;
-  }
-  return paths;
-}
-
-/**
- * True when an argument word names an existing path that resolves outside `root` (symlinks followed).
- * A glob word (`cat *`, `cat link/*`) is expanded as the shell would and every match is checked; one
- * with too many matches counts as an escape (the owner is asked).
- */
-async function escapesBySymlink(command: string, root: string): Promise<boolean> {
-  const outside = async (w: string): Promise<boolean> => {
-    try {
-      await resolveInWorkspace(root, w);
-      return false;
-    } catch (err) {
-      return err instanceof ToolError && err.code === "PATH_OUTSIDE_WORKSPACE";
-    }
-  };
-  for (const w of argumentWords(command)) {
-    if (!w || w.startsWith("-")) continue;
-    // A brace holding a slash (`{link/secret,x}`) expands across folders: not checked segment by
-    // segment, so the owner is asked.
-    if (/\{[^}]*\//.test(w)) return true;
-    const candidates = GLOB_CHARS.test(w) ? await expandGlob(root, w) : [w];
-    if (!candidates) return true;
-    for (const c of candidates) if (await outside(c)) return true;
-  }
-  return false;
 }
 
 /** Builds the exec tool. */

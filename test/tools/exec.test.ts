@@ -236,6 +236,12 @@ describe("exec tool", () => {
       await h.channel.waitFor(7);
       h.parts.approvals.resolve(h.channel.sent[6]?.opts?.approvalId ?? "", "denied");
       expect((await across).content).toBe("the owner denied this command");
+      // A recursive grep that follows symlinks would read it: asked while such a link exists.
+      const deref = h.call("exec", { command: "grep -Rn s3cret ." });
+      await h.channel.waitFor(8);
+      expect(h.channel.sent[7]?.text).toContain("$ grep -Rn s3cret .");
+      h.parts.approvals.resolve(h.channel.sent[7]?.opts?.approvalId ?? "", "denied");
+      expect((await deref).content).toBe("the owner denied this command");
     } finally {
       rmSync(outside, { recursive: true, force: true });
       rmSync(join(h.workspace, "link"));
@@ -244,7 +250,10 @@ describe("exec tool", () => {
     writeFileSync(join(h.workspace, "n.txt"), "inside");
     expect((await h.call("exec", { command: "cat n.txt" })).content).toBe("exit code 0\ninside");
     expect((await h.call("exec", { command: "cat *.txt" })).content).toBe("exit code 0\ninside");
-    expect(h.channel.sent).toHaveLength(7);
+    // With the escaping link gone, the recursive grep runs at once (grep -r never follows links).
+    expect((await h.call("exec", { command: "grep -Rn inside ." })).content).toContain("n.txt:1:inside");
+    expect((await h.call("exec", { command: "grep -rn inside ." })).content).toContain("n.txt:1:inside");
+    expect(h.channel.sent).toHaveLength(8);
   });
 
   it("caps output keeping head and tail", async () => {
