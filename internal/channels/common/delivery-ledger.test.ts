@@ -8,25 +8,8 @@ import { SessionStore } from "../../session/session-store.js";
 import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
 import { DeliveryLedger } from "./delivery-ledger.js";
 import { PreviewLedger } from "./preview-ledger.js";
-import { StreamRelay, type ChatAdapter } from "./stream-relay.js";
-
-class Platform implements ChatAdapter {
-  readonly limits = { maxLength: 1000 };
-  shown = new Map<string, string>();
-  private seq = 0;
-  async send(chat: string, text: string): Promise<string> {
-    const id = `${chat}/${++this.seq}`;
-    this.shown.set(id, text);
-    return id;
-  }
-  async edit(_chat: string, id: string, text: string): Promise<void> {
-    this.shown.set(id, text);
-  }
-  async delete(_chat: string, id: string): Promise<void> {
-    this.shown.delete(id);
-  }
-  async typing(): Promise<void> {}
-}
+import { StreamRelay } from "./stream-relay.js";
+import { FakeChatPlatform } from "../../../test/fakes/chat-platform.js";
 
 let core: TestCore | undefined;
 afterEach(() => {
@@ -46,7 +29,7 @@ describe("DeliveryLedger", () => {
     core = createTestCore({}, { clock });
     const db = core.db;
     const sessions = new SessionStore(db, () => clock.now());
-    const platform = new Platform();
+    const platform = new FakeChatPlatform({ maxLength: 1000 });
     const before = new DeliveryLedger(db, "tg", () => clock.now(), clock.now());
     const previews = new PreviewLedger(db, "tg", () => clock.now(), clock.now());
     const key = (n: number): string => `agent:main:tg:dm:${n}`;

@@ -7,7 +7,8 @@
  * - a row is written in the same transaction as the user message (`InboundMessage.onAccepted`), and
  *   removed once the turn's final delivery finished or finally failed; so after a crash every turn
  *   whose delivery may not have happened has a row;
- * - rows written by this process carry its boot id and are never treated as leftovers;
+ * - rows written by this process run carry its boot id (run-ledger.ts) and are never treated as
+ *   leftovers;
  * - a leftover is re-sent only when its final answer was stored before this boot (`ok` or `error`;
  *   an aborted turn is not re-sent): an answer stored since belongs to a turn the host resumed after
  *   the restart, which delivers it itself. A leftover without such an answer is only removed (the
@@ -16,6 +17,7 @@
  * removal: a crash exactly there sends the answer twice, which is preferred to losing it.
  */
 import type { Db } from "../../store/db.js";
+import { RunLedger } from "./run-ledger.js";
 
 /** An answer of an earlier run that may never have reached its chat. */
 export interface PendingAnswer {
@@ -26,21 +28,12 @@ export interface PendingAnswer {
   acceptedAt: number;
 }
 
-export class DeliveryLedger {
-  /** Identifies this process's rows (the same for a channel rebuilt by a hot reload). */
-  readonly boot: string;
-  private readonly bootAt: number;
+export class DeliveryLedger extends RunLedger {
   private q;
 
   /** @param bootAt when this process started (ctx.startedAt). */
-  constructor(
-    db: Db,
-    readonly channel: string,
-    private now: () => number,
-    bootAt?: number,
-  ) {
-    this.bootAt = bootAt ?? now();
-    this.boot = `${process.pid}-${this.bootAt}`;
+  constructor(db: Db, channel: string, now: () => number, bootAt?: number) {
+    super(channel, now, bootAt);
     this.q = {
       open: db.prepare(
         `INSERT OR REPLACE INTO chat_deliveries (channel, request_id, chat, session_key, boot, created_at)

@@ -8,25 +8,8 @@ import { ZERO_USAGE } from "../../models/types.js";
 import { SessionStore } from "../../session/session-store.js";
 import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
 import { PreviewLedger } from "./preview-ledger.js";
-import { StreamRelay, type ChatAdapter } from "./stream-relay.js";
-
-class Platform implements ChatAdapter {
-  readonly limits = { maxLength: 100 };
-  shown = new Map<string, string>();
-  private seq = 0;
-  async send(chat: string, text: string): Promise<string> {
-    const id = `${chat}/${++this.seq}`;
-    this.shown.set(id, text);
-    return id;
-  }
-  async edit(_chat: string, id: string, text: string): Promise<void> {
-    this.shown.set(id, text);
-  }
-  async delete(_chat: string, id: string): Promise<void> {
-    this.shown.delete(id);
-  }
-  async typing(): Promise<void> {}
-}
+import { StreamRelay } from "./stream-relay.js";
+import { FakeChatPlatform } from "../../../test/fakes/chat-platform.js";
 
 let core: TestCore | undefined;
 afterEach(() => {
@@ -39,7 +22,7 @@ describe("PreviewLedger", () => {
     const clock = new FakeClock(1_000_000);
     core = createTestCore({}, { clock });
     const sessions = new SessionStore(core.db, () => clock.now());
-    const platform = new Platform();
+    const platform = new FakeChatPlatform();
     const opts = (): { mode: "edit"; editIntervalMs: number; showTools: boolean } => ({
       mode: "edit",
       editIntervalMs: 1000,
@@ -117,5 +100,18 @@ describe("PreviewLedger", () => {
     );
     // Idempotent: nothing left to clean.
     expect(await relayB.cleanupLeftovers()).toBe(0);
+  });
+
+  it("rows of the same run are never leftovers, e.g. for a channel rebuilt by a hot reload", async () => {
+    const clock = new FakeClock(1_000_000);
+    core = createTestCore({}, { clock });
+    const bootAt = clock.now();
+    const before = new PreviewLedger(core.db, "tg", () => clock.now(), bootAt);
+    before.opened("c1", "c1/1", "agent:main:tg:dm:1", clock.now());
+    await clock.advance(5_000);
+    // The rebuilt channel of the same process: the open preview belongs to a turn still streaming.
+    expect(new PreviewLedger(core.db, "tg", () => clock.now(), bootAt).leftovers()).toEqual([]);
+    // After a restart it is a leftover.
+    expect(new PreviewLedger(core.db, "tg", () => clock.now(), clock.now()).leftovers()).toHaveLength(1);
   });
 });

@@ -5,15 +5,16 @@
  * Invariants:
  * - a row exists from the moment the preview message was sent until its turn's final delivery
  *   finished (or failed); `finalizing` is set, synchronously, as soon as the turn ended;
- * - rows written by this process carry its boot id and are never treated as leftovers;
+ * - rows written by this process run carry its boot id (run-ledger.ts) and are never treated as
+ *   leftovers;
  * - a leftover is deleted on the platform only when it is certainly stale: its turn never reached
  *   `finalizing` and no final answer was stored in its session between the preview's creation and
  *   this boot. A turn interrupted mid-stream is resumed by the host and answered anew, so its
  *   partial preview would be a second, truncated copy of the answer; a preview whose answer was
  *   complete before the crash is left alone (it may carry that answer).
  */
-import { randomBytes } from "node:crypto";
 import type { Db } from "../../store/db.js";
+import { RunLedger } from "./run-ledger.js";
 
 /** A preview message left by an earlier run. */
 export interface LeftoverPreview {
@@ -24,23 +25,15 @@ export interface LeftoverPreview {
   createdAt: number;
 }
 
-export class PreviewLedger {
-  /** Identifies this process's rows. */
-  readonly boot = randomBytes(6).toString("hex");
-  private readonly bootAt: number;
+export class PreviewLedger extends RunLedger {
   private q;
 
   /**
    * @param bootAt when this process started (ctx.startedAt): answers stored before it belong to the
    *   earlier run; answers of turns resumed since then do not make a leftover preview current.
    */
-  constructor(
-    db: Db,
-    readonly channel: string,
-    private now: () => number,
-    bootAt?: number,
-  ) {
-    this.bootAt = bootAt ?? now();
+  constructor(db: Db, channel: string, now: () => number, bootAt?: number) {
+    super(channel, now, bootAt);
     this.q = {
       open: db.prepare(
         `INSERT OR REPLACE INTO chat_previews (channel, chat, message_id, session_key, boot, created_at, finalizing)
