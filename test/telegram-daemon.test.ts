@@ -38,18 +38,19 @@ function cli(args: string[], cwd: string): Promise<{ code: number | null; out: s
 
 const texts = (chatId: number): string[] => tg.visible(chatId).map((m) => m.text);
 
+/** A daemon config: the fake model, and Telegram against the fake Bot API with `telegram` on top. */
+const daemonConfig = (telegram: Record<string, unknown>): Record<string, unknown> => ({
+  models: {
+    providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
+    primary: "fake/m",
+    max_retries: 0,
+  },
+  channels: { telegram: { enabled: true, token: tg.token, api_root: tg.apiRoot, ...telegram } },
+});
+
 describe("telegram in the running daemon", () => {
   it("pairs a stranger with the CLI, answers, and survives a restart without replays", async () => {
-    const config = {
-      models: {
-        providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
-        primary: "fake/m",
-        max_retries: 0,
-      },
-      channels: {
-        telegram: { enabled: true, token: tg.token, api_root: tg.apiRoot, dm_policy: "pairing" },
-      },
-    };
+    const config = daemonConfig({ dm_policy: "pairing" });
     const d = await startDaemonProcess({ config });
     // /healthz shows the channel; it reaches "connected" once getMe and the first poll went out.
     let state = "";
@@ -90,23 +91,7 @@ describe("telegram in the running daemon", () => {
 
   it("an answer stored but not delivered when the daemon was killed is sent after the restart, once", async () => {
     const owner: FakeUser = { id: 6363, first_name: "Eve" };
-    const config = {
-      models: {
-        providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
-        primary: "fake/m",
-        max_retries: 0,
-      },
-      channels: {
-        telegram: {
-          enabled: true,
-          token: tg.token,
-          api_root: tg.apiRoot,
-          dm_policy: "allowlist",
-          allow_from: [owner.id],
-          stream: { mode: "off" },
-        },
-      },
-    };
+    const config = daemonConfig({ dm_policy: "allowlist", allow_from: [owner.id], stream: { mode: "off" } });
     const d = await startDaemonProcess({ config });
     llm.enqueue({ text: "The answer that must not be lost." });
     // Telegram never confirms the reply: the daemon dies while it waits.
@@ -147,23 +132,11 @@ describe("telegram in the running daemon", () => {
 
   it("removes a streaming preview left by kill -9 mid-stream; the resumed answer arrives once", async () => {
     const owner: FakeUser = { id: 6262, first_name: "Dee" };
-    const config = {
-      models: {
-        providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
-        primary: "fake/m",
-        max_retries: 0,
-      },
-      channels: {
-        telegram: {
-          enabled: true,
-          token: tg.token,
-          api_root: tg.apiRoot,
-          dm_policy: "allowlist",
-          allow_from: [owner.id],
-          stream: { edit_interval_ms: 200 },
-        },
-      },
-    };
+    const config = daemonConfig({
+      dm_policy: "allowlist",
+      allow_from: [owner.id],
+      stream: { edit_interval_ms: 200 },
+    });
     const d = await startDaemonProcess({ config });
     llm.enqueue({ hang: true, text: "Partial thoughts that the crash will cut short" });
     tg.pushText(owner, "a long question");

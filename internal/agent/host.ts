@@ -837,14 +837,6 @@ export class AgentHostImpl implements AgentHost {
   }
 
   async drain(ms: number): Promise<void> {
-    try {
-      await this.drainTurns(ms);
-    } finally {
-      this.traces.flush();
-    }
-  }
-
-  private async drainTurns(ms: number): Promise<void> {
     if (this.inflight.size === 0) return;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((r) => (timer = setTimeout(r, ms)));

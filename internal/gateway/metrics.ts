@@ -111,18 +111,17 @@ export class GatewayMetrics {
     // The process's memory, under the names Prometheus client libraries use, so a leak shows up in
     // the owner's monitoring (RSS alone cannot tell the JS heap from native memory such as SQLite's).
     const mem = process.memoryUsage();
-    out.push("# HELP process_resident_memory_bytes Resident memory size in bytes.");
-    out.push("# TYPE process_resident_memory_bytes gauge");
-    out.push(`process_resident_memory_bytes ${mem.rss}`);
-    out.push("# HELP nodejs_heap_size_used_bytes V8 heap in use, in bytes.");
-    out.push("# TYPE nodejs_heap_size_used_bytes gauge");
-    out.push(`nodejs_heap_size_used_bytes ${mem.heapUsed}`);
-    out.push("# HELP nodejs_heap_size_total_bytes V8 heap reserved, in bytes.");
-    out.push("# TYPE nodejs_heap_size_total_bytes gauge");
-    out.push(`nodejs_heap_size_total_bytes ${mem.heapTotal}`);
-    out.push("# HELP nodejs_external_memory_bytes Memory of C++ objects bound to JS objects, in bytes.");
-    out.push("# TYPE nodejs_external_memory_bytes gauge");
-    out.push(`nodejs_external_memory_bytes ${mem.external}`);
+    const gauge = (name: string, help: string, value: number): void => {
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${value}`);
+    };
+    gauge("process_resident_memory_bytes", "Resident memory size in bytes.", mem.rss);
+    gauge("nodejs_heap_size_used_bytes", "V8 heap in use, in bytes.", mem.heapUsed);
+    gauge("nodejs_heap_size_total_bytes", "V8 heap reserved, in bytes.", mem.heapTotal);
+    gauge(
+      "nodejs_external_memory_bytes",
+      "Memory of C++ objects bound to JS objects, in bytes.",
+      mem.external,
+    );
     return out.join("\n") + "\n";
   }
 }

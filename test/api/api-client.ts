@@ -47,6 +47,42 @@ export function parseSse(buf: string): { events: SseEvent[]; rest: string } {
   return { events, rest };
 }
 
+/**
+ * Reads a response's SSE frames as they arrive. `until` may be called again to read on: a frame cut
+ * between two reads is kept, not lost.
+ */
+export class SseReader {
+  readonly events: SseEvent[] = [];
+  private reader: ReadableStreamDefaultReader<Uint8Array>;
+  private buf = "";
+  private decoder = new TextDecoder();
+  constructor(res: Response) {
+    if (!res.body) throw new Error("the response has no body");
+    this.reader = res.body.getReader();
+  }
+
+  /** Reads until `stop(events)` holds (true) or the stream ends (false). Default: to the end. */
+  async until(stop: (events: SseEvent[]) => boolean = () => false): Promise<boolean> {
+    for (;;) {
+      if (stop(this.events)) return true;
+      const { value, done } = await this.reader.read();
+      if (done) return false;
+      this.buf += this.decoder.decode(value, { stream: true });
+      const parsed = parseSse(this.buf);
+      this.buf = parsed.rest;
+      this.events.push(...parsed.events);
+    }
+  }
+
+  /** Stops reading (the connection is dropped). */
+  async cancel(): Promise<void> {
+    await this.reader.cancel().catch(() => undefined);
+  }
+}
+
+/** True once a token event arrived. */
+export const sawToken = (events: SseEvent[]): boolean => events.some((e) => e.event === "token");
+
 export function apiClient(base: string, token: string | undefined): ApiClient {
   const headers = (): Record<string, string> => ({
     "content-type": "application/json",

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startGatewayDaemon, type GatewayHarness } from "../gateway/harness.js";
-import { apiClient, parseSse, type ApiClient, type SseEvent } from "./api-client.js";
+import { apiClient, parseSse, sawToken, SseReader, type ApiClient, type SseEvent } from "./api-client.js";
 
 const TOKEN = "api-resume-token";
 let h: GatewayHarness;
@@ -26,28 +26,6 @@ beforeEach(() => h.fake.reset());
 
 const newSession = async (): Promise<string> =>
   (await api.req<{ id: string }>("POST", "/api/agents/main/sessions", {})).body.id;
-
-/** Reads SSE frames from a response until `until` says stop or the stream ends. */
-async function readUntil(
-  res: Response,
-  events: SseEvent[],
-  until: (events: SseEvent[]) => boolean,
-): Promise<{ ended: boolean }> {
-  const reader = res.body!.getReader();
-  let buf = "";
-  for (;;) {
-    if (until(events)) {
-      reader.releaseLock();
-      return { ended: false };
-    }
-    const { value, done } = await reader.read();
-    if (done) return { ended: true };
-    buf += new TextDecoder().decode(value);
-    const parsed = parseSse(buf);
-    buf = parsed.rest;
-    events.push(...parsed.events);
-  }
-}
 
 const tokens = (events: SseEvent[]): string =>
   events.flatMap((e) => (e.event === "token" ? [String(e.data.delta)] : [])).join("");
@@ -72,8 +50,9 @@ describe("/api SSE resume with Last-Event-ID", () => {
     });
     const requestId = first.headers.get("x-familiar-request-id") ?? "";
     expect(requestId).not.toBe("");
-    const seen: SseEvent[] = [];
-    await readUntil(first, seen, (ev) => ev.some((e) => e.event === "token"));
+    const firstReader = new SseReader(first);
+    await firstReader.until(sawToken);
+    const seen = firstReader.events;
     ac.abort(); // the connection drops; the turn goes on
     // The client got as far as the first token (whatever else was in flight is lost with the
     // connection), so the rest of the text must come from the replay.
@@ -86,14 +65,14 @@ describe("/api SSE resume with Last-Event-ID", () => {
     expect(again.status).toBe(200);
     expect(again.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expect(again.headers.get("x-familiar-request-id")).toBe(requestId);
-    const rest: SseEvent[] = [];
+    const againReader = new SseReader(again);
+    const rest = againReader.events;
     // Replayed and live events until the whole streamed text is there; the turn still runs.
-    const mid = await readUntil(again, rest, (ev) => tokens([...seen, ...ev]) === text);
-    expect(mid.ended).toBe(false);
+    expect(await againReader.until((ev) => tokens([...seen, ...ev]) === text)).toBe(true);
     expect(rest.some((e) => e.event === "done" || e.event === "error")).toBe(false);
     const stop = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`, { request_id: requestId });
     expect(stop.body).toEqual({ session_id: sid, aborted: true });
-    expect((await readUntil(again, rest, () => false)).ended).toBe(true);
+    expect(await againReader.until()).toBe(false); // read to the end
 
     // Together the two connections carry ids 1..N, each once, ending in one terminal done.
     const all = [...seen, ...rest];

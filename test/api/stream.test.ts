@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "../gateway/harness.js";
-import { apiClient, parseSse, type ApiClient, type SseEvent } from "./api-client.js";
+import { apiClient, parseSse, sawToken, SseReader, type ApiClient, type SseEvent } from "./api-client.js";
 
 const TOKEN = "api-stream-token";
 let h: GatewayHarness;
@@ -104,20 +104,11 @@ describe("/api SSE turns", () => {
       body: JSON.stringify({ message: "Tell me something long" }),
       signal: ac.signal,
     });
-    const reader = res.body!.getReader();
-    let buf = "";
-    const seen: string[] = [];
-    while (!seen.includes("token")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += new TextDecoder().decode(value);
-      const parsed = parseSse(buf);
-      buf = parsed.rest;
-      seen.push(...parsed.events.map((e) => e.event));
-    }
-    expect(seen.slice(0, 2)).toEqual(["user-message", "token"]);
+    const sse = new SseReader(res);
+    await sse.until(sawToken);
+    expect(sse.events.slice(0, 2).map((e) => e.event)).toEqual(["user-message", "token"]);
     ac.abort();
-    await reader.cancel().catch(() => undefined);
+    await sse.cancel();
 
     const stored = await waitFor(
       () =>
@@ -141,31 +132,20 @@ describe("/api SSE turns", () => {
       headers: api.headers(),
       body: JSON.stringify({ message: "Tell me a long story" }),
     });
-    const reader = res.body!.getReader();
-    let buf = "";
-    const events: SseEvent[] = [];
-    let asked = false;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += new TextDecoder().decode(value);
-      const parsed = parseSse(buf);
-      buf = parsed.rest;
-      events.push(...parsed.events);
-      if (!asked && events.some((e) => e.event === "token")) {
-        asked = true;
-        // Another turn's request id stops nothing; the stream's own does.
-        const wrong = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`, {
-          request_id: "other",
-        });
-        expect(wrong.body).toEqual({ session_id: sid, aborted: false });
-        const r = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`, {
-          request_id: res.headers.get("x-familiar-request-id"),
-        });
-        expect(r.status).toBe(200);
-        expect(r.body).toEqual({ session_id: sid, aborted: true });
-      }
-    }
+    const sse = new SseReader(res);
+    const events = sse.events;
+    expect(await sse.until(sawToken)).toBe(true);
+    // Another turn's request id stops nothing; the stream's own does.
+    const wrong = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`, {
+      request_id: "other",
+    });
+    expect(wrong.body).toEqual({ session_id: sid, aborted: false });
+    const r = await api.req("POST", `/api/agents/main/sessions/${sid}/abort`, {
+      request_id: res.headers.get("x-familiar-request-id"),
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ session_id: sid, aborted: true });
+    await sse.until();
     const terminal = events.filter((e) => e.event === "done" || e.event === "error");
     expect(terminal.map((e) => e.event)).toEqual(["done"]);
     expect(terminal[0]?.data.finish_reason).toBe("aborted");
@@ -196,20 +176,11 @@ describe("/api SSE turns", () => {
       headers: api.headers(),
       body: JSON.stringify({ message: "Start something long" }),
     });
-    const reader = res.body!.getReader();
-    let buf = "";
-    const events: SseEvent[] = [];
-    let deleted: Awaited<ReturnType<ApiClient["req"]>> | undefined;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += new TextDecoder().decode(value);
-      const parsed = parseSse(buf);
-      buf = parsed.rest;
-      events.push(...parsed.events);
-      if (!deleted && events.some((e) => e.event === "token"))
-        deleted = await api.req("DELETE", `/api/agents/main/sessions/${sid}`);
-    }
+    const sse = new SseReader(res);
+    const events = sse.events;
+    expect(await sse.until(sawToken)).toBe(true);
+    const deleted = await api.req("DELETE", `/api/agents/main/sessions/${sid}`);
+    await sse.until();
     expect(deleted?.status).toBe(200);
     expect(deleted?.body).toMatchObject({ deleted: sid });
     const terminal = events.filter((e) => e.event === "done" || e.event === "error");
@@ -232,20 +203,11 @@ describe("/api SSE turns", () => {
       headers: api.headers(),
       body: JSON.stringify({ message: "Start" }),
     });
-    const reader = res.body!.getReader();
-    let buf = "";
-    const events: SseEvent[] = [];
-    let deleted: Awaited<ReturnType<ApiClient["req"]>> | undefined;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += new TextDecoder().decode(value);
-      const parsed = parseSse(buf);
-      buf = parsed.rest;
-      events.push(...parsed.events);
-      if (!deleted && events.some((e) => e.event === "token"))
-        deleted = await api.req("DELETE", "/api/agents/temp-agent");
-    }
+    const sse = new SseReader(res);
+    const events = sse.events;
+    expect(await sse.until(sawToken)).toBe(true);
+    const deleted = await api.req("DELETE", "/api/agents/temp-agent");
+    await sse.until();
     expect(deleted?.body).toEqual({ deleted: "temp-agent", sessions_deleted: 1 });
     const terminal = events.filter((e) => e.event === "done" || e.event === "error");
     expect(terminal.map((e) => [e.event, e.data.finish_reason])).toEqual([["done", "aborted"]]);

@@ -197,51 +197,32 @@ describe("exec tool", () => {
   });
 
   it("asks the owner before an allow-listed command reads outside the workspace or expands a variable", async () => {
-    h = await createToolsHarness();
-    const p = h.call("exec", { command: "cat /etc/hostname" });
-    await h.channel.waitFor(1);
-    expect(h.channel.sent[0]?.text).toContain("$ cat /etc/hostname");
-    h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "denied");
-    expect((await p).content).toBe("the owner denied this command");
-    const q = h.call("exec", { command: "echo $HOME" });
-    await h.channel.waitFor(2);
-    h.parts.approvals.resolve(h.channel.sent[1]?.opts?.approvalId ?? "", "denied");
-    expect((await q).content).toBe("the owner denied this command");
+    const harness = (h = await createToolsHarness());
+    /** Runs `command`, expects the owner to be asked about exactly it, denies, and expects the refusal. */
+    const askedAndDenied = async (command: string): Promise<void> => {
+      const n = harness.channel.sent.length;
+      const run = harness.call("exec", { command });
+      await harness.channel.waitFor(n + 1);
+      expect(harness.channel.sent[n]?.text).toContain(`$ ${command}`);
+      harness.parts.approvals.resolve(harness.channel.sent[n]?.opts?.approvalId ?? "", "denied");
+      expect((await run).content).toBe("the owner denied this command");
+    };
+    await askedAndDenied("cat /etc/hostname");
+    await askedAndDenied("echo $HOME");
     // A symlink out of the workspace is outside too.
     const outside = mkdtempSync(join(tmpdir(), "familiar-exec-outside-"));
     writeFileSync(join(outside, "secret.txt"), "s3cret");
     symlinkSync(outside, join(h.workspace, "link"));
     try {
-      const s = h.call("exec", { command: "cat link/secret.txt" });
-      await h.channel.waitFor(3);
-      expect(h.channel.sent[2]?.text).toContain("$ cat link/secret.txt");
-      h.parts.approvals.resolve(h.channel.sent[2]?.opts?.approvalId ?? "", "denied");
-      expect((await s).content).toBe("the owner denied this command");
+      await askedAndDenied("cat link/secret.txt");
       // ...also when a glob reaches it: through the symlinked folder, or matching the link itself.
-      const g = h.call("exec", { command: "cat link/*.txt" });
-      await h.channel.waitFor(4);
-      expect(h.channel.sent[3]?.text).toContain("$ cat link/*.txt");
-      h.parts.approvals.resolve(h.channel.sent[3]?.opts?.approvalId ?? "", "denied");
-      expect((await g).content).toBe("the owner denied this command");
-      const star = h.call("exec", { command: "ls -d l*" });
-      await h.channel.waitFor(5);
-      h.parts.approvals.resolve(h.channel.sent[4]?.opts?.approvalId ?? "", "denied");
-      expect((await star).content).toBe("the owner denied this command");
-      // Brace expansion (bash, also as sh) reaches it too.
-      const brace = h.call("exec", { command: "cat {link,none}/secret.txt" });
-      await h.channel.waitFor(6);
-      h.parts.approvals.resolve(h.channel.sent[5]?.opts?.approvalId ?? "", "denied");
-      expect((await brace).content).toBe("the owner denied this command");
-      const across = h.call("exec", { command: "cat {link/secret.txt,n.txt}" });
-      await h.channel.waitFor(7);
-      h.parts.approvals.resolve(h.channel.sent[6]?.opts?.approvalId ?? "", "denied");
-      expect((await across).content).toBe("the owner denied this command");
+      await askedAndDenied("cat link/*.txt");
+      await askedAndDenied("ls -d l*");
+      // Brace expansion (bash, also as sh) reaches it too, within a folder or across folders.
+      await askedAndDenied("cat {link,none}/secret.txt");
+      await askedAndDenied("cat {link/secret.txt,n.txt}");
       // A recursive grep that follows symlinks would read it: asked while such a link exists.
-      const deref = h.call("exec", { command: "grep -Rn s3cret ." });
-      await h.channel.waitFor(8);
-      expect(h.channel.sent[7]?.text).toContain("$ grep -Rn s3cret .");
-      h.parts.approvals.resolve(h.channel.sent[7]?.opts?.approvalId ?? "", "denied");
-      expect((await deref).content).toBe("the owner denied this command");
+      await askedAndDenied("grep -Rn s3cret .");
     } finally {
       rmSync(outside, { recursive: true, force: true });
       rmSync(join(h.workspace, "link"));

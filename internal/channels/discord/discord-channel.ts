@@ -29,10 +29,9 @@ import type { AgentHost } from "../../core/host.js";
 import type { AgentSource } from "../../agent/agents.js";
 import type { TimerHandle } from "../../core/clock.js";
 import { PairingStore, pairingReply } from "../common/pairing.js";
-import { StreamRelay } from "../common/stream-relay.js";
-import { PreviewLedger } from "../common/preview-ledger.js";
-import { DeliveryLedger } from "../common/delivery-ledger.js";
-import { InboundRouter, NOT_AN_APPROVER, type InboundChat } from "../common/inbound.js";
+import type { StreamRelay } from "../common/stream-relay.js";
+import { createChatPipeline } from "../common/chat-pipeline.js";
+import { NOT_AN_APPROVER, type InboundChat, type InboundRouter } from "../common/inbound.js";
 import type { ApprovalResolver } from "../common/commands.js";
 import { DISCORD_LIMITS } from "../common/chunking.js";
 import { DiscordAdapter, interactionAddress, NO_MENTIONS, toChannelError } from "./discord-adapter.js";
@@ -87,26 +86,14 @@ export class DiscordChannel implements Channel {
       () => ({ ...DISCORD_LIMITS, maxLines: this.cfg().max_lines_per_message }),
       () => ctx.clock.now(),
     );
-    this.relay = new StreamRelay(
-      this.adapter,
-      ctx.clock,
-      () => {
-        const s = this.cfg().stream;
-        return { mode: s.mode, editIntervalMs: s.edit_interval_ms, showTools: s.show_tools };
-      },
-      ctx.logger,
-      new PreviewLedger(ctx.db, "discord", () => ctx.clock.now(), ctx.startedAt),
-      new DeliveryLedger(ctx.db, "discord", () => ctx.clock.now(), ctx.startedAt),
-    );
-    this.router = new InboundRouter({
-      ctx,
+    ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "discord", this.adapter, {
       host: deps.host,
-      relay: this.relay,
       ...(deps.registry ? { registry: deps.registry } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
-    });
+      stream: () => this.cfg().stream,
+    }));
   }
 
   /** Allowed users decide approvals (in a guild channel anyone may press a button or type `/approve`). */

@@ -21,10 +21,9 @@ import type { AgentHost } from "../../core/host.js";
 import type { AgentSource } from "../../agent/agents.js";
 import { sleep } from "../../core/clock.js";
 import { PairingStore, pairingReply } from "../common/pairing.js";
-import { StreamRelay } from "../common/stream-relay.js";
-import { PreviewLedger } from "../common/preview-ledger.js";
-import { DeliveryLedger } from "../common/delivery-ledger.js";
-import { InboundRouter, type InboundChat } from "../common/inbound.js";
+import type { StreamRelay } from "../common/stream-relay.js";
+import { createChatPipeline } from "../common/chat-pipeline.js";
+import type { InboundChat, InboundRouter } from "../common/inbound.js";
 import { CHAT_COMMANDS, type ApprovalResolver } from "../common/commands.js";
 import { TelegramAdapter, toChannelError } from "./telegram-adapter.js";
 import { UpdateStore } from "./update-store.js";
@@ -81,26 +80,14 @@ export class TelegramChannel implements Channel {
     this.st = { state: "stopped", since: ctx.clock.now() };
     this.pairing = new PairingStore(ctx.db, ctx.clock);
     this.adapter = new TelegramAdapter(() => this.requireApi(), ctx.clock);
-    this.relay = new StreamRelay(
-      this.adapter,
-      ctx.clock,
-      () => {
-        const s = this.cfg().stream;
-        return { mode: s.mode, editIntervalMs: s.edit_interval_ms, showTools: s.show_tools };
-      },
-      ctx.logger,
-      new PreviewLedger(ctx.db, "telegram", () => ctx.clock.now(), ctx.startedAt),
-      new DeliveryLedger(ctx.db, "telegram", () => ctx.clock.now(), ctx.startedAt),
-    );
-    this.router = new InboundRouter({
-      ctx,
+    ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "telegram", this.adapter, {
       host: deps.host,
-      relay: this.relay,
       ...(deps.registry ? { registry: deps.registry } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
-    });
+      stream: () => this.cfg().stream,
+    }));
   }
 
   /** Allowed users decide approvals (in groups anyone may type `/approve`). */

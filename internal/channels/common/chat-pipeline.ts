@@ -1,0 +1,51 @@
+/**
+ * The shared middle of a chat channel (Telegram, Discord): its stream relay, with the preview and
+ * delivery ledgers that make replies restart-safe, and the inbound router that turns accepted
+ * messages into turns. Each channel supplies its platform adapter and its own settings.
+ */
+import type { CoreContext } from "../../core/context.js";
+import { DeliveryLedger } from "./delivery-ledger.js";
+import { InboundRouter, type InboundDeps } from "./inbound.js";
+import { PreviewLedger } from "./preview-ledger.js";
+import { StreamRelay, type ChatAdapter } from "./stream-relay.js";
+
+/** A channel's `stream` settings (config.yaml `channels.<id>.stream`). */
+export interface StreamSettings {
+  mode: "edit" | "off";
+  edit_interval_ms: number;
+  show_tools: boolean;
+}
+
+/** Builds the relay and router of channel `channel`. */
+export function createChatPipeline(
+  ctx: CoreContext,
+  channel: string,
+  adapter: ChatAdapter,
+  opts: Pick<InboundDeps, "host" | "registry" | "approvals" | "agentSources" | "mayApprove"> & {
+    /** Read on every turn: a hot reload applies to the next reply. */
+    stream: () => StreamSettings;
+  },
+): { relay: StreamRelay; router: InboundRouter } {
+  const now = (): number => ctx.clock.now();
+  const relay = new StreamRelay(
+    adapter,
+    ctx.clock,
+    () => {
+      const s = opts.stream();
+      return { mode: s.mode, editIntervalMs: s.edit_interval_ms, showTools: s.show_tools };
+    },
+    ctx.logger,
+    new PreviewLedger(ctx.db, channel, now, ctx.startedAt),
+    new DeliveryLedger(ctx.db, channel, now, ctx.startedAt),
+  );
+  const router = new InboundRouter({
+    ctx,
+    host: opts.host,
+    relay,
+    ...(opts.registry ? { registry: opts.registry } : {}),
+    ...(opts.approvals ? { approvals: opts.approvals } : {}),
+    ...(opts.agentSources ? { agentSources: opts.agentSources } : {}),
+    ...(opts.mayApprove ? { mayApprove: opts.mayApprove } : {}),
+  });
+  return { relay, router };
+}
