@@ -9,8 +9,8 @@
  *   subprocesses are closed on `stop()` too.
  */
 import { resumeInterruptedTurns } from "./interrupted-turns.js";
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
-import type { ChannelRegistry } from "../channels/registry.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
+import type { Outbox } from "../core/outbox.js";
 import type { ModelRouter } from "../models/router.js";
 import type { ToolsParts } from "../tools/service.js";
 import type { Tool, ToolSet } from "../tools/tool.js";
@@ -18,7 +18,7 @@ import type { UsageTracker } from "./usage/usage-tracker.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
 import type { AgentDef, AgentSource } from "./agents.js";
 import { resolveContextWindow } from "../models/context-window.js";
-import { normalizeUsage } from "./usage/normalize-usage.js";
+import { normalizeUsage } from "../models/normalize-usage.js";
 import { createHostCompactor } from "./compaction/host-compactor.js";
 import { EngineRegistry } from "./engines/engine-registry.js";
 import { FileAgentSource } from "./catalog/file-agents.js";
@@ -48,12 +48,12 @@ export interface AgentHostServiceDeps {
   router: ModelRouter;
   usage: UsageTracker;
   tools: ToolsParts;
-  channels: ChannelRegistry;
+  outbox: Outbox;
 }
 
 /** Builds the agent host and the service that owns its background parts. */
 export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceDeps): AgentHostParts {
-  const { router, usage, tools, channels } = deps;
+  const { router, usage, tools, outbox } = deps;
   const fileAgents = new FileAgentSource(() => ctx.config(), ctx.logger);
   fileAgents.load();
   // Prompt files of config.yaml agents are checked at load and on every reload, like agent files.
@@ -149,9 +149,9 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   });
 
   late.host = host;
-  const tasks = new SubagentTaskManager(ctx, host, channels);
+  const tasks = new SubagentTaskManager(ctx, host, outbox);
   tools.registry.register(createDelegateTool(ctx, tasks, sources) as unknown as Tool);
-  tools.registry.register(createDispatchTool(ctx, tasks, channels, sources) as unknown as Tool);
+  tools.registry.register(createDispatchTool(ctx, tasks, outbox, sources) as unknown as Tool);
 
   const service: Service = {
     name: "agents",
@@ -161,7 +161,7 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
       void resumeInterruptedTurns({
         ctx,
         host,
-        deliver: (target, text) => channels.deliver(target, text),
+        deliver: (target, text) => outbox.deliver(target, text),
       }).done;
       await fileAgents.watch().catch((err: unknown) => {
         // Watching is best effort (e.g. a read-only workspace): the files still load at start and reload.

@@ -10,9 +10,9 @@
  */
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
-import type { AgentEvent } from "./events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import type { AgentHost, InboundMessage, SessionInfo, TurnHandle, TurnResult } from "../core/host.js";
-import type { CoreContext } from "../core/context.js";
+import type { CoreContext } from "../runtime/context.js";
 import {
   ZERO_USAGE,
   type ChatMessage,
@@ -28,14 +28,8 @@ import { findAgent, type AgentDef, type AgentSource } from "./agents.js";
 import { PromptBuilder } from "./prompt.js";
 import { WorkspaceFiles } from "./workspace-files.js";
 import { orderByTurn, toChatMessages } from "./history.js";
-import {
-  addUsage,
-  runAgentLoop,
-  type LoopGuard,
-  type LoopHooks,
-  type LoopOptions,
-  type LoopOutcome,
-} from "./loop.js";
+import { addUsage } from "../core/usage.js";
+import { runAgentLoop, type LoopGuard, type LoopHooks, type LoopOptions, type LoopOutcome } from "./loop.js";
 import { TraceRecorder } from "./trace.js";
 import { costOf } from "./cost.js";
 import { createLoopDetector } from "./loop-detection/loop-detector.js";

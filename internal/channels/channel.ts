@@ -2,6 +2,10 @@
  * The one small interface every chat channel adapter implements. The core never imports grammy or
  * discord.js: only `internal/channels/<name>/` does, loaded lazily when the channel is enabled.
  */
+import type { SendOptions } from "../core/outbox.js";
+
+export { ChannelError, type ChannelErrorCode, type SendOptions } from "../core/outbox.js";
+
 export type ChannelState = "starting" | "connected" | "reconnecting" | "stopped" | "error" | "disabled";
 
 export interface ChannelStatus {
@@ -10,14 +14,6 @@ export interface ChannelStatus {
   /** e.g. bot username */
   identity?: string;
   since: number;
-}
-
-export interface SendOptions {
-  /** Render markdown (default true). */
-  markdown?: boolean;
-  /** Buttons for approvals: id is passed back as `/approve <id>` or `/deny <id>`. */
-  approvalId?: string;
-  silent?: boolean;
 }
 
 export interface Channel {
@@ -31,17 +27,4 @@ export interface Channel {
    * chunking as replies. Rejects with a ChannelError when delivery finally fails.
    */
   send(target: string, text: string, opts?: SendOptions): Promise<void>;
-}
-
-/** Channel error codes: `CHANNEL_REFUSED` = the remote said no (4xx); `CHANNEL_UNREACHABLE` = no answer. */
-export class ChannelError extends Error {
-  constructor(
-    readonly code:
-      "CHANNEL_REFUSED" | "CHANNEL_UNREACHABLE" | "CHANNEL_UNKNOWN_TARGET" | "CHANNEL_NOT_RUNNING",
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "ChannelError";
-  }
 }

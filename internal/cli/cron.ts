@@ -17,7 +17,7 @@ async function mods() {
     import("../store/registry.js"),
     import("../cron/cron-store.js"),
     import("../cron/job.js"),
-    import("../cron/schedule.js"),
+    import("../config/schedule.js"),
   ]);
   return { ...load, ...db, ...registry, ...store, ...job, ...schedule };
 }

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
-import { scheduleProblem } from "../cron/schedule.js";
+import { scheduleProblem } from "./schedule.js";
 
 /** A duration such as `30m`, `1h30m`, `45s`, `0` or a number of milliseconds. Parsed to ms. */
 export const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {

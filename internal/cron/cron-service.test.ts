@@ -44,7 +44,7 @@ async function setup(
   const h = await startHarness(fake, config, opts);
   const svc = createCronService(h.core.ctx, {
     host: h.host,
-    channels: h.channels,
+    outbox: h.channels,
     pollClock: opts.pollClock ?? new FakeClock(),
   });
   await svc.start();

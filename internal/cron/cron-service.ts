@@ -12,20 +12,20 @@
  * - with `catch_up: true`, a run missed while the daemon was down runs once at start;
  * - a one-shot `at` job is completed after it ran (or after AT_MAX_ATTEMPTS failures) and never again.
  */
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import type { AgentHost } from "../core/host.js";
 import { systemClock, type Clock, type TimerHandle } from "../core/clock.js";
-import type { ChannelRegistry } from "../channels/registry.js";
+import type { Outbox } from "../core/outbox.js";
 import { sessionKeys } from "../session/keys.js";
 import { CronStore, type CronRunRecord, type CronState } from "./cron-store.js";
 import { CronError, jobSchedule, parseJobInput, plannedNext, type CronJobDef } from "./job.js";
-import { describeSchedule, nextRunAfter, scheduleKey, type Schedule } from "./schedule.js";
+import { describeSchedule, nextRunAfter, scheduleKey, type Schedule } from "../config/schedule.js";
 import { MainSessionTracker, kvMainSessionStore } from "./main-session.js";
 import { executeRun, type RunnerDeps } from "./cron-runner.js";
 
 export interface CronServiceDeps {
   host: AgentHost;
-  channels: ChannelRegistry;
+  outbox: Outbox;
   /** Schedules runs; defaults to `ctx.clock`. */
   clock?: Clock;
   /** Drives the cheap check for jobs the CLI changed in the db; the real clock by default. */
@@ -95,13 +95,13 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
   const store = new CronStore(ctx.db);
   const mains = new MainSessionTracker(
     ctx.bus,
-    deps.channels,
+    deps.outbox,
     kvMainSessionStore(ctx.db, () => clock.now()),
   );
   const entries = new Map<string, Entry>();
   const runner: RunnerDeps = {
     host: deps.host,
-    channels: deps.channels,
+    outbox: deps.outbox,
     store,
     clock,
     log,

@@ -5,7 +5,7 @@
 import type { z } from "zod";
 import { cronJobSchema } from "../config/schema.js";
 import { formatProblem, issuesToProblems } from "../config/errors.js";
-import { nextRunAfter, parseSchedule, type Schedule } from "./schedule.js";
+import { nextRunAfter, parseSchedule, type Schedule } from "../config/schedule.js";
 import type { CronState } from "./cron-store.js";
 
 /** A validated job, exactly as the config schema parses `cron.jobs[]` (`every` in ms). */

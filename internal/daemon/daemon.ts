@@ -15,7 +15,7 @@ import { openDatabase, type Db } from "../store/db.js";
 import { allMigrations } from "../store/registry.js";
 import { EventBus } from "../core/event-bus.js";
 import { systemClock, type Clock } from "../core/clock.js";
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import { HttpServer } from "../gateway/http-server.js";
 import { ChannelRegistry } from "../channels/registry.js";
 import { kvLastTargetStore } from "../channels/last-target-store.js";

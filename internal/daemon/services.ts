@@ -6,7 +6,7 @@
  * Each section below is owned by one module; keep edits inside your section.
  */
 import type { ConfigManager } from "../config/manager.js";
-import type { CoreContext, Service } from "../core/context.js";
+import type { CoreContext, Service } from "../runtime/context.js";
 import type { AgentHost } from "../core/host.js";
 import type { HttpServer } from "../gateway/http-server.js";
 import type { ChannelRegistry } from "../channels/registry.js";
@@ -87,7 +87,7 @@ export async function buildServices(
       router: parts.extra.router as import("../models/router.js").ModelRouter,
       usage: parts.extra.usage as import("../agent/usage/usage-tracker.js").UsageTracker,
       tools: parts.extra.toolsParts as import("../tools/service.js").ToolsParts,
-      channels,
+      outbox: channels,
     });
     parts.host = agents.host;
     parts.extra.agents = agents;
@@ -154,8 +154,8 @@ export async function buildServices(
     const { createHeartbeatService } = await import("../heartbeat/heartbeat-service.js");
     const { createCronService } = await import("../cron/cron-service.js");
     const { createCronTool } = await import("../cron/cron-tool.js");
-    const heartbeat = createHeartbeatService(ctx, { host, channels });
-    const cron = createCronService(ctx, { host, channels });
+    const heartbeat = createHeartbeatService(ctx, { host, outbox: channels });
+    const cron = createCronService(ctx, { host, outbox: channels });
     parts.extra.heartbeat = heartbeat;
     parts.extra.cron = cron;
     const tools = parts.extra.tools as

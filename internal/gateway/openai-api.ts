@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { findAgent, listAgents } from "../agent/agents.js";
 import type { InboundMessage, TurnResult, ImageInput } from "../core/host.js";
-import type { AgentEvent } from "../agent/events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import type { Usage } from "../models/types.js";
 import { sessionKeys } from "../session/keys.js";
 import { HttpError, decodePathSegment, readJsonObject, toHttpError } from "./http-util.js";

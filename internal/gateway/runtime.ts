@@ -4,7 +4,7 @@
  * `readJson`. Published as `parts.extra.gateway`.
  */
 import type { IncomingMessage } from "node:http";
-import type { CoreContext } from "../core/context.js";
+import type { CoreContext } from "../runtime/context.js";
 import type { AgentHost } from "../core/host.js";
 import type { ConfigManager } from "../config/manager.js";
 import type { ChannelRegistry } from "../channels/registry.js";

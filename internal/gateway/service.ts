@@ -4,7 +4,7 @@
  * sends the periodic `tick`. Other modules reuse `parts.extra.gateway` (a GatewayRuntime) for their
  * own routes' auth and body parsing.
  */
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import type { TimerHandle } from "../core/clock.js";
 import { SessionStore } from "../session/session-store.js";
 import { GatewayAuth } from "./auth.js";

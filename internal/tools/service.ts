@@ -6,7 +6,7 @@
  * Heavy parts stay lazy: the MCP SDK loads only when a server is configured, chokidar only at start,
  * html-to-text only on the first HTML page fetched.
  */
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import type { ApprovalDecision, ApprovalRequest } from "./tool.js";
 import { ApprovalManager, type ApprovalDelivery } from "./approvals.js";
 import { ToolRegistry } from "./registry.js";

@@ -13,7 +13,7 @@ import { createModelRouter } from "../../internal/models/router.js";
 import { UsageTracker } from "../../internal/agent/usage/usage-tracker.js";
 import { createAgentHostService, type AgentHostParts } from "../../internal/agent/host-service.js";
 import type { InboundMessage, TurnHandle } from "../../internal/core/host.js";
-import type { AgentEvent } from "../../internal/agent/events.js";
+import type { AgentEvent } from "../../internal/core/agent-events.js";
 import type { ToolContext, ToolResult } from "../../internal/tools/tool.js";
 import type { RecordedRequest } from "../fakes/openai-server.js";
 import { createTestCore, type TestCore } from "../helpers/core.js";
@@ -73,7 +73,7 @@ export async function createSubagentHarness(
   const usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
   const tools = createToolsService(ctx, { channels });
   await tools.service.start();
-  const agents = createAgentHostService(ctx, { router, usage, tools, channels });
+  const agents = createAgentHostService(ctx, { router, usage, tools, outbox: channels });
   await agents.service.start();
   let seq = 0;
   let stopped = false;

@@ -25,7 +25,7 @@ import { ModelError, type ChatMessage, type ToolCall } from "../../models/types.
 import { SessionStore } from "../../session/session-store.js";
 import { openDatabase, type Db } from "../../store/db.js";
 import { allMigrations } from "../../store/registry.js";
-import type { AgentEvent } from "../events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import { findAgent, type AgentDef } from "../agents.js";
 import { toChatMessages } from "../history.js";
 import { createHostCompactor } from "./host-compactor.js";

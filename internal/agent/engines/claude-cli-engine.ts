@@ -11,7 +11,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Db } from "../../store/db.js";
 import type { Logger } from "../../log/logger.js";
 import type { Engine } from "../host.js";
-import type { AgentEvent } from "../events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import type { LoopOutcome } from "../loop.js";
 import { ZERO_USAGE, type ChatMessage, type Usage } from "../../models/types.js";
 import { systemClock, type Clock, type TimerHandle } from "../../core/clock.js";

@@ -11,7 +11,7 @@ import type { Engine } from "../host.js";
 import type { LoopOutcome } from "../loop.js";
 import { ZERO_USAGE } from "../../models/types.js";
 import { systemClock, type Clock } from "../../core/clock.js";
-import type { AgentEvent } from "../events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 
 export class CliEngineError extends Error {
   constructor(

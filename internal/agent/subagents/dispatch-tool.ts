@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../../tools/tool.js";
-import type { CoreContext } from "../../core/context.js";
-import type { ChannelRegistry } from "../../channels/registry.js";
+import type { CoreContext } from "../../runtime/context.js";
+import type { Outbox } from "../../core/outbox.js";
 import { listAgents, type AgentSource } from "../agents.js";
 import { matchCapabilities } from "./capabilities.js";
 import { interpolate, validateGraph, TaskGraphError, type GraphTask } from "./task-graph.js";
@@ -38,7 +38,7 @@ export interface DispatchRecord {
 export function createDispatchTool(
   ctx: CoreContext,
   tasks: SubagentTaskManager,
-  channels: ChannelRegistry,
+  outbox: Outbox,
   sources: AgentSource[] = [],
 ): Tool<typeof schema> {
   return defineTool({
@@ -74,8 +74,7 @@ export function createDispatchTool(
       const limit = args.max_concurrent ?? cfg.agents.defaults.subagents.max_concurrent;
       const progress = cfg.agents.defaults.subagents.progress_updates && tctx.replyTarget;
       const say = (text: string): void => {
-        if (progress && tctx.replyTarget)
-          void channels.deliver(tctx.replyTarget, text).catch(() => undefined);
+        if (progress && tctx.replyTarget) void outbox.deliver(tctx.replyTarget, text).catch(() => undefined);
       };
       say(`Dispatching ${order.length} tasks: ${order.map((t) => t.id).join(", ")}`);
 

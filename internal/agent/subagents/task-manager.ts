@@ -15,9 +15,9 @@
  */
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
-import type { CoreContext } from "../../core/context.js";
+import type { CoreContext } from "../../runtime/context.js";
 import type { AgentHost, TurnResult } from "../../core/host.js";
-import type { ChannelRegistry } from "../../channels/registry.js";
+import type { Outbox } from "../../core/outbox.js";
 import { sleep } from "../../core/clock.js";
 import { sessionKeys } from "../../session/keys.js";
 
@@ -83,7 +83,7 @@ export class SubagentTaskManager {
   constructor(
     private ctx: CoreContext,
     private host: AgentHost,
-    private channels: ChannelRegistry,
+    private outbox: Outbox,
   ) {
     const db = ctx.db;
     this.s = {
@@ -301,7 +301,7 @@ export class SubagentTaskManager {
           if (r.finishReason === "error") throw new Error(r.error?.message ?? "announcement turn failed");
           reply = r.text;
         }
-        if (row.reply_target && reply) await this.channels.deliver(row.reply_target, reply);
+        if (row.reply_target && reply) await this.outbox.deliver(row.reply_target, reply);
         this.s.announce.run("delivered", null, row.id);
         return;
       } catch (err) {

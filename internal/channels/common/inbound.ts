@@ -3,7 +3,7 @@
  * the owner's last target, and the streamed reply. Shared by Telegram, Discord and the gateway.
  * Access control (pairing, mentions) happens before this, in the channel.
  */
-import type { CoreContext } from "../../core/context.js";
+import type { CoreContext } from "../../runtime/context.js";
 import type { AgentHost, ImageInput, InboundMessage, TurnResult } from "../../core/host.js";
 import { findAgent, type AgentSource } from "../../agent/agents.js";
 import type { ChannelRegistry } from "../registry.js";

@@ -14,7 +14,7 @@
  *   gets one reply per error code per {@link ERROR_REPLY_INTERVAL_MS}, but a message written after
  *   the user saw that reply gets its own (never silence for a new attempt).
  */
-import type { AgentEvent } from "../../agent/events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import { sleep, type Clock, type TimerHandle } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
 import { chunkMarkdown, type ChunkLimits } from "./chunking.js";

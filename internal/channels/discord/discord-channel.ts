@@ -24,7 +24,7 @@ import {
 import type { Channel, ChannelState, ChannelStatus, SendOptions } from "../channel.js";
 import { ChannelError } from "../channel.js";
 import type { ChannelRegistry } from "../registry.js";
-import type { CoreContext, ServiceHealth } from "../../core/context.js";
+import type { CoreContext, ServiceHealth } from "../../runtime/context.js";
 import type { AgentHost } from "../../core/host.js";
 import type { AgentSource } from "../../agent/agents.js";
 import type { TimerHandle } from "../../core/clock.js";

@@ -16,7 +16,7 @@ import { autoRetry } from "@grammyjs/auto-retry";
 import type { Channel, ChannelState, ChannelStatus, SendOptions } from "../channel.js";
 import { ChannelError } from "../channel.js";
 import type { ChannelRegistry } from "../registry.js";
-import type { CoreContext } from "../../core/context.js";
+import type { CoreContext } from "../../runtime/context.js";
 import type { AgentHost } from "../../core/host.js";
 import type { AgentSource } from "../../agent/agents.js";
 import { sleep } from "../../core/clock.js";

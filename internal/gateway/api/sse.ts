@@ -6,7 +6,7 @@
  * dropped (the turn itself goes on and stores its answer).
  */
 import type { ServerResponse } from "node:http";
-import type { AgentEvent } from "../../agent/events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import type { EventSink } from "./stream-replay.js";
 
 export class SseWriter implements EventSink {

@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
-import type { AgentEvent } from "../../agent/events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import type { TurnResult } from "../../core/host.js";
 import type { StoredMessage } from "../../session/session-store.js";
 import { usageHeaders } from "../openai-api.js";
