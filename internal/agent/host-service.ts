@@ -12,8 +12,8 @@ import { resumeInterruptedTurns } from "./interrupted-turns.js";
 import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import type { Outbox } from "../core/outbox.js";
 import type { ModelRouter } from "../models/router.js";
-import type { ToolsParts } from "../tools/service.js";
-import type { Tool, ToolSet } from "../tools/tool.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { ApprovalDecision, ApprovalRequest, Tool, ToolSet } from "../tools/tool.js";
 import type { UsageTracker } from "./usage/usage-tracker.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
 import type { AgentDef, AgentSource } from "./agents.js";
@@ -44,10 +44,21 @@ export interface AgentHostParts {
   service: Service;
 }
 
+/** What the agent host uses of the tools service (built by the daemon's wiring). */
+export interface AgentToolbox {
+  registry: ToolRegistry;
+  skills: { promptSection(): string | undefined };
+  requestApproval: (
+    target: string | undefined,
+    sessionKey: string,
+    req: ApprovalRequest,
+  ) => Promise<ApprovalDecision>;
+}
+
 export interface AgentHostServiceDeps {
   router: ModelRouter;
   usage: UsageTracker;
-  tools: ToolsParts;
+  tools: AgentToolbox;
   outbox: Outbox;
 }
 
@@ -75,7 +86,7 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   const sources: AgentSource[] = [fileAgents, apiAgents];
   const engines = new EngineRegistry(ctx, normalizeUsage);
   const toolTokenCache = new WeakMap<object, number>();
-  const toolsFor = (agent: AgentDef): ReturnType<ToolsParts["registry"]["forAgent"]> =>
+  const toolsFor = (agent: AgentDef): ReturnType<ToolRegistry["forAgent"]> =>
     tools.registry.forAgent(agent.id, agent.tools);
 
   // The flush needs the host, which needs the compactor: bound once the host exists.

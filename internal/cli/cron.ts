@@ -14,7 +14,7 @@ async function mods() {
   const [load, db, registry, store, job, schedule] = await Promise.all([
     import("../config/load.js"),
     import("../store/db.js"),
-    import("../store/registry.js"),
+    import("../daemon/migrations.js"),
     import("../cron/cron-store.js"),
     import("../cron/job.js"),
     import("../config/schedule.js"),

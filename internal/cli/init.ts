@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSy
 import { dirname, join, relative, resolve } from "node:path";
 import { stringify } from "yaml";
 import { AGENT_TEMPLATES, type AgentTemplate } from "../agent/catalog/templates.js";
-import { packageRoot } from "./program.js";
+import { packageRoot } from "../config/package-root.js";
 
 /** One file init writes: where it comes from and where it goes. */
 export interface InitFile {

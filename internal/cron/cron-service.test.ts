@@ -10,7 +10,7 @@ import { FakeClock } from "../core/clock.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "../store/db.js";
-import { allMigrations } from "../store/registry.js";
+import { allMigrations } from "../daemon/migrations.js";
 import { sessionKeys } from "../session/keys.js";
 import { createCronService, type CronService } from "./cron-service.js";
 import { CronStore } from "./cron-store.js";

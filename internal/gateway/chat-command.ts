@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AgentChoiceStore } from "../channels/common/agent-choice.js";
-import { runCommand, type ApprovalResolver, type parseCommand } from "../channels/common/commands.js";
+import { runCommand, type parseCommand } from "../channels/common/commands.js";
 import { ZERO_USAGE } from "../models/types.js";
 import type { GatewayRuntime } from "./runtime.js";
 import type { MethodHandler } from "./ws-server.js";
@@ -33,7 +33,7 @@ export async function runGatewayCommand(
   },
 ): Promise<CommandAnswer> {
   const { sessionKey, conn } = o;
-  const approvals = rt.part<ApprovalResolver>("approvals", ["resolve"]);
+  const approvals = rt.deps.approvals;
   const text = await runCommand(
     cmd,
     {

@@ -12,7 +12,7 @@ import { EventBus } from "../../internal/core/event-bus.js";
 import { systemClock, type Clock } from "../../internal/core/clock.js";
 import { silentLogger } from "../../internal/log/logger.js";
 import { openDatabase, type Db } from "../../internal/store/db.js";
-import { allMigrations } from "../../internal/store/registry.js";
+import { allMigrations } from "../../internal/daemon/migrations.js";
 
 export interface TestCore {
   ctx: CoreContext;

@@ -8,7 +8,7 @@ import { type Clock } from "../../internal/core/clock.js";
 import { ChannelRegistry } from "../../internal/channels/registry.js";
 import { MemoryChannel } from "../../internal/channels/memory-channel.js";
 import type { SendOptions } from "../../internal/channels/channel.js";
-import { createToolsService, type ToolsParts } from "../../internal/tools/service.js";
+import { createToolsService, type ToolsParts } from "../../internal/daemon/tools-service.js";
 import { createModelRouter } from "../../internal/models/router.js";
 import { UsageTracker } from "../../internal/agent/usage/usage-tracker.js";
 import { createAgentHostService, type AgentHostParts } from "../../internal/agent/host-service.js";

@@ -24,7 +24,7 @@ import { createModelRouter, type ModelRouter } from "../../models/router.js";
 import { ModelError, type ChatMessage, type ToolCall } from "../../models/types.js";
 import { SessionStore } from "../../session/session-store.js";
 import { openDatabase, type Db } from "../../store/db.js";
-import { allMigrations } from "../../store/registry.js";
+import { allMigrations } from "../../daemon/migrations.js";
 import type { AgentEvent } from "../../core/agent-events.js";
 import { findAgent, type AgentDef } from "../agents.js";
 import { toChatMessages } from "../history.js";

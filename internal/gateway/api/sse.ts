@@ -7,7 +7,11 @@
  */
 import type { ServerResponse } from "node:http";
 import type { AgentEvent } from "../../core/agent-events.js";
-import type { EventSink } from "./stream-replay.js";
+
+/** Where a stream's events go: an `SseWriter` or a `TurnStream`. */
+export interface EventSink {
+  send(event: string, data: unknown): void;
+}
 
 export class SseWriter implements EventSink {
   private seq = 0;
