@@ -161,8 +161,8 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
 
   late.host = host;
   const tasks = new SubagentTaskManager(ctx, host, outbox);
-  tools.registry.register(createDelegateTool(ctx, tasks, sources) as unknown as Tool);
-  tools.registry.register(createDispatchTool(ctx, tasks, outbox, sources) as unknown as Tool);
+  tools.registry.register(createDelegateTool(ctx, tasks, sources));
+  tools.registry.register(createDispatchTool(ctx, tasks, outbox, sources));
 
   const service: Service = {
     name: "agents",

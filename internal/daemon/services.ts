@@ -19,7 +19,6 @@ import type { UsageTracker } from "../agent/usage/usage-tracker.js";
 import type { ModelRouter } from "../models/router.js";
 import type { HeartbeatService } from "../heartbeat/heartbeat-service.js";
 import type { CronService } from "../cron/cron-service.js";
-import type { Tool } from "../tools/tool.js";
 import type { ToolsParts } from "./tools-service.js";
 
 /** Every part of a running daemon, for the daemon itself, the CLI's in-process uses and tests. */
@@ -69,7 +68,7 @@ export async function buildServices(
   const heartbeat = createHeartbeatService(ctx, { host, outbox: channels });
   const cron = createCronService(ctx, { host, outbox: channels });
   tools.registry.register(
-    createCronTool(cron, { allowedTargets: () => ctx.config().tools.send_message.allowed_targets }) as Tool,
+    createCronTool(cron, { allowedTargets: () => ctx.config().tools.send_message.allowed_targets }),
   );
 
   // 5. The gateway: HTTP and websocket doors on the daemon's one listener. It receives the narrow
