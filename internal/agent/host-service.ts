@@ -13,7 +13,7 @@ import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js"
 import type { Outbox } from "../core/outbox.js";
 import type { ModelRouter } from "../models/router.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { ApprovalDecision, ApprovalRequest, Tool, ToolSet } from "../tools/tool.js";
+import type { ApprovalDecision, ApprovalRequest, ToolSet } from "../tools/tool.js";
 import type { UsageTracker } from "./usage/usage-tracker.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
 import type { AgentDef, AgentSource } from "./agents.js";
