@@ -9,7 +9,7 @@ import type { CoreContext } from "../runtime/context.js";
 import type { Outbox } from "../core/outbox.js";
 import type { ConfigManager } from "../config/manager.js";
 import type { ChannelStatus } from "../channels/channel.js";
-import type { ApprovalResolver } from "../channels/common/commands.js";
+import type { ApprovalResolver } from "../inbound/commands.js";
 import type { HttpServer } from "./http-server.js";
 import type { AgentSource } from "../agent/agents.js";
 import type { AgentHostParts } from "../agent/host-service.js";

@@ -5,7 +5,7 @@
  */
 import type { CoreContext } from "../../runtime/context.js";
 import { DeliveryLedger } from "./delivery-ledger.js";
-import { InboundRouter, type InboundDeps } from "./inbound.js";
+import { InboundRouter, type InboundDeps } from "../../inbound/front-desk.js";
 import { PreviewLedger } from "./preview-ledger.js";
 import { StreamRelay, type ChatAdapter } from "./stream-relay.js";
 

@@ -20,6 +20,7 @@ import type { Logger } from "../../log/logger.js";
 import { chunkMarkdown, type ChunkLimits } from "./chunking.js";
 import type { DeliveryLedger } from "./delivery-ledger.js";
 import type { PreviewLedger } from "./preview-ledger.js";
+import type { RelayOutcome, ReplyRelay, ReplyStreamPort } from "../../inbound/reply-relay.js";
 
 /** Options of one outbound message. */
 export interface OutboundOptions {
@@ -52,21 +53,13 @@ export interface RelayOptions {
 export const TYPING_INTERVAL_MS = 4000;
 export const ERROR_REPLY_INTERVAL_MS = 60_000;
 
-/** How a turn's reply went out. */
-export interface RelayOutcome {
-  /** Messages that carry the final answer, in order. */
-  finalMessageIds: string[];
-  previewEdits: number;
-  /** The final edit failed and the answer went out as new messages. */
-  fellBack: boolean;
-  error?: string;
-}
+export type { RelayOutcome } from "../../inbound/reply-relay.js";
 
 /**
  * One per channel: owns per-chat pacing and error rate limits, and creates a {@link ReplyStream}
  * per turn.
  */
-export class StreamRelay {
+export class StreamRelay implements ReplyRelay {
   private nextEditAt = new Map<string, number>();
   private lastError = new Map<string, number>();
 
@@ -181,7 +174,7 @@ export class StreamRelay {
 }
 
 /** The reply of one turn. Call `onEvent` for each AgentEvent; `done` settles after delivery. */
-export class ReplyStream {
+export class ReplyStream implements ReplyStreamPort {
   private buffer = "";
   private toolLine: string | undefined;
   private previewId: string | undefined;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase, type Db } from "../../store/db.js";
 import { allMigrations } from "../../daemon/migrations.js";
-import { CHAT_COMMANDS } from "../common/commands.js";
+import { CHAT_COMMANDS } from "../../inbound/commands.js";
 import { guildVerdict, isAddressed, stripBotMention } from "./guild-gate.js";
 import { SEEN_RETENTION_MS, SeenStore } from "./seen-store.js";
 import { commandText, slashCommandBodies } from "./slash-commands.js";

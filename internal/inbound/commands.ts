@@ -3,9 +3,9 @@
  * against the AgentHost and a few injected parts and return the reply text; the caller delivers it
  * (plain text, never through the model).
  */
-import type { CoreContext } from "../../runtime/context.js";
-import type { AgentHost } from "../../core/host.js";
-import { listAgents, type AgentSource } from "../../agent/agents.js";
+import type { CoreContext } from "../runtime/context.js";
+import type { AgentHost } from "../core/host.js";
+import { listAgents, type AgentSource } from "../agent/agents.js";
 import type { AgentChoiceStore } from "./agent-choice.js";
 
 /** Metadata of one command (Telegram setMyCommands, Discord slash registration, /help). */
