@@ -16,7 +16,7 @@ import type { InboundMessage, TurnResult, ImageInput } from "../core/host.js";
 import type { AgentEvent } from "../core/agent-events.js";
 import type { Usage } from "../models/types.js";
 import { sessionKeys } from "../session/keys.js";
-import { HttpError, decodePathSegment, readJsonObject, toHttpError } from "./http-util.js";
+import { HttpError, decodePathSegment, readJsonObject, sendJson, toHttpError } from "./http-util.js";
 import type { GatewayRuntime } from "./runtime.js";
 
 type HistoryEntry = { role: "user" | "assistant" | "system"; content: string };
@@ -166,24 +166,9 @@ function models(rt: GatewayRuntime, res: ServerResponse, one: string | undefined
   if (one !== undefined) {
     const m = data.find((d) => d.id === one);
     if (!m) throw new HttpError(404, "model_not_found", `The model '${one}' does not exist`, {}, "model");
-    return json(res, 200, m);
+    return sendJson(res, 200, m);
   }
-  json(res, 200, { object: "list", data });
-}
-
-function json(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
+  sendJson(res, 200, { object: "list", data });
 }
 
 async function completions(rt: GatewayRuntime, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -266,7 +251,7 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
     const r = await handle.result;
     if (r.finishReason === "error") throw turnError(r);
-    json(
+    sendJson(
       res,
       200,
       {

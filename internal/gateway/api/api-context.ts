@@ -161,4 +161,4 @@ function hostOf(url: string): string {
 }
 
 /** Writes a JSON response (the gateway's one helper, re-exported for the API routes). */
-export { sendJson } from "../http-server.js";
+export { sendJson } from "../http-util.js";
