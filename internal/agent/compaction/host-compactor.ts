@@ -19,7 +19,7 @@ import type { ChatMessage, ModelClient } from "../../models/types.js";
 import type { Db } from "../../store/db.js";
 import type { SessionRow, StoredMessage } from "../../session/session-store.js";
 import type { AgentDef } from "../agents.js";
-import type { CompactionArgs, HostCompactor } from "../host.js";
+import type { CompactionArgs, HostCompactor } from "../host-types.js";
 import { toChatMessages } from "../history.js";
 import { compactHistory, type CompactResult } from "./compact.js";
 import { describeOptions, hasOptions, parseCompactText, saveCompactOptions } from "./compact-options.js";

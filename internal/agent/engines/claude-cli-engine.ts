@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Db } from "../../store/db.js";
 import type { Logger } from "../../log/logger.js";
-import type { Engine } from "../host.js";
+import type { Engine } from "../host-types.js";
 import type { AgentEvent } from "../../core/agent-events.js";
 import type { LoopOutcome } from "../loop.js";
 import { ZERO_USAGE, type ChatMessage, type Usage } from "../../models/types.js";

@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
-import type { Engine } from "../host.js";
+import type { Engine } from "../host-types.js";
 import type { LoopOutcome } from "../loop.js";
 import { ZERO_USAGE } from "../../models/types.js";
 import { systemClock, type Clock } from "../../core/clock.js";

@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { CoreContext } from "../../runtime/context.js";
-import type { Engine } from "../host.js";
+import type { Engine } from "../host-types.js";
 import type { AgentDef } from "../agents.js";
 import type { Usage } from "../../models/types.js";
 import { createCliEngine } from "./cli-engine.js";
