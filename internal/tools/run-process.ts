@@ -139,4 +139,3 @@ export function runShell(
     if (opts.signal.aborted) stop("aborted");
   });
 }
-

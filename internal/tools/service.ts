@@ -76,9 +76,7 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
   });
 
   for (const t of createFsTools()) registry.register(t);
-  registry.register(
-    createExecTool(config, { hide: () => (deps.configFile ? [deps.configFile] : []) }),
-  );
+  registry.register(createExecTool(config, { hide: () => (deps.configFile ? [deps.configFile] : []) }));
   registry.register(createWebFetchTool(config));
   for (const t of createMemoryTools({ config, clock: ctx.clock, index: memory })) registry.register(t);
   registry.register(createTimeTool({ config, clock: ctx.clock }));

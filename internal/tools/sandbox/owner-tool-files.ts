@@ -37,9 +37,9 @@ export function ownerToolFileReason(rel: string): string | undefined {
     .split(/[\\/]+/)
     .filter((p) => p && p !== ".")
     .map((p) => p.toLowerCase());
-  const dir = parts.slice(0, -1).find((p) => DIRS.has(p)) ?? (DIRS.has(parts.at(-1) ?? "") ? parts.at(-1) : undefined);
-  if (dir === ".git")
-    return "files under .git/ (config, hooks) make the owner's own git run commands";
+  const dir =
+    parts.slice(0, -1).find((p) => DIRS.has(p)) ?? (DIRS.has(parts.at(-1) ?? "") ? parts.at(-1) : undefined);
+  if (dir === ".git") return "files under .git/ (config, hooks) make the owner's own git run commands";
   if (dir) return `files under ${dir}/ make the owner's own tools run commands`;
   const base = parts.at(-1) ?? "";
   if (FILES.has(base)) return `${base} makes the owner's own tools run commands`;

@@ -30,7 +30,10 @@ export async function checkSandbox(cfg: Config): Promise<SandboxCheck> {
     st.prlimit ? "limits via prlimit" : "no prlimit found: time limit only",
     ...(process.getuid?.() === 0 ? ["running as root: the process-count limit does not apply"] : []),
   ];
-  return { status: "ok", detail: `${st.version ?? "bwrap"} at ${st.bwrap ?? "?"} works (${extras.join(", ")})` };
+  return {
+    status: "ok",
+    detail: `${st.version ?? "bwrap"} at ${st.bwrap ?? "?"} works (${extras.join(", ")})`,
+  };
 }
 
 /** Logs the live mode once at start-up. */
