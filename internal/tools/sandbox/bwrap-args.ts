@@ -12,7 +12,9 @@
  * - `hide` masks paths that would otherwise show through a bound folder (the data dir inside the
  *   workspace, the config file next to it); `readOnly` re-binds files inside the workspace that make
  *   the owner's own tools run code (`.git/config`, `.git/hooks`, `.envrc`...) read-only.
- * Limits: `prlimit` (util-linux) sets CPU seconds, address space, file size and process count inside.
+ * Limits: `prlimit` (util-linux) sets CPU seconds, data memory (RLIMIT_DATA: heap and private writable
+ * mappings; not the address space, which Node/Go/Java reserve by the gigabyte for WebAssembly and
+ * guard regions without using it), file size and process count inside.
  */
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 
@@ -122,7 +124,7 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
     a.push(
       spec.prlimit,
       `--cpu=${l.cpuS > 0 ? l.cpuS : "unlimited"}`,
-      `--as=${l.memoryMb * 1024 * 1024}`,
+      `--data=${l.memoryMb * 1024 * 1024}`,
       `--fsize=${l.fileMb * 1024 * 1024}`,
       `--nproc=${l.processes}`,
       "--core=0",
