@@ -10,8 +10,10 @@ import type { AddressInfo } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
-import { findExecutable } from "../../internal/tools/sandbox/sandbox-probe.js";
+import { pino } from "pino";
+import { configFromObject } from "../../internal/config/load.js";
+import { logSandboxMode } from "../../internal/tools/sandbox/sandbox-mode.js";
+import { findExecutable, probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
 import { createToolsHarness, type ToolsHarness } from "./harness.js";
 
 const status = await probeSandbox();
@@ -216,5 +218,21 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     writeFileSync(join(h.workspace, "note.txt"), "visible");
     const r = await h.call("exec", { command: "ls data; cat note.txt" });
     expect(r.content).toBe("exit code 0\nvisible");
+  });
+});
+
+describe("the start-up log says which exec mode is live", () => {
+  it("logs the sandbox when it works, and a warning when it is off", async () => {
+    const lines: { level: number; msg: string; sandbox: string }[] = [];
+    const logger = pino({}, { write: (s: string) => lines.push(JSON.parse(s) as (typeof lines)[number]) });
+    const dir = mkdtempSync(join(tmpdir(), "familiar-mode-"));
+    cleanup.push(dir);
+    await logSandboxMode(configFromObject({}, dir), logger);
+    await logSandboxMode(configFromObject({ tools: { exec: { sandbox: { enabled: false } } } }, dir), logger);
+    expect(lines[0]?.msg).toBe(
+      status.ok ? "exec commands run in the bubblewrap sandbox" : "exec commands run WITHOUT a sandbox",
+    );
+    expect(lines[1]).toMatchObject({ level: 40, msg: "exec commands run WITHOUT a sandbox" });
+    expect(lines[1]?.sandbox).toContain("every command outside tools.exec.allowlist asks the owner first");
   });
 });
