@@ -12,6 +12,8 @@ import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { configFromObject } from "../../internal/config/load.js";
+import { runShell } from "../../internal/tools/run-process.js";
+import { sandboxInvocation, sandboxSpec } from "../../internal/tools/sandbox/sandbox-command.js";
 import { logSandboxMode } from "../../internal/tools/sandbox/sandbox-mode.js";
 import { findExecutable, probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
 import { createToolsHarness, type ToolsHarness } from "./harness.js";
@@ -218,6 +220,25 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     writeFileSync(join(h.workspace, "note.txt"), "visible");
     const r = await h.call("exec", { command: "ls data; cat note.txt" });
     expect(r.content).toBe("exit code 0\nvisible");
+    // The config file the daemon was started with cannot be read (workspace: . puts it inside).
+    writeFileSync(join(h.workspace, "config.yaml"), "api_key: sk-config-secret\n");
+    const cfg = h.core.ctx.config();
+    const spec = sandboxSpec(cfg, status, {
+      workspace: h.workspace,
+      network: false,
+      hide: [join(h.workspace, "config.yaml")],
+      cpuS: 10,
+    });
+    const cmd = "wc -c < config.yaml; cat config.yaml";
+    const run = await runShell(cmd, {
+      cwd: h.workspace,
+      timeoutMs: 10_000,
+      maxOutput: 1000,
+      signal: new AbortController().signal,
+      invocation: sandboxInvocation(status, spec, ["/bin/sh", "-c", cmd]),
+    });
+    expect(run.output).not.toContain("sk-config-secret");
+    expect(run.output).toContain("cat: config.yaml: Permission denied");
   });
 });
 

@@ -34,7 +34,7 @@ export interface SandboxSpec {
   network: boolean;
   ro: readonly string[];
   rw: readonly string[];
-  /** Paths to mask if a bound folder would show them (directories become empty, files empty). */
+  /** Paths to mask if a bound folder would show them (directories become empty, files unreadable). */
   hide: readonly string[];
   /** Paths inside bound folders to re-bind read-only. */
   readOnly: readonly string[];
@@ -48,7 +48,8 @@ const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx
 
 /**
  * Secrets under /etc: readable by root (the daemon may run as root in a container), useless to a
- * command. Directories are covered by an empty tmpfs, files by /dev/null.
+ * command. Directories are covered by an empty tmpfs, files by /dev/null (bound without device
+ * access, so reading it is "Permission denied").
  */
 export const ETC_SECRETS = [
   "/etc/shadow",
