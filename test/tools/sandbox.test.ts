@@ -177,6 +177,16 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     expect(plant.content).toMatch(/Read-only file system|could not lock|Permission denied/i);
     expect(readFileSync(join(h.workspace, ".git/config"), "utf8")).not.toContain("PAGER");
     expect(existsSync(join(h.workspace, ".git/hooks/pre-commit"))).toBe(false);
+    // Nor swap the repository for a planted one: .git and the folders holding a repository are pinned.
+    execFileSync("git", ["init", "-q", join(h.workspace, "proj")]);
+    const swap = await h.call("exec", {
+      command:
+        "mv .git .git-old; mv proj proj-old; mv proj/.git proj/.git-old; rm -rf proj/.git; git init -q proj; git -C proj config core.fsmonitor 'touch PWNED'; echo tried",
+    });
+    expect(swap.content).toContain("Device or resource busy");
+    expect(existsSync(join(h.workspace, ".git-old"))).toBe(false);
+    expect(existsSync(join(h.workspace, "proj-old"))).toBe(false);
+    expect(readFileSync(join(h.workspace, "proj/.git/config"), "utf8")).not.toContain("fsmonitor");
   });
 
   it("limits output, file size and memory inside the sandbox", async () => {

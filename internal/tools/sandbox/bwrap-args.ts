@@ -11,7 +11,8 @@
  *   shell history), other users' homes, `/run` (the Docker and D-Bus sockets) or `/var`;
  * - `hide` masks paths that would otherwise show through a bound folder (the data dir inside the
  *   workspace, the config file next to it); `readOnly` re-binds files inside the workspace that make
- *   the owner's own tools run code (`.git/config`, `.git/hooks`, `.envrc`...) read-only.
+ *   the owner's own tools run code (`.git/config`, `.git/hooks`, `.envrc`...) read-only, and `pins`
+ *   the folders holding them in place (a mount point cannot be renamed: no swapping the repository).
  * Limits: `prlimit` (util-linux) sets CPU seconds, data memory (RLIMIT_DATA: heap and private writable
  * mappings; not the address space, which Node/Go/Java reserve by the gigabyte for WebAssembly and
  * guard regions without using it), file size and process count inside.
@@ -36,6 +37,8 @@ export interface SandboxSpec {
   rw: readonly string[];
   /** Paths to mask if a bound folder would show them (directories become empty, files unreadable). */
   hide: readonly string[];
+  /** Folders inside the workspace bound onto themselves so they cannot be renamed or removed. */
+  pins: readonly string[];
   /** Paths inside bound folders to re-bind read-only. */
   readOnly: readonly string[];
   limits: SandboxLimits;
@@ -117,6 +120,7 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
   for (const p of spec.ro) a.push("--ro-bind-try", p, p);
   a.push("--bind", spec.workspace, spec.workspace);
   for (const p of spec.rw) a.push("--bind-try", p, p);
+  for (const p of spec.pins) a.push("--bind-try", p, p);
   for (const p of spec.readOnly) a.push("--ro-bind-try", p, p);
   for (const p of spec.hide) mask(p, a);
   a.push("--chdir", spec.workspace, "--");

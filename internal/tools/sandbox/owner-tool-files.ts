@@ -51,16 +51,29 @@ const MAX_SCAN = 5000;
 /** Folders never descended into (big, and not where these files live). */
 const SKIP = new Set(["node_modules", ".cache", "target", "dist", "build", "venv", ".venv"]);
 
+/** What findOwnerToolFiles found: folders to pin in place, and paths to bind read-only. */
+export interface OwnerToolFiles {
+  /**
+   * Folders bound onto themselves (read-write) so they become mount points, which cannot be renamed
+   * or removed: the folders between the workspace and each protected path, and each `.git`. Without
+   * this, `mv proj proj.old && git init proj` would swap the owner's repository for a planted one.
+   */
+  pins: string[];
+  /** The protected paths themselves, bound read-only. */
+  readOnly: string[];
+}
+
 /**
  * The existing protected paths under `root` (absolute), to depth 3: inside the sandbox they are bound
  * read-only, so a command cannot plant a `core.fsmonitor` in the owner's repository either. For a
- * `.git` folder only the parts git reads commands from are listed (config, hooks, info), so
+ * `.git` folder only the parts git reads commands from are listed (config, hooks, info, modules), so
  * `git commit` can still write objects and refs.
  */
-export function findOwnerToolFiles(root: string): string[] {
-  const out: string[] = [];
+export function findOwnerToolFiles(root: string): OwnerToolFiles {
+  const readOnly: string[] = [];
+  const pins = new Set<string>();
   let seen = 0;
-  const walk = (dir: string, depth: number): void => {
+  const walk = (dir: string, depth: number, ancestors: string[]): void => {
     let entries;
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -72,13 +85,20 @@ export function findOwnerToolFiles(root: string): string[] {
       const p = join(dir, e.name);
       const name = e.name.toLowerCase();
       if (e.isSymbolicLink()) continue;
-      if (e.isDirectory() && name === ".git")
-        out.push(join(p, "config"), join(p, "hooks"), join(p, "info"), join(p, "modules"));
-      else if (e.isDirectory() && DIRS.has(name)) out.push(p);
-      else if (FILES.has(name) || (e.isFile() && name === ".git")) out.push(p);
-      else if (e.isDirectory() && depth < 3 && !SKIP.has(name)) walk(p, depth + 1);
+      let found = true;
+      if (e.isDirectory() && name === ".git") {
+        pins.add(p);
+        readOnly.push(join(p, "config"), join(p, "hooks"), join(p, "info"), join(p, "modules"));
+      } else if (e.isDirectory() && DIRS.has(name)) readOnly.push(p);
+      else if (FILES.has(name) || (e.isFile() && name === ".git")) readOnly.push(p);
+      else {
+        found = false;
+        if (e.isDirectory() && depth < 3 && !SKIP.has(name)) walk(p, depth + 1, [...ancestors, p]);
+      }
+      if (found) for (const a of ancestors) pins.add(a);
     }
   };
-  walk(root, 0);
-  return out;
+  walk(root, 0, []);
+  // Shallow first: a pin must be mounted before the binds beneath it.
+  return { pins: [...pins].sort((a, b) => a.length - b.length), readOnly };
 }

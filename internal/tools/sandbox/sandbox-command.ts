@@ -47,13 +47,15 @@ export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOption
   const hide = [resolve(cfg.data_dir), homedir(), ...o.hide.map((p) => resolve(p))].filter((p) =>
     roots.some((r) => within(r, p)),
   );
+  const owner = findOwnerToolFiles(o.workspace);
   return {
     workspace: o.workspace,
     network: o.network,
     ro,
     rw,
     hide,
-    readOnly: findOwnerToolFiles(o.workspace),
+    pins: owner.pins,
+    readOnly: owner.readOnly,
     limits: {
       cpuS: o.cpuS,
       memoryMb: sb.memory_mb,

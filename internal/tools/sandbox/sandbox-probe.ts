@@ -70,6 +70,7 @@ async function doProbe(): Promise<SandboxStatus> {
     ro: [],
     rw: [],
     hide: [],
+    pins: [],
     readOnly: [],
     limits: { cpuS: 10, memoryMb: 1024, processes: 64, fileMb: 16 },
     prlimit,
