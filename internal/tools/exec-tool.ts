@@ -117,6 +117,7 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
               cpuS: timeoutS,
             }),
             ["/bin/sh", "-c", args.command],
+            { passFds: true },
           )
         : undefined;
       const r = await runShell(args.command, {

@@ -8,7 +8,9 @@
  * - output (stdout and stderr interleaved) is capped at `maxOutput`, keeping the head and the tail
  *   (errors tend to be at the end).
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
+import { closeAll } from "./sandbox/pinned-fds.js";
 import { ToolError } from "./tool.js";
 
 const KILL_GRACE_MS = 2000;
@@ -78,7 +80,7 @@ export function runShell(
     timeoutMs: number;
     maxOutput: number;
     signal: AbortSignal;
-    invocation?: { file: string; args: string[]; env: NodeJS.ProcessEnv };
+    invocation?: { file: string; args: string[]; env: NodeJS.ProcessEnv; fds?: number[] };
   },
 ): Promise<RunOutcome & { pid: number | undefined }> {
   return new Promise((resolvePromise, reject) => {
@@ -87,12 +89,19 @@ export function runShell(
       args: ["-c", command],
       env: commandEnv(process.env, opts.cwd),
     };
-    const child = spawn(inv.file, inv.args, {
-      cwd: opts.cwd,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: inv.env,
-    });
+    const extra = opts.invocation?.fds ?? [];
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawn(inv.file, inv.args, {
+        cwd: opts.cwd,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe", ...extra],
+        env: inv.env,
+      }) as ChildProcessByStdio<null, Readable, Readable>;
+    } finally {
+      // The child holds its own copies now (or never will): ours must not leak.
+      closeAll(extra);
+    }
     const out = new OutputBuffer(opts.maxOutput);
     let reason: RunOutcome["reason"];
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;

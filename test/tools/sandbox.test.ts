@@ -4,7 +4,15 @@
  * Needs `bwrap` (Debian: bubblewrap; .ci/run installs it); skipped with the probe's reason otherwise.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { homedir, tmpdir } from "node:os";
@@ -187,6 +195,15 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     expect(existsSync(join(h.workspace, ".git-old"))).toBe(false);
     expect(existsSync(join(h.workspace, "proj-old"))).toBe(false);
     expect(readFileSync(join(h.workspace, "proj/.git/config"), "utf8")).not.toContain("fsmonitor");
+    // A protected path turned into a symlink out of the workspace is not bound (bwrap follows
+    // symlinks in a bind source): the sandbox must not start showing the link's target.
+    const secret = outsideDir();
+    writeFileSync(join(secret, "id_rsa"), "PRIVATE KEY");
+    rmSync(join(h.workspace, "proj/.git/hooks"), { recursive: true });
+    symlinkSync(secret, join(h.workspace, "proj/.git/hooks"));
+    const peek = await h.call("exec", { command: "cat proj/.git/hooks/id_rsa; ls proj/.git/hooks/" });
+    expect(peek.content).not.toContain("PRIVATE KEY");
+    expect(peek.content).not.toContain("id_rsa\n");
   });
 
   it("limits output, file size and memory inside the sandbox", async () => {

@@ -41,6 +41,10 @@ export interface SandboxSpec {
   pins: readonly string[];
   /** Paths inside bound folders to re-bind read-only. */
   readOnly: readonly string[];
+  /** `pins` opened: [descriptor number in the bwrap process, path]. Paths without one are skipped. */
+  pinFds?: readonly (readonly [number, string])[];
+  /** `readOnly` opened, likewise. */
+  readOnlyFds?: readonly (readonly [number, string])[];
   limits: SandboxLimits;
   /** Absolute path of prlimit inside the sandbox; limits are skipped when undefined. */
   prlimit: string | undefined;
@@ -120,8 +124,17 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
   for (const p of spec.ro) a.push("--ro-bind-try", p, p);
   a.push("--bind", spec.workspace, spec.workspace);
   for (const p of spec.rw) a.push("--bind-try", p, p);
-  for (const p of spec.pins) a.push("--bind-try", p, p);
-  for (const p of spec.readOnly) a.push("--ro-bind-try", p, p);
+  // Workspace paths are bound from descriptors opened without following symlinks (pinned-fds.ts),
+  // never by path: a command running alongside could swap `.git/hooks` for a link to `~/.ssh`.
+  if (spec.pinFds && spec.readOnlyFds) {
+    for (const [fd, p] of spec.pinFds) a.push("--bind-fd", String(fd), p);
+    for (const [fd, p] of spec.readOnlyFds) a.push("--ro-bind-fd", String(fd), p);
+  } else {
+    // No descriptors to pass (an MCP server started by the SDK): by path, symlinks left out.
+    const real = (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() === false;
+    for (const p of spec.pins.filter(real)) a.push("--bind", p, p);
+    for (const p of spec.readOnly.filter(real)) a.push("--ro-bind", p, p);
+  }
   for (const p of spec.hide) mask(p, a);
   a.push("--chdir", spec.workspace, "--");
   if (spec.prlimit) {

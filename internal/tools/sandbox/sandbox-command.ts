@@ -7,6 +7,7 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import type { Config } from "../../config/schema.js";
 import { bwrapArgs, sandboxEnv, type SandboxSpec } from "./bwrap-args.js";
 import { findOwnerToolFiles } from "./owner-tool-files.js";
+import { openBinds } from "./pinned-fds.js";
 import type { SandboxStatus } from "./sandbox-probe.js";
 
 /** A program and its arguments plus the environment to start it with. */
@@ -14,6 +15,8 @@ export interface Invocation {
   file: string;
   args: string[];
   env: NodeJS.ProcessEnv;
+  /** Descriptors the child gets as fd 3, 4, ... (the runner closes its copies after spawning). */
+  fds?: number[];
 }
 
 /** `~/x` → the daemon user's home joined with `x`. */
@@ -66,16 +69,21 @@ export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOption
   };
 }
 
-/** The bwrap invocation running `argv` in the sandbox (status must be `ok`). */
+/**
+ * The bwrap invocation running `argv` in the sandbox (status must be `ok`). With `passFds` the
+ * workspace's protected paths are opened here and handed to bwrap as descriptors (see pinned-fds.ts);
+ * the caller must spawn with `fds` or close them.
+ */
 export function sandboxInvocation(
   status: SandboxStatus,
   spec: SandboxSpec,
   argv: readonly string[],
+  opts: { passFds?: boolean } = {},
 ): Invocation {
   if (!status.ok || !status.bwrap) throw new Error("sandbox is not available");
-  return {
-    file: status.bwrap,
-    args: bwrapArgs(spec, argv),
-    env: sandboxEnv(process.env, spec.workspace),
-  };
+  const env = sandboxEnv(process.env, spec.workspace);
+  if (!opts.passFds) return { file: status.bwrap, args: bwrapArgs(spec, argv), env };
+  const opened = openBinds(spec.workspace, spec.pins, spec.readOnly, 3);
+  const args = bwrapArgs({ ...spec, pinFds: opened.pinFds, readOnlyFds: opened.readOnlyFds }, argv);
+  return { file: status.bwrap, args, env, fds: opened.fds };
 }
