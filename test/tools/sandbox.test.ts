@@ -137,11 +137,13 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
       `ls \\${h.core.ctx.config().data_dir}`,
       `ls -a ${homedir()}`,
       "cat /etc/shadow",
+      `git init -q . && git log --output=\\${out}/written -1; echo tried`,
     ]) {
       const r = await h.call("exec", { command });
       expect(r.content, command).not.toMatch(/sk-config-secret|outside-secret|familiar\.db|root:/);
     }
     expect((await h.call("exec", { command: `ls -a ${homedir()}` })).isError).toBe(true);
+    expect(existsSync(join(out, "written"))).toBe(false);
     expect(h.channel.sent).toHaveLength(0);
   });
 
@@ -282,5 +284,13 @@ describe("the start-up log says which exec mode is live", () => {
     );
     expect(lines[1]).toMatchObject({ level: 40, msg: "exec commands run WITHOUT a sandbox" });
     expect(lines[1]?.sandbox).toContain("every command outside tools.exec.allowlist asks the owner first");
+  });
+});
+
+describe("sandbox config", () => {
+  it("names the key when a granted path is not absolute", () => {
+    expect(() => configFromObject({ tools: { exec: { sandbox: { ro: ["docs"] } } } }, tmpdir())).toThrow(
+      /tools\.exec\.sandbox\.ro\[0\]: expected an absolute path \(or one starting with ~\/\), got "docs"/,
+    );
   });
 });
