@@ -201,6 +201,11 @@ export const hookSchema = z
   })
   .strict();
 
+/** A path granted to the sandbox: absolute, or `~/...` (the daemon user's home). */
+export const absolutePath = z.string().refine((p) => p.startsWith("/") || p.startsWith("~/"), {
+  error: "expected an absolute path (or one starting with ~/)",
+});
+
 export const mcpServerSchema = z
   .object({
     command: z.string().optional(),
@@ -209,6 +214,9 @@ export const mcpServerSchema = z
     url: z.url().optional(),
     headers: z.record(z.string(), z.string()).default({}),
     enabled: z.boolean().default(true),
+    /** Run a stdio server under bubblewrap (workspace read-write, network on unless turned off). */
+    sandbox: z.boolean().default(false),
+    sandbox_network: z.boolean().default(true),
   })
   .strict()
   .refine((s) => (s.command === undefined) !== (s.url === undefined), {
