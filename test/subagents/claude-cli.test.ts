@@ -151,12 +151,13 @@ describe("claude-cli engine in the agent host", () => {
     expect(pids()).toHaveLength(1);
   });
 
-  it("resumes with --resume after its subprocess is killed", async () => {
+  it("resumes with --resume after its subprocess is stopped; after a SIGKILL it answers in a seeded fresh session", async () => {
     const h = await setup();
     const first = await say(h, "one");
     const sid = sessionOf(first.text);
     const [pid] = pids();
-    process.kill(pid ?? 0, "SIGKILL");
+    // SIGTERM (a reap, systemd stopping it): the CLI flushes its transcript, so it can be resumed.
+    process.kill(pid ?? 0, "SIGTERM");
     await waitFor(() => !alive(pid ?? 0), "the subprocess to die");
     const second = await say(h, "two");
     expect(second.finishReason).toBe("stop");
@@ -164,11 +165,21 @@ describe("claude-cli engine in the agent host", () => {
     const argv = argvLog();
     expect(argv).toHaveLength(2);
     expect(argv[1]).toEqual(expect.arrayContaining(["--resume", sid]));
-    // Killed right before the next message (its exit not yet seen): the message is not lost.
-    process.kill(pids()[1] ?? 0, "SIGKILL");
+    // Stopped right before the next message (its exit not yet seen): the message is not lost.
+    process.kill(pids()[1] ?? 0, "SIGTERM");
     const third = await say(h, "three");
     expect(third.text).toBe(`turn 3 in ${sid}: three`);
     expect(argvLog().at(-1)).toEqual(expect.arrayContaining(["--resume", sid]));
+    // SIGKILL (the OOM killer): the last turn was never flushed and the CLI refuses --resume; the turn
+    // still answers, in a fresh CLI session given the conversation from Familiar's store.
+    process.kill(pids().at(-1) ?? 0, "SIGKILL");
+    const fourth = await say(h, "four");
+    expect(fourth.finishReason).toBe("stop");
+    expect(fourth.text).toMatch(/^turn 1 in \S+: Conversation so far:\n\nUser: one\n\n/);
+    expect(fourth.text).toContain(`Assistant: turn 3 in ${sid}: three`);
+    expect(fourth.text.endsWith("Current message:\nfour")).toBe(true);
+    expect(argvLog().at(-2)).toEqual(expect.arrayContaining(["--resume", sid]));
+    expect(argvLog().at(-1)).not.toContain("--resume");
   });
 
   it("a crash gives a clear error reply and the next turn restarts and resumes", async () => {
