@@ -348,7 +348,7 @@ export class ClaudeCliEngine {
         const why = (final?.text || p.stderr.trim().split("\n").pop() || final?.subtype || "").slice(0, 200);
         this.opts.logger.warn(
           { sessionKey, cliSessionId: p.resumed, why, seeded: seed.included, omitted: seed.omitted },
-          `claude-cli: resuming CLI session ${p.resumed ?? "?"} failed (${why}); answering in a fresh CLI session seeded with ${seed.included} stored messages`,
+          `claude-cli: resuming CLI session ${p.resumed ?? "?"} failed (${why}); answering in a fresh CLI session seeded with ${seed.included} stored message${seed.included === 1 ? "" : "s"}`,
         );
         this.ids.clear(sessionKey);
         final = undefined;
