@@ -243,6 +243,31 @@ describe("claude-cli engine in the agent host", () => {
     expect(prompt).not.toContain("## Skills");
   });
 
+  it("/compact drops the CLI session: the next turn starts a fresh one seeded with our summary", async () => {
+    const h = await setup({ compact: { keep_last_n: 2 } });
+    const one = await say(h, "my name is Ada");
+    const sid = sessionOf(one.text);
+    await say(h, "I live in Lyon");
+    await say(h, "I like tea");
+    fake.enqueue({ text: "Ada lives in Lyon and likes tea." });
+    const out = await h.agents.host.compact(OWNER_KEY);
+    expect(out.summary).toContain("Ada lives in Lyon");
+    const next = await say(h, "who am I?");
+    const fresh = sessionOf(next.text);
+    expect(fresh).not.toBe(sid);
+    expect(next.text).toMatch(
+      /^turn 1 in \S+: Conversation so far:\n\nSummary: .*Ada lives in Lyon and likes tea\./s,
+    );
+    // The kept messages follow the summary; the turns it replaces do not.
+    expect(next.text).toContain(`Assistant: turn 3 in ${sid}: I like tea`);
+    expect(next.text).not.toContain("User: my name is Ada");
+    expect(next.text.endsWith("Current message:\nwho am I?")).toBe(true);
+    expect(argvLog().at(-1)).not.toContain("--resume");
+    // From then on the new CLI session is resumed as usual.
+    expect((await say(h, "again")).text).toBe(`turn 2 in ${fresh}: again`);
+    fake.reset(); // the summary was written by Familiar's model, not the CLI
+  });
+
   it("a session model change (/model) restarts the subprocess with --model and resumes the session", async () => {
     const h = await setup();
     const first = await say(h, "first");
