@@ -57,10 +57,11 @@ export function createDispatchTool(
         throw err;
       }
       const depth = tctx.depth + 1;
-      if (depth > cfg.agents.defaults.subagents.max_depth)
+      const maxDepth = cfg.agents.defaults.subagents.max_depth;
+      if (depth > maxDepth)
         throw new ToolError(
           "recursion_depth_exceeded",
-          `recursion_depth_exceeded: dispatch at depth ${depth} exceeds the limit`,
+          `recursion_depth_exceeded: dispatch at depth ${depth} exceeds the limit of ${maxDepth}`,
         );
       const all = listAgents(cfg, sources).filter((a) => a.id !== tctx.agentId);
       const agentOf = new Map<string, string>();
