@@ -111,6 +111,7 @@ export async function runDispatchGraph(g: DispatchGraph): Promise<DispatchResult
           const ms = g.ctx.clock.now() - t0;
           abortAll.signal.removeEventListener("abort", onAll);
           running--;
+          if (out.stopped === "host") hostStopped = true;
           if (out.ok) {
             outputs.set(t.id, out.text);
             mark(t, "done", ms, out.text);
