@@ -161,6 +161,48 @@ describe("dispatch in the background", () => {
   });
 });
 
+describe("a background dispatch and a daemon stop", () => {
+  it("is interrupted by the drain, not announced during shutdown, and announced by the next start", async () => {
+    h = await setup();
+    workerReplies({ a: { hang: true } });
+    fake.enqueue(
+      { model: "main-model", toolCalls: [{ name: "dispatch", arguments: graph }] },
+      { model: "main-model", text: "Started it." },
+    );
+    await h.submit("run it").result;
+    const hh = h;
+    await waitFor(() => forModel(fake.requests, "worker-model").length === 1, "task a to start");
+    const id = h.agents.tasks.recent(OWNER_KEY)[0]?.id ?? "";
+    await h.agents.host.drain(0);
+    await h.agents.tasks.whenIdle();
+    expect(h.agents.tasks.status(id)).toMatchObject({ status: "interrupted", announce_status: null });
+    expect(forModel(fake.requests, "main-model")).toHaveLength(2); // no announcement turn
+    await h.stop();
+    fake.enqueue({ model: "main-model", text: "The dispatch was interrupted by a restart." });
+    const h2 = await createSubagentHarness(
+      { models: modelsConfig(fake.baseUrl), agents: { main: {}, worker: { model: "f/worker-model" } } },
+      { dir: hh.core.dir },
+    );
+    try {
+      await h2.channel.waitFor(1);
+      await h2.agents.tasks.whenIdle();
+      expect(h2.channel.sent.map((m) => m.text)).toEqual(["The dispatch was interrupted by a restart."]);
+      expect(h2.agents.tasks.status(id)).toMatchObject({
+        status: "interrupted",
+        announce_status: "delivered",
+      });
+      const announce = forModel(fake.requests, "main-model").at(-1);
+      expect(
+        systemMessages(announce).some((m) =>
+          m.includes(`Background task ${id} (a dispatch) ended with status interrupted`),
+        ),
+      ).toBe(true);
+    } finally {
+      await h2.close();
+    }
+  });
+});
+
 describe("AsyncAgents (agents.defaults.subagents.async_agents)", () => {
   it("a delegation to an always-async agent never blocks, even when the model asked for sync", async () => {
     h = await setup({ async_agents: ["researcher"] });
