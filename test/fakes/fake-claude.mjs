@@ -17,7 +17,7 @@
 // subtype `error_during_execution` and no `init` line, exit code 1. Every invocation's argv is appended to $FAKE_CLAUDE_STATE/argv.log
 // and its pid to $FAKE_CLAUDE_STATE/pids.log.
 import { createInterface } from "node:readline";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 
@@ -50,12 +50,27 @@ if (resumeIdx >= 0 && (!saved || saved.unflushed)) {
   process.stdout.end();
   process.stdin.destroy();
 } else start();
-/** Writes the session's transcript state: `unflushed` until the next message or a clean exit. */
+/**
+ * Writes the session's transcript state: `unflushed` until the next message or a clean exit. Written
+ * to a temp file and renamed, so a process starting to resume never reads half a file.
+ */
 function save(unflushed) {
-  writeFileSync(stateFile, JSON.stringify({ turns, unflushed }));
+  const tmp = `${stateFile}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ turns, unflushed }));
+  renameSync(tmp, stateFile);
 }
+/**
+ * A clean exit flushes this process's last turn, unless another process has since continued the
+ * session (a resumed successor started while this one was being stopped): it must not be clobbered.
+ */
 function flushAndExit(code) {
-  if (turns > 0) save(false);
+  let current;
+  try {
+    current = JSON.parse(readFileSync(stateFile, "utf8")).turns;
+  } catch {
+    current = undefined;
+  }
+  if (turns > 0 && current === turns) save(false);
   process.exit(code);
 }
 function start() {
