@@ -20,6 +20,7 @@ import { systemClock, type Clock, type TimerHandle } from "../../core/clock.js";
 import { resolveCommand } from "./cli-engine.js";
 import { parseClaudeLine, type ClaudeLine } from "./claude-stream.js";
 import { imageBlocks, lastText, seedText, systemText } from "./claude-seed.js";
+import { ClaudeSessionIds } from "./claude-session-ids.js";
 
 export interface ClaudeCliOptions {
   command: string;
@@ -60,31 +61,6 @@ interface Proc {
   sawInit: boolean;
   /** Resolves when the process has exited and its stdio is closed. */
   closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Persisted CLI session ids per session key. */
-class ClaudeSessionIds {
-  private get;
-  private set;
-  private del;
-  constructor(db: Db) {
-    this.get = db.prepare<[string], { cli_session_id: string }>(
-      "SELECT cli_session_id FROM claude_sessions WHERE session_key = ?",
-    );
-    this.set = db.prepare(
-      "INSERT INTO claude_sessions (session_key, cli_session_id, updated_at) VALUES (?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET cli_session_id = excluded.cli_session_id, updated_at = excluded.updated_at",
-    );
-    this.del = db.prepare("DELETE FROM claude_sessions WHERE session_key = ?");
-  }
-  load(key: string): string | undefined {
-    return this.get.get(key)?.cli_session_id;
-  }
-  save(key: string, id: string): void {
-    this.set.run(key, id, Date.now());
-  }
-  clear(key: string): void {
-    this.del.run(key);
-  }
 }
 
 export class ClaudeCliEngine {
