@@ -260,7 +260,7 @@ describe("claude-cli engine in the agent host", () => {
     const fresh = sessionOf(next.text);
     expect(fresh).not.toBe(sid);
     expect(next.text).toMatch(
-      /^turn 1 in \S+: Conversation so far:\n\nSummary: .*Ada lives in Lyon and likes tea\./s,
+      /^turn 1 in \S+: Conversation so far:\n\n\[Summary of earlier conversation\].*Ada lives in Lyon and likes tea\./s,
     );
     // The kept messages follow the summary; the turns it replaces do not.
     expect(next.text).toContain(`Assistant: turn 3 in ${sid}: I like tea`);

@@ -276,7 +276,7 @@ describe("claude-cli engine: a CLI session that cannot be resumed", () => {
   it("keeps the newest stored messages that fit and says how many were left out", () => {
     const msgs: ChatMessage[] = [
       { role: "system", content: "prompt" },
-      { role: "system", content: "[summary] Ada lives in Lyon." },
+      { role: "system", content: "[Summary of earlier conversation]\nAda lives in Lyon." },
       ...Array.from({ length: 6 }, (_, i): ChatMessage => ({
         role: i % 2 ? "assistant" : "user",
         content: `m${i} ${"x".repeat(40)}`,
@@ -285,7 +285,7 @@ describe("claude-cli engine: a CLI session that cannot be resumed", () => {
     ];
     const s = seedText(msgs, 200);
     expect(s.text.startsWith("Conversation so far (the 4 oldest messages left out for room):")).toBe(true);
-    expect(s.text).toContain("Summary: [summary] Ada lives in Lyon.");
+    expect(s.text).toContain("\n\n[Summary of earlier conversation]\nAda lives in Lyon.\n\n");
     expect(s.text).toContain("m5");
     expect(s.text).not.toContain("m2");
     expect(s.text.endsWith("Current message:\nnow?")).toBe(true);

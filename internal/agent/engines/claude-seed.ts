@@ -5,6 +5,7 @@
  */
 import type { ChatMessage } from "../../models/types.js";
 import { NOW_PREFIX } from "../prompt.js";
+import { SUMMARY_MARKER } from "../compaction/prompts.js";
 
 /**
  * Most characters of stored conversation a seeded CLI session is given (about 30K tokens): the newest
@@ -64,7 +65,15 @@ export interface Seed {
   omitted: number;
 }
 
-const LABEL: Record<string, string> = { user: "User", assistant: "Assistant", system: "Summary" };
+const LABEL: Record<string, string> = { user: "User", assistant: "Assistant", system: "System" };
+
+/** One stored message as a transcript line; a compaction summary names itself (its marker). */
+function lineOf(m: ChatMessage): string {
+  const text = textOf(m).trim();
+  if (!text) return "";
+  if (m.role === "system" && text.startsWith(SUMMARY_MARKER)) return text;
+  return `${LABEL[m.role] ?? m.role}: ${text}`;
+}
 
 /**
  * The turn's message preceded by the stored conversation (everything after the system prompt and
@@ -77,9 +86,7 @@ export function seedText(messages: readonly ChatMessage[], maxChars = SEED_MAX_C
   const body = messages
     .slice(1, -1)
     .filter((m) => m.role === "user" || m.role === "assistant" || m.role === "system");
-  const entries = body
-    .map((m) => ({ m, line: `${LABEL[m.role] ?? m.role}: ${textOf(m).trim()}` }))
-    .filter((e) => e.line.length > (LABEL[e.m.role] ?? e.m.role).length + 2);
+  const entries = body.map((m) => ({ m, line: lineOf(m) })).filter((e) => e.line !== "");
   if (entries.length === 0) return { text: current, included: 0, omitted: 0 };
   let room = maxChars;
   const keep = new Set<number>();
