@@ -71,7 +71,10 @@ export async function buildServices(
   // skillsSection: () => tools.skills.promptSection(), requestApproval: tools.requestApproval.
   {
     const { createToolsService } = await import("../tools/service.js");
-    const tools = createToolsService(ctx, { channels });
+    const tools = createToolsService(ctx, {
+      channels,
+      usage: parts.extra.usage as import("../agent/usage/usage-tracker.js").UsageTracker,
+    });
     parts.extra.tools = tools.registry;
     parts.extra.approvals = tools.approvals;
     parts.extra.skills = tools.skills;

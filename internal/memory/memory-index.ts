@@ -1,222 +1,258 @@
 /**
- * Memory search index: SQLite FTS5 (bm25 ranking, snippets) over MEMORY.md, memory/*.md and past
- * session transcripts.
+ * The memory index: hybrid search over MEMORY.md, memory/*.md and past transcripts.
  *
- * Kept up to date incrementally, never rebuilt:
- * - files: each search (and each write through memory_write) stats the memory files; a file whose
- *   mtime or size changed is hashed, and re-chunked only if the hash changed; removed files are dropped;
- * - messages: rows of the core `messages` table with an id above the last synced id are indexed in
- *   batches; rows deleted since (session deletion cascades) are pruned when they show up in results.
+ * - Keyword: SQLite FTS5 (bm25, porter stemming, highlighted snippets), always on, works offline.
+ * - Meaning: chunk vectors in sqlite-vec (same database), when `memory.embeddings` is configured.
+ *   Transcript turns get vectors only with `memory.sessions: true` (they leave the machine to be
+ *   embedded); their keyword index is local and always kept.
+ * - The two rankings are fused by reciprocal rank fusion with a recency boost (hybrid-rank.ts).
+ *
+ * Never blocks a turn on embeddings: if the query cannot be embedded (outage, cooldown), keyword
+ * hits come back alone; missing chunk vectors are filled in the background (embedding-sync.ts).
  */
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import type { Config } from "../config/schema.js";
+import { systemClock, type Clock } from "../core/clock.js";
+import { silentLogger, type Logger } from "../log/logger.js";
 import type { Db } from "../store/db.js";
+import { ChunkSync } from "./chunk-sync.js";
+import { Embedder, type EmbedderHealth } from "./embedder.js";
+import { EmbeddingSync, type FillProgress } from "./embedding-sync.js";
+import { reciprocalRankFusion, recencyFactor } from "./hybrid-rank.js";
+import { localDateTime } from "./local-date.js";
+import { loadSqliteVec, VectorStore } from "./vector-store.js";
 
 /** One search hit. */
 export interface MemoryHit {
   source: "file" | "session";
-  /** Workspace-relative file path, or `session <key>` for transcripts. */
+  /** Workspace-relative file path, or `session <key> <day> <role>` for transcripts. */
   where: string;
+  /** First line of the chunk (files). */
   line?: number;
+  lineEnd?: number;
+  /** Heading path of the chunk (files). */
   title: string;
+  /** YYYY-MM-DD of a daily note or transcript turn. */
+  date?: string;
+  /** The session key and message id of a transcript turn. */
+  session?: { key: string; messageId: number };
   snippet: string;
+  /** Fused score (higher is better). */
   score: number;
+  /** Which searches found it. */
+  match: "keyword" | "meaning" | "both";
 }
 
 export interface MemorySearchOptions {
   limit?: number;
   sources?: "all" | "files" | "sessions";
+  /** Which rankings to use (tests and benchmarks compare them). Default `hybrid`. */
+  mode?: "hybrid" | "keyword" | "vector";
 }
 
-const CHUNK_CHARS = 1200;
-const SYNC_BATCH = 2000;
+/** What `familiar memory status` shows. */
+export interface MemoryStatus {
+  files: number;
+  chunks: number;
+  sessionChunks: number;
+  vectors: number;
+  pending: number;
+  dimensions: number | null;
+  embeddings: EmbedderHealth;
+  /** Model the stored vectors came from. */
+  storedModel: string | null;
+  vectorStore: "ok" | string;
+  sessions: boolean;
+  fill: FillProgress;
+}
 
-interface Chunk {
+export interface MemoryIndexOptions {
+  config?: () => Config;
+  logger?: Logger;
+  clock?: Clock;
+  /** Records embedding calls in usage (tokens, cost). */
+  onUsage?: (provider: string, model: string, tokens: number) => void;
+  /** Router-style backoff/cooldown overrides (tests). */
+  backoff?: { baseMs?: number; maxMs?: number };
+  cooldown?: { baseMs?: number; maxMs?: number };
+}
+
+/** Candidates taken from each ranking before fusion. */
+const CANDIDATES = 40;
+/** Vector hits farther than this (cosine distance) are noise, not meaning. */
+const MAX_DISTANCE = 0.8;
+const SNIPPET_CHARS = 320;
+
+interface ChunkRow {
+  id: number;
+  source: string;
+  ref: string;
+  message_id: number | null;
+  heading: string;
+  line_start: number | null;
+  line_end: number | null;
+  day: string | null;
   body: string;
-  title: string;
-  line: number;
-}
-
-/** Splits markdown into paragraph-aligned chunks, each titled with its nearest heading. */
-export function chunkMarkdown(text: string): Chunk[] {
-  const lines = text.split("\n");
-  const out: Chunk[] = [];
-  let title = "";
-  let buf: string[] = [];
-  let start = 1;
-  const flush = (): void => {
-    const body = buf.join("\n").trim();
-    if (body) out.push({ body, title, line: start });
-    buf = [];
-  };
-  lines.forEach((l, i) => {
-    const heading = /^#{1,6}\s+(.*)$/.exec(l);
-    if (heading) {
-      flush();
-      title = heading[1]?.trim() ?? "";
-      start = i + 2;
-      return;
-    }
-    // A chunk starts at its first non-blank line (so `path:line` points at the text).
-    if (buf.every((b) => b.trim() === "")) {
-      if (l.trim() === "") return;
-      buf = [];
-      start = i + 1;
-    }
-    buf.push(l);
-    if (l.trim() === "" && buf.join("\n").length >= CHUNK_CHARS) flush();
-  });
-  flush();
-  return out;
-}
-
-/** Builds an FTS5 MATCH expression from free text (each word quoted, so no syntax errors). */
-export function ftsQuery(text: string, op: "AND" | "OR"): string | undefined {
-  const words = text.match(/[\p{L}\p{N}_]+/gu)?.slice(0, 24) ?? [];
-  if (words.length === 0) return undefined;
-  return words.map((w) => `"${w.replace(/"/g, "")}"`).join(` ${op} `);
 }
 
 export class MemoryIndex {
-  private stmts;
+  readonly embedder: Embedder;
+  private readonly chunks: ChunkSync;
+  private readonly vectors: VectorStore;
+  private readonly fills: EmbeddingSync;
+  private readonly config: (() => Config) | undefined;
+  private readonly clock: Clock;
+  private s;
 
   constructor(
-    private db: Db,
-    private workspace: () => string,
+    private readonly db: Db,
+    workspace: () => string,
+    opts: MemoryIndexOptions = {},
   ) {
-    this.stmts = {
-      fileRow: db.prepare<[string], { mtime_ms: number; size: number; hash: string }>(
-        "SELECT mtime_ms, size, hash FROM memory_files WHERE path = ?",
+    this.config = opts.config;
+    this.clock = opts.clock ?? systemClock;
+    const logger = opts.logger ?? silentLogger();
+    this.vectors = new VectorStore(db, loadSqliteVec(db));
+    this.chunks = new ChunkSync(db, workspace, this.vectors);
+    const cfg = opts.config ?? (() => ({ memory: { sessions: false } }) as unknown as Config);
+    this.embedder = new Embedder({
+      config: cfg,
+      logger,
+      clock: this.clock,
+      ...(opts.onUsage ? { onUsage: opts.onUsage } : {}),
+      ...(opts.backoff ? { backoff: opts.backoff } : {}),
+      ...(opts.cooldown ? { cooldown: opts.cooldown } : {}),
+    });
+    this.fills = new EmbeddingSync(db, cfg, this.embedder, this.vectors, logger, () => this.clock.now());
+    this.s = {
+      keyword: db.prepare<[string, string, string, number], { id: number; snip: string }>(
+        `SELECT f.rowid AS id, snippet(memory_fts, 0, '**', '**', '…', 24) AS snip
+         FROM memory_fts f JOIN memory_chunks c ON c.id = f.rowid
+         WHERE memory_fts MATCH ? AND (c.source = ? OR c.source = ?) ORDER BY bm25(memory_fts, 1.0, 0.5) LIMIT ?`,
       ),
-      allFiles: db.prepare<[], { path: string }>("SELECT path FROM memory_files"),
-      upsertFile: db.prepare(
-        `INSERT INTO memory_files (path, mtime_ms, size, hash) VALUES (?, ?, ?, ?)
-         ON CONFLICT(path) DO UPDATE SET mtime_ms = excluded.mtime_ms, size = excluded.size, hash = excluded.hash`,
-      ),
-      deleteFile: db.prepare("DELETE FROM memory_files WHERE path = ?"),
-      deleteChunks: db.prepare("DELETE FROM memory_fts WHERE source = 'file' AND ref = ?"),
-      insertChunk: db.prepare(
-        "INSERT INTO memory_fts (body, title, source, ref, line) VALUES (?, ?, ?, ?, ?)",
-      ),
-      getState: db.prepare<[string], { value: number }>("SELECT value FROM memory_state WHERE key = ?"),
-      setState: db.prepare(
-        "INSERT INTO memory_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-      ),
-      newMessages: db.prepare<
-        [number, number],
-        { id: number; role: string; content: string; created_at: number; key: string }
-      >(
-        `SELECT m.id, m.role, m.content, m.created_at, s.key FROM messages m JOIN sessions s ON s.id = m.session_id
-         WHERE m.id > ? ORDER BY m.id LIMIT ?`,
+      chunk: db.prepare<[number], ChunkRow>(
+        `SELECT c.id, c.source, c.ref, c.message_id, c.heading, c.line_start, c.line_end, c.day, f.body
+         FROM memory_chunks c JOIN memory_fts f ON f.rowid = c.id WHERE c.id = ?`,
       ),
       messageExists: db.prepare<[number], { one: number }>("SELECT 1 AS one FROM messages WHERE id = ?"),
-      deleteMessage: db.prepare("DELETE FROM memory_fts WHERE source = 'session' AND ref = ?"),
-      search: db.prepare<
-        [string, string, string, number],
-        {
-          rowid: number;
-          title: string;
-          source: string;
-          ref: string;
-          line: number | null;
-          snip: string;
-          score: number;
-        }
-      >(
-        `SELECT rowid, title, source, ref, line, snippet(memory_fts, 0, '**', '**', '…', 16) AS snip,
-                bm25(memory_fts) AS score
-         FROM memory_fts WHERE memory_fts MATCH ? AND (source = ? OR source = ?)
-         ORDER BY score LIMIT ?`,
+      counts: db.prepare<[], { files: number; chunks: number; sessions: number; vectors: number }>(
+        `SELECT (SELECT COUNT(*) FROM memory_files) AS files,
+                (SELECT COUNT(*) FROM memory_chunks WHERE source = 'file') AS chunks,
+                (SELECT COUNT(*) FROM memory_chunks WHERE source = 'session') AS sessions,
+                (SELECT COUNT(*) FROM memory_chunks WHERE embedded = 1) AS vectors`,
       ),
+      forgetFiles: db.prepare("DELETE FROM memory_files"),
     };
   }
 
-  /** The memory files of the workspace, relative paths: MEMORY.md and memory/*.md. */
-  private listFiles(): string[] {
-    const root = resolve(this.workspace());
-    const out: string[] = [];
-    for (const name of ["MEMORY.md", "memory.md"]) {
-      try {
-        if (statSync(join(root, name)).isFile()) {
-          out.push(name);
-          break;
-        }
-      } catch {
-        /* absent */
-      }
-    }
-    try {
-      for (const e of readdirSync(join(root, "memory"), { withFileTypes: true }))
-        if (e.isFile() && e.name.endsWith(".md")) out.push(`memory/${e.name}`);
-    } catch {
-      /* no memory folder yet */
-    }
-    return out;
+  private sessionsEmbedded(): boolean {
+    return this.config?.().memory.sessions ?? false;
   }
 
-  /** Re-indexes one workspace-relative file if it changed (or drops it if gone). Returns true if re-chunked. */
+  /** Re-indexes one workspace-relative file if it changed. Returns true if re-chunked. */
   syncFile(rel: string): boolean {
-    const abs = join(resolve(this.workspace()), rel);
-    let st;
-    try {
-      st = statSync(abs);
-    } catch {
-      this.db.transaction(() => {
-        this.stmts.deleteChunks.run(rel);
-        this.stmts.deleteFile.run(rel);
-      })();
-      return false;
-    }
-    const row = this.stmts.fileRow.get(rel);
-    if (row && row.mtime_ms === Math.floor(st.mtimeMs) && row.size === st.size) return false;
-    const text = readFileSync(abs, "utf8");
-    const hash = createHash("sha256").update(text).digest("hex");
-    if (row && row.hash === hash) {
-      this.stmts.upsertFile.run(rel, Math.floor(st.mtimeMs), st.size, hash);
-      return false;
-    }
-    this.db.transaction(() => {
-      this.stmts.deleteChunks.run(rel);
-      for (const c of chunkMarkdown(text)) this.stmts.insertChunk.run(c.body, c.title, "file", rel, c.line);
-      this.stmts.upsertFile.run(rel, Math.floor(st.mtimeMs), st.size, hash);
-    })();
-    return true;
+    const changed = this.chunks.syncFile(rel);
+    if (changed) void this.fills.fill();
+    return changed;
   }
 
   /** Syncs every memory file and drops files that disappeared. */
   syncFiles(): void {
-    const current = new Set(this.listFiles());
-    for (const rel of current) this.syncFile(rel);
-    for (const { path } of this.stmts.allFiles.all()) if (!current.has(path)) this.syncFile(path);
+    this.chunks.syncFiles();
   }
 
-  /** Indexes messages added since the last sync. Returns how many rows were indexed. */
+  /** Indexes transcript turns added since the last sync. */
   syncMessages(): number {
-    let last = this.stmts.getState.get("last_message_id")?.value ?? 0;
-    let n = 0;
-    for (;;) {
-      const rows = this.stmts.newMessages.all(last, SYNC_BATCH);
-      if (rows.length === 0) break;
-      this.db.transaction(() => {
-        for (const r of rows) {
-          if ((r.role === "user" || r.role === "assistant") && r.content.trim()) {
-            const day = new Date(r.created_at).toISOString().slice(0, 10);
-            this.stmts.insertChunk.run(r.content, `${r.key} ${day} ${r.role}`, "session", String(r.id), null);
-            n++;
-          }
-          last = r.id;
-        }
-        this.stmts.setState.run("last_message_id", last);
-      })();
-      if (rows.length < SYNC_BATCH) break;
-    }
-    return n;
+    const tz = this.config?.().timezone ?? "UTC";
+    return this.chunks.syncMessages((ms) => localDateTime(ms, tz).date);
   }
 
-  /** Brings files and transcripts up to date, then searches (AND of words, falling back to OR). */
-  search(query: string, opts: MemorySearchOptions = {}): MemoryHit[] {
+  /** Start-up and config changes: sync files, check the model, fill missing vectors in the background. */
+  refresh(): void {
+    this.syncFiles();
+    if (this.sessionsEmbedded()) this.syncMessages();
+    void this.fills.fill();
+  }
+
+  /** Re-reads every file and re-embeds every chunk (`familiar memory reindex`). Runs in the background. */
+  reindex(): { chunks: number; embedding: boolean } {
+    this.s.forgetFiles.run();
+    this.syncFiles();
+    this.syncMessages();
+    const n = this.embedder.enabled() ? this.fills.resetAll() : 0;
+    void this.fills.fill();
+    return { chunks: n, embedding: this.embedder.enabled() && !this.vectors.unavailable() };
+  }
+
+  /** Resolves when the running vector fill (if any) ends; starts one if vectors are missing. */
+  settle(): Promise<void> {
+    return this.fills.fill();
+  }
+
+  status(): MemoryStatus {
+    const c = this.s.counts.get();
+    return {
+      files: c?.files ?? 0,
+      chunks: c?.chunks ?? 0,
+      sessionChunks: c?.sessions ?? 0,
+      vectors: c?.vectors ?? 0,
+      pending: this.embedder.enabled() ? this.fills.pendingCount() : 0,
+      dimensions: this.vectors.dimension() ?? null,
+      embeddings: this.embedder.health(),
+      storedModel: this.fills.storedModel() ?? null,
+      vectorStore: this.vectors.unavailable()
+        ? `sqlite-vec did not load: ${this.vectors.unavailable()}`
+        : "ok",
+      sessions: this.sessionsEmbedded(),
+      fill: this.fills.progress(),
+    };
+  }
+
+  /** Stops the background fill. */
+  close(): Promise<void> {
+    return this.fills.close();
+  }
+
+  /** Keyword ranking: all words first, then any word; ids best first with their snippets. */
+  private keyword(query: string, a: string, b: string, snippets: Map<number, string>): number[] {
+    const ids: number[] = [];
+    for (const op of ["AND", "OR"] as const) {
+      const q = ftsQuery(query, op);
+      if (!q) return ids;
+      for (const r of this.s.keyword.all(q, a, b, CANDIDATES)) {
+        if (snippets.has(r.id)) continue;
+        snippets.set(r.id, r.snip);
+        ids.push(r.id);
+      }
+      if (ids.length >= CANDIDATES) break;
+    }
+    return ids;
+  }
+
+  /** Vector ranking, or [] when embeddings are off, down, or still missing. Never throws. */
+  private async vector(query: string, sources: "all" | "files" | "sessions"): Promise<number[]> {
+    if (!this.embedder.enabled() || this.vectors.unavailable() || this.embedder.coolingDown()) return [];
+    if (sources === "sessions" && !this.sessionsEmbedded()) return [];
+    // A few new chunks (a note just written) are embedded before answering; a big backlog is not.
+    const batch = this.config?.().memory.embeddings?.batch_size ?? 64;
+    const fill = this.fills.fill();
+    if (this.fills.pendingCount() <= batch) await fill;
+    try {
+      const [q] = await this.embedder.embed([query]);
+      if (!q) return [];
+      const source = sources === "files" ? "file" : sources === "sessions" ? "session" : undefined;
+      return this.vectors
+        .nearest(q, CANDIDATES, source)
+        .filter((h) => h.distance <= MAX_DISTANCE)
+        .map((h) => h.id);
+    } catch {
+      return []; // the embedder warned once; keyword hits still answer
+    }
+  }
+
+  /** Hybrid search; brings files (and transcripts) up to date first. */
+  async search(query: string, opts: MemorySearchOptions = {}): Promise<MemoryHit[]> {
     const sources = opts.sources ?? "all";
+    const mode = opts.mode ?? "hybrid";
     if (sources !== "sessions") this.syncFiles();
     if (sources !== "files") this.syncMessages();
     const limit = Math.min(Math.max(opts.limit ?? 8, 1), 50);
@@ -226,27 +262,64 @@ export class MemoryIndex {
         : sources === "sessions"
           ? ["session", "session"]
           : ["file", "session"];
-    for (const op of ["AND", "OR"] as const) {
-      const q = ftsQuery(query, op);
-      if (!q) return [];
-      const hits: MemoryHit[] = [];
-      for (const r of this.stmts.search.all(q, a, b, limit + 5)) {
-        if (r.source === "session" && !this.stmts.messageExists.get(Number(r.ref))) {
-          this.stmts.deleteMessage.run(r.ref);
-          continue;
-        }
-        hits.push({
-          source: r.source === "session" ? "session" : "file",
-          where: r.source === "session" ? `session ${r.title}` : r.ref,
-          ...(r.line !== null ? { line: r.line } : {}),
-          title: r.source === "session" ? "" : r.title,
-          snippet: r.snip.replace(/\s+/g, " ").trim(),
-          score: r.score,
-        });
-        if (hits.length >= limit) break;
+    const snippets = new Map<number, string>();
+    const kw = mode === "vector" ? [] : this.keyword(query, a, b, snippets);
+    const vec = mode === "keyword" ? [] : await this.vector(query, sources);
+    const halfLife = this.config?.().memory.recency_half_life_days ?? 30;
+    const now = this.clock.now();
+    const fused = reciprocalRankFusion(kw, vec);
+    const hits: MemoryHit[] = [];
+    for (const f of fused) {
+      const r = this.s.chunk.get(f.id);
+      if (!r) continue;
+      if (r.source === "session" && r.message_id !== null && !this.s.messageExists.get(r.message_id)) {
+        this.chunks.pruneMessage(r.id);
+        continue;
       }
-      if (hits.length > 0 || op === "OR") return hits;
+      hits.push(toHit(r, f, snippets.get(r.id), recencyFactor(r.day, now, halfLife)));
     }
-    return [];
+    return hits.sort((x, y) => y.score - x.score).slice(0, limit);
   }
 }
+
+function toHit(
+  r: ChunkRow,
+  f: { score: number; keywordRank?: number; vectorRank?: number },
+  snip: string | undefined,
+  boost: number,
+): MemoryHit {
+  const text = (snip ?? excerpt(r.body)).replace(/\s+/g, " ").trim();
+  const match = f.keywordRank && f.vectorRank ? "both" : f.keywordRank ? "keyword" : "meaning";
+  const common = { snippet: text, score: Math.round(f.score * boost * 1e5) / 1e5, match } as const;
+  if (r.source === "session")
+    return {
+      source: "session",
+      where: `session ${r.heading}`,
+      title: "",
+      ...(r.day ? { date: r.day } : {}),
+      ...(r.message_id !== null ? { session: { key: r.ref, messageId: r.message_id } } : {}),
+      ...common,
+    };
+  return {
+    source: "file",
+    where: r.ref,
+    ...(r.line_start !== null ? { line: r.line_start } : {}),
+    ...(r.line_end !== null ? { lineEnd: r.line_end } : {}),
+    title: r.heading,
+    ...(r.day ? { date: r.day } : {}),
+    ...common,
+  };
+}
+
+function excerpt(body: string): string {
+  return body.length <= SNIPPET_CHARS ? body : `${body.slice(0, SNIPPET_CHARS)}…`;
+}
+
+/** Builds an FTS5 MATCH expression from free text (each word quoted, so no syntax errors). */
+export function ftsQuery(text: string, op: "AND" | "OR"): string | undefined {
+  const words = text.match(/[\p{L}\p{N}_]+/gu)?.slice(0, 24) ?? [];
+  if (words.length === 0) return undefined;
+  return words.map((w) => `"${w.replace(/"/g, "")}"`).join(` ${op} `);
+}
+
+export { chunkMarkdown } from "./chunk-markdown.js";
