@@ -151,7 +151,8 @@ export class EmbeddingSync {
       let vecs: Float32Array[];
       try {
         vecs = await this.embedder.embed(
-          rows.map((r) => embedText(r.heading, r.body)),
+          // A transcript turn's heading is bookkeeping (session key, role), not meaning.
+          rows.map((r) => (r.source === "session" ? r.body : embedText(r.heading, r.body))),
           signal,
         );
       } catch (err) {

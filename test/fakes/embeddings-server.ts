@@ -2,7 +2,7 @@
  * A fake OpenAI-compatible `/v1/embeddings` server on 127.0.0.1 (node:http, port 0) for tests and
  * benchmarks. Vectors are deterministic: a bag of words (lower-cased, stop words dropped, a plural
  * `s` stripped), each word mapped through a small synonym table ("automobile" -> "car") to a fixed
- * pseudo-random unit vector, summed and normalised. So texts that share words or synonyms land close
+ * sparse signed vector (feature hashing), summed and normalised. So texts that share words or synonyms land close
  * and unrelated texts land far apart. Like real models it is weak on exact codes: tokens containing
  * digits carry no meaning here (keyword search finds those).
  *
@@ -59,12 +59,13 @@ export function meaningWords(text: string): string[] {
   return out;
 }
 
+/** Feature hashing: each word sets a few signed dimensions, so distinct words are nearly orthogonal. */
 function wordVector(word: string, dims: number): Float32Array {
   const v = new Float32Array(dims);
-  let seed = createHash("sha256").update(word).digest();
-  for (let i = 0; i < dims; i++) {
-    if (i % 32 === 0 && i > 0) seed = createHash("sha256").update(seed).digest();
-    v[i] = ((seed[i % 32] ?? 0) - 127.5) / 127.5;
+  const seed = createHash("sha256").update(word).digest();
+  for (let k = 0; k < 8; k++) {
+    const at = (seed.readUInt16BE(k * 2) % dims) | 0;
+    v[at] = (v[at] ?? 0) + ((seed[16 + k] ?? 0) & 1 ? 1 : -1);
   }
   return v;
 }
@@ -82,7 +83,7 @@ export function fakeEmbedding(text: string, dims: number): Float32Array {
 }
 
 export interface FakeEmbeddingsOptions {
-  /** Dimensions when the request names none; per model overrides in `modelDims`. Default 64. */
+  /** Dimensions when the request names none; per model overrides in `modelDims`. Default 128. */
   dims?: number;
   modelDims?: Record<string, number>;
   /** Required bearer key, if any. */
@@ -154,7 +155,7 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
         return send(res, 400, {
           error: { message: "input must be a string or an array of strings", type: "invalid_request_error" },
         });
-      const dims = b.dimensions ?? opts.modelDims?.[model] ?? opts.dims ?? 64;
+      const dims = b.dimensions ?? opts.modelDims?.[model] ?? opts.dims ?? 128;
       state.inputs[model] = (state.inputs[model] ?? 0) + inputs.length;
       state.texts.push(...(inputs as string[]));
       let tokens = 0;

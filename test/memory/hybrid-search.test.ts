@@ -46,7 +46,9 @@ const DISTRACTORS = [
 ];
 
 function seed(x: MemoryHarness): void {
-  DISTRACTORS.forEach((d, i) => x.write(`memory/2026-02-${String(10 + i)}.md`, `# 2026-02-${10 + i}\n\n- 08:00 ${d}\n`));
+  DISTRACTORS.forEach((d, i) =>
+    x.write(`memory/2026-02-${String(10 + i)}.md`, `# 2026-02-${10 + i}\n\n- 08:00 ${d}\n`),
+  );
   x.write("MEMORY.md", MEMORY);
   x.write("memory/2026-03-01.md", DAY1);
   x.write("memory/2026-03-02.md", DAY2);
@@ -89,7 +91,11 @@ describe("hybrid memory search", () => {
       }
       return found / questions.length;
     };
-    const scores = { keyword: await recall("keyword"), vector: await recall("vector"), hybrid: await recall("hybrid") };
+    const scores = {
+      keyword: await recall("keyword"),
+      vector: await recall("vector"),
+      hybrid: await recall("hybrid"),
+    };
     // Recorded: keyword misses the two questions asked in other words (car, doctor); vectors miss the
     // ticket code QZ7781 (the fake model, like real ones, carries no meaning in codes); hybrid finds all.
     expect(scores).toEqual({ keyword: 0.75, vector: 0.875, hybrid: 1 });

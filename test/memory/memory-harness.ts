@@ -39,7 +39,7 @@ export async function createMemoryHarness(
   const dir = mkdtempSync(join(tmpdir(), "familiar-memory-"));
   const workspace = join(dir, "workspace");
   mkdirSync(workspace, { recursive: true });
-  const fake = await startFakeEmbeddings({ modelDims: { "fake-large": 96 } });
+  const fake = await startFakeEmbeddings({ modelDims: { "fake-large": 192 } });
   const build = (mem: Record<string, unknown>): Config =>
     configFromObject(
       {
