@@ -113,7 +113,7 @@ describe("incremental embeddings", () => {
     const s = store.ensure("agent:main:telegram:owner", "main");
     store.append(s.id, { role: "user", content: "For the vacation in June we settle on Crete, two weeks." });
     store.append(s.id, { role: "assistant", content: "Great, Crete for two weeks in June it is." });
-    store.append(s.id, { role: "tool", content: "vacation vacation vacation", tool_call_id: "t1" });
+    store.append(s.id, { role: "tool", content: "vacation vacation vacation", toolCallId: "t1" });
     // Off: transcripts stay local (keyword index only); nothing is sent to the embedding model.
     expect(await h.index.search("what did we decide about the trip", { sources: "sessions" })).toEqual([]);
     expect(h.fake.texts.some((t) => t.includes("Crete"))).toBe(false);
