@@ -30,6 +30,8 @@ export interface BenchOptions {
   telegramTurns: number;
   storeMessages: number;
   memoryNotes: number;
+  /** Vector size of the memory benchmark (text-embedding-3-small: 1536). */
+  embeddingDims: number;
   heartbeatTicks: number;
   /** Extra node flags for daemons (e.g. --cpu-prof). */
   nodeFlags: string[];

@@ -47,7 +47,7 @@ export class ChunkSync {
       ),
       moveChunk: db.prepare("UPDATE memory_chunks SET line_start = ?, line_end = ?, day = ? WHERE id = ?"),
       deleteChunk: db.prepare("DELETE FROM memory_chunks WHERE id = ?"),
-      insertFts: db.prepare("INSERT INTO memory_fts (rowid, body, heading) VALUES (?, ?, ?)"),
+      insertFts: db.prepare("INSERT INTO memory_fts (rowid, body, heading, source) VALUES (?, ?, ?, ?)"),
       deleteFts: db.prepare("DELETE FROM memory_fts WHERE rowid = ?"),
       getState: db.prepare<[string], { value: number }>("SELECT value FROM memory_state WHERE key = ?"),
       setState: db.prepare(
@@ -131,7 +131,7 @@ export class ChunkSync {
           this.s.insertChunk.run("file", rel, null, c.heading, c.lineStart, c.lineEnd, day, h)
             .lastInsertRowid,
         );
-        this.s.insertFts.run(id, c.text, c.heading);
+        this.s.insertFts.run(id, c.text, c.heading, "file");
       }
       this.removeChunks([...old.values()].flat());
       this.s.upsertFile.run(rel, Math.floor(st.mtimeMs), st.size, hash);
@@ -170,7 +170,7 @@ export class ChunkSync {
                 chunkHash(heading, r.content),
               ).lastInsertRowid,
             );
-            this.s.insertFts.run(id, r.content, "");
+            this.s.insertFts.run(id, r.content, "", "session");
             n++;
           }
           last = r.id;

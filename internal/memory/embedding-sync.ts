@@ -149,16 +149,22 @@ export class EmbeddingSync {
       const rows = this.s.pending.all(cfg.memory.sessions ? 1 : 0, after, e.batch_size);
       if (rows.length === 0) break;
       let vecs: Float32Array[];
+      // One signal per batch: the SDK leaves a listener on the signal it is given.
+      const batch = new AbortController();
+      const stop = (): void => batch.abort();
+      signal.addEventListener("abort", stop, { once: true });
       try {
         vecs = await this.embedder.embed(
           // A transcript turn's heading is bookkeeping (session key, role), not meaning.
           rows.map((r) => (r.source === "session" ? r.body : embedText(r.heading, r.body))),
-          signal,
+          batch.signal,
         );
       } catch (err) {
         // The embedder logged the outage once; the rest is filled in on a later run.
         this.logger.debug({ module: "memory", err: (err as Error).message }, "memory embedding paused");
         return;
+      } finally {
+        signal.removeEventListener("abort", stop);
       }
       if (signal.aborted) return;
       // A model change while this batch was in flight: its vectors belong to the old model.

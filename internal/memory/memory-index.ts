@@ -124,15 +124,18 @@ export class MemoryIndex {
     });
     this.fills = new EmbeddingSync(db, cfg, this.embedder, this.vectors, logger, () => this.clock.now());
     this.s = {
-      keyword: db.prepare<[string, string, string, number], { id: number; snip: string }>(
-        `SELECT f.rowid AS id, snippet(memory_fts, 0, '**', '**', '…', 24) AS snip
-         FROM memory_fts f JOIN memory_chunks c ON c.id = f.rowid
-         WHERE memory_fts MATCH ? AND (c.source = ? OR c.source = ?) ORDER BY bm25(memory_fts, 1.0, 0.5) LIMIT ?`,
+      // Ranked ids first (FTS5's rank is a fast top-k); snippets only for the ids kept.
+      keyword: db.prepare<[string, string, string, number], { id: number }>(
+        `SELECT rowid AS id FROM memory_fts WHERE memory_fts MATCH ? AND source IN (?, ?) ORDER BY rank LIMIT ?`,
       ),
-      chunk: db.prepare<[number], ChunkRow>(
-        `SELECT c.id, c.source, c.ref, c.message_id, c.heading, c.line_start, c.line_end, c.day, f.body
-         FROM memory_chunks c JOIN memory_fts f ON f.rowid = c.id WHERE c.id = ?`,
+      snippets: db.prepare<[string, string], { id: number; snip: string }>(
+        `SELECT rowid AS id, snippet(memory_fts, 0, '**', '**', '…', 24) AS snip FROM memory_fts
+         WHERE memory_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
       ),
+      meta: db.prepare<[number], Omit<ChunkRow, "body">>(
+        `SELECT id, source, ref, message_id, heading, line_start, line_end, day FROM memory_chunks WHERE id = ?`,
+      ),
+      body: db.prepare<[number], { body: string }>("SELECT body FROM memory_fts WHERE rowid = ?"),
       messageExists: db.prepare<[number], { one: number }>("SELECT 1 AS one FROM messages WHERE id = ?"),
       counts: db.prepare<[], { files: number; chunks: number; sessions: number; vectors: number }>(
         `SELECT (SELECT COUNT(*) FROM memory_files) AS files,
@@ -212,19 +215,23 @@ export class MemoryIndex {
     return this.fills.close();
   }
 
-  /** Keyword ranking: all words first, then any word; ids best first with their snippets. */
+  /** Keyword ranking: all words first, then any word; ids best first (their snippets into `snippets`). */
   private keyword(query: string, a: string, b: string, snippets: Map<number, string>): number[] {
     const ids: number[] = [];
+    const seen = new Set<number>();
     for (const op of ["AND", "OR"] as const) {
       const q = ftsQuery(query, op);
       if (!q) return ids;
-      for (const r of this.s.keyword.all(q, a, b, CANDIDATES)) {
-        if (snippets.has(r.id)) continue;
-        snippets.set(r.id, r.snip);
-        ids.push(r.id);
-      }
+      for (const r of this.s.keyword.all(q, a, b, CANDIDATES))
+        if (!seen.has(r.id)) {
+          seen.add(r.id);
+          ids.push(r.id);
+        }
       if (ids.length >= CANDIDATES) break;
     }
+    const any = ftsQuery(query, "OR");
+    if (any && ids.length > 0)
+      for (const r of this.s.snippets.all(any, JSON.stringify(ids))) snippets.set(r.id, r.snip);
     return ids;
   }
 
@@ -268,29 +275,36 @@ export class MemoryIndex {
     const halfLife = this.config?.().memory.recency_half_life_days ?? 30;
     const now = this.clock.now();
     const fused = reciprocalRankFusion(kw, vec);
-    const hits: MemoryHit[] = [];
+    const scored: { row: Omit<ChunkRow, "body">; f: (typeof fused)[number]; score: number }[] = [];
     for (const f of fused) {
-      const r = this.s.chunk.get(f.id);
-      if (!r) continue;
-      if (r.source === "session" && r.message_id !== null && !this.s.messageExists.get(r.message_id)) {
-        this.chunks.pruneMessage(r.id);
+      const row = this.s.meta.get(f.id);
+      if (!row) continue;
+      scored.push({ row, f, score: f.score * recencyFactor(row.day, now, halfLife) });
+    }
+    scored.sort((x, y) => y.score - x.score);
+    const hits: MemoryHit[] = [];
+    for (const { row, f, score } of scored) {
+      if (hits.length >= limit) break;
+      if (row.source === "session" && row.message_id !== null && !this.s.messageExists.get(row.message_id)) {
+        this.chunks.pruneMessage(row.id);
         continue;
       }
-      hits.push(toHit(r, f, snippets.get(r.id), recencyFactor(r.day, now, halfLife)));
+      const body = this.s.body.get(row.id)?.body ?? "";
+      hits.push(toHit({ ...row, body }, f, snippets.get(row.id), score));
     }
-    return hits.sort((x, y) => y.score - x.score).slice(0, limit);
+    return hits;
   }
 }
 
 function toHit(
   r: ChunkRow,
-  f: { score: number; keywordRank?: number; vectorRank?: number },
+  f: { keywordRank?: number; vectorRank?: number },
   snip: string | undefined,
-  boost: number,
+  score: number,
 ): MemoryHit {
   const text = (snip ?? excerpt(r.body)).replace(/\s+/g, " ").trim();
   const match = f.keywordRank && f.vectorRank ? "both" : f.keywordRank ? "keyword" : "meaning";
-  const common = { snippet: text, score: Math.round(f.score * boost * 1e5) / 1e5, match } as const;
+  const common = { snippet: text, score: Math.round(score * 1e5) / 1e5, match } as const;
   if (r.source === "session")
     return {
       source: "session",

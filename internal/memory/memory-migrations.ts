@@ -37,7 +37,9 @@ CREATE TABLE memory_state (
     // Vectors live in a sqlite-vec table created at run time, once the embedding dimension is known.
     sql: `
 DROP TABLE memory_fts;
-CREATE VIRTUAL TABLE memory_fts USING fts5(body, heading, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE memory_fts USING fts5(body, heading, source UNINDEXED, tokenize = 'porter unicode61');
+-- Headings count half as much as the text (ORDER BY rank uses this, and stays a fast top-k).
+INSERT INTO memory_fts (memory_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5)');
 CREATE TABLE memory_chunks (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   source TEXT NOT NULL,
