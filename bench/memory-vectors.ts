@@ -5,7 +5,8 @@
  * daemon's own modules and migrations on a real SQLite file:
  * - index build: chunking + FTS, then embedding every chunk (HTTP to the fake) into sqlite-vec;
  * - warm searches: vector KNN alone, and the whole hybrid search (query embedding round trip included),
- *   p50 / p99 against the 20 ms target;
+ *   p50 / p99 against the 20 ms target, plus the CPU time of a hybrid search (the fake embedding
+ *   server runs in this process, so its work is included);
  * - store size per 1,000 chunks (FTS + chunks, and with the vectors).
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -74,9 +75,11 @@ export async function memoryVectorsBench(o: BenchOptions): Promise<BenchResult> 
     const st = index.status();
     const allBytes = dbBytes(db, file);
 
-    const query = (q: number): string => `where are the ${word(q * 3)} papers for the ${word(q + 5)}`;
+    const query = (q: number): string => `what about the ${word(q * 3)} and the ${word(q + 5)}?`;
     const knn: number[] = [];
     const hybrid: number[] = [];
+    // CPU time too: on a shared machine wall time mostly measures waiting for a core.
+    const cpu: number[] = [];
     for (let q = 0; q < 200; q++) {
       const t = performance.now();
       await index.search(query(q), { mode: "vector" });
@@ -84,12 +87,16 @@ export async function memoryVectorsBench(o: BenchOptions): Promise<BenchResult> 
     }
     for (let q = 0; q < 200; q++) {
       const t = performance.now();
+      const c = process.cpuUsage();
       await index.search(query(q));
+      const d = process.cpuUsage(c);
       hybrid.push(performance.now() - t);
+      cpu.push((d.user + d.system) / 1000);
     }
     await index.close();
     const k = summarize(knn);
     const h = summarize(hybrid);
+    const c = summarize(cpu);
     const per1k = (b: number): string => `${(((b / st.chunks) * 1000) / 1024 / 1024).toFixed(2)} MiB`;
     return {
       name: "memory",
@@ -110,6 +117,10 @@ export async function memoryVectorsBench(o: BenchOptions): Promise<BenchResult> 
           target: "p99 < 20",
           pass: h.p99 < 20,
         },
+        {
+          metric: "hybrid search CPU time (this process, fake server included), ms",
+          value: `p50 ${c.p50.toFixed(2)}, p99 ${c.p99.toFixed(2)}`,
+        },
         { metric: "store size per 1,000 chunks, keyword only", value: per1k(ftsBytes) },
         { metric: "store size per 1,000 chunks, with vectors", value: per1k(allBytes) },
       ],
@@ -122,6 +133,7 @@ export async function memoryVectorsBench(o: BenchOptions): Promise<BenchResult> 
         embedSeconds: Math.round(embedMs) / 1000,
         vectorSearchMs: roundSummary(k),
         hybridSearchMs: roundSummary(h),
+        hybridSearchCpuMs: roundSummary(c),
         bytesKeywordOnly: ftsBytes,
         bytesWithVectors: allBytes,
       },
