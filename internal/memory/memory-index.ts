@@ -166,7 +166,14 @@ export class MemoryIndex {
   /** Indexes transcript turns added since the last sync. */
   syncMessages(): number {
     const tz = this.config?.().timezone ?? "UTC";
-    return this.chunks.syncMessages((ms) => localDateTime(ms, tz).date);
+    // Every UTC offset is a multiple of 15 minutes, so one 15-minute bucket has one local date.
+    const days = new Map<number, string>();
+    return this.chunks.syncMessages((ms) => {
+      const bucket = Math.floor(ms / 900_000);
+      let day = days.get(bucket);
+      if (day === undefined) days.set(bucket, (day = localDateTime(ms, tz).date));
+      return day;
+    });
   }
 
   /** Start-up and config changes: sync files, check the model, fill missing vectors in the background. */

@@ -54,7 +54,6 @@ CREATE TABLE memory_chunks (
 );
 CREATE INDEX memory_chunks_ref ON memory_chunks(source, ref);
 CREATE INDEX memory_chunks_pending ON memory_chunks(embedded, source);
-CREATE INDEX memory_chunks_message ON memory_chunks(message_id);
 CREATE TABLE memory_meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
