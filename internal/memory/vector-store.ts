@@ -163,10 +163,7 @@ export class VectorStore {
     return rows
       .map((r) => ({
         id: r.id,
-        distance: cosineDistance(
-          query,
-          new Float32Array(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength / 4),
-        ),
+        distance: cosineDistance(query, toF32(r.vector)),
       }))
       .sort((a, b) => a.distance - b.distance)
       .slice(0, k);
