@@ -101,6 +101,8 @@ export interface FakeEmbeddings {
   texts: string[];
   /** Makes every call fail with this HTTP status (undefined: back to normal). */
   setDown(status: number | undefined): void;
+  /** Makes the next `count` calls fail with this HTTP status. */
+  failNext(status: number, count?: number): void;
   close(): Promise<void>;
 }
 
@@ -119,6 +121,7 @@ function send(res: ServerResponse, status: number, payload: unknown): void {
 /** Starts the fake on an ephemeral port. */
 export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Promise<FakeEmbeddings> {
   let down: number | undefined;
+  const failures: number[] = [];
   const state = {
     requests: {} as Record<string, number>,
     inputs: {} as Record<string, number>,
@@ -145,8 +148,9 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
       };
       const model = b.model ?? "";
       state.requests[model] = (state.requests[model] ?? 0) + 1;
-      if (down !== undefined)
-        return send(res, down, {
+      const fail = failures.shift() ?? down;
+      if (fail !== undefined)
+        return send(res, fail, {
           error: { message: "the embeddings service is down", type: "server_error" },
         });
       const inputs =
@@ -179,6 +183,9 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
     ...state,
     setDown(status) {
       down = status;
+    },
+    failNext(status, count = 1) {
+      for (let i = 0; i < count; i++) failures.push(status);
     },
     close: () =>
       new Promise<void>((r) => {

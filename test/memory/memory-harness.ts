@@ -35,6 +35,7 @@ export const NOW = Date.UTC(2026, 2, 10, 12, 0);
 export async function createMemoryHarness(
   memory: Record<string, unknown> = { embeddings: { provider: "emb", model: "fake-small", batch_size: 8 } },
   extra: Record<string, unknown> = {},
+  opts: { maxRetries?: number } = {},
 ): Promise<MemoryHarness> {
   const dir = mkdtempSync(join(tmpdir(), "familiar-memory-"));
   const workspace = join(dir, "workspace");
@@ -46,7 +47,7 @@ export async function createMemoryHarness(
         data_dir: join(dir, "data"),
         workspace,
         timezone: "UTC",
-        models: { providers: { emb: { base_url: fake.baseUrl } }, max_retries: 0 },
+        models: { providers: { emb: { base_url: fake.baseUrl } }, max_retries: opts.maxRetries ?? 0 },
         memory: mem,
         ...extra,
       },
