@@ -18,29 +18,10 @@ import { ChunkSync } from "./chunk-sync.js";
 import { Embedder, type EmbedderHealth } from "./embedder.js";
 import { EmbeddingSync, type FillProgress } from "./embedding-sync.js";
 import { reciprocalRankFusion, recencyFactor } from "./hybrid-rank.js";
+import { ftsQuery } from "./keyword-query.js";
+import { toHit, type ChunkRow, type MemoryHit } from "./memory-hit.js";
 import { localDateTime } from "./local-date.js";
 import { loadSqliteVec, VectorStore } from "./vector-store.js";
-
-/** One search hit. */
-export interface MemoryHit {
-  source: "file" | "session";
-  /** Workspace-relative file path, or `session <key> <day> <role>` for transcripts. */
-  where: string;
-  /** First line of the chunk (files). */
-  line?: number;
-  lineEnd?: number;
-  /** Heading path of the chunk (files). */
-  title: string;
-  /** YYYY-MM-DD of a daily note or transcript turn. */
-  date?: string;
-  /** The session key and message id of a transcript turn. */
-  session?: { key: string; messageId: number };
-  snippet: string;
-  /** Fused score (higher is better). */
-  score: number;
-  /** Which searches found it. */
-  match: "keyword" | "meaning" | "both";
-}
 
 export interface MemorySearchOptions {
   limit?: number;
@@ -80,19 +61,6 @@ export interface MemoryIndexOptions {
 const CANDIDATES = 40;
 /** Vector hits farther than this (cosine distance) are noise, not meaning. */
 const MAX_DISTANCE = 0.8;
-const SNIPPET_CHARS = 320;
-
-interface ChunkRow {
-  id: number;
-  source: string;
-  ref: string;
-  message_id: number | null;
-  heading: string;
-  line_start: number | null;
-  line_end: number | null;
-  day: string | null;
-  body: string;
-}
 
 export class MemoryIndex {
   readonly embedder: Embedder;
@@ -303,56 +271,6 @@ export class MemoryIndex {
   }
 }
 
-function toHit(
-  r: ChunkRow,
-  f: { keywordRank?: number; vectorRank?: number },
-  snip: string | undefined,
-  score: number,
-): MemoryHit {
-  const text = (snip ?? excerpt(r.body)).replace(/\s+/g, " ").trim();
-  const match = f.keywordRank && f.vectorRank ? "both" : f.keywordRank ? "keyword" : "meaning";
-  const common = { snippet: text, score: Math.round(score * 1e5) / 1e5, match } as const;
-  if (r.source === "session")
-    return {
-      source: "session",
-      where: `session ${r.heading}`,
-      title: "",
-      ...(r.day ? { date: r.day } : {}),
-      ...(r.message_id !== null ? { session: { key: r.ref, messageId: r.message_id } } : {}),
-      ...common,
-    };
-  return {
-    source: "file",
-    where: r.ref,
-    ...(r.line_start !== null ? { line: r.line_start } : {}),
-    ...(r.line_end !== null ? { lineEnd: r.line_end } : {}),
-    title: r.heading,
-    ...(r.day ? { date: r.day } : {}),
-    ...common,
-  };
-}
-
-function excerpt(body: string): string {
-  return body.length <= SNIPPET_CHARS ? body : `${body.slice(0, SNIPPET_CHARS)}…`;
-}
-
-/**
- * Question words that FTS5 (which has no stop list) would otherwise match everywhere: "what car do I
- * drive" must not rank every note containing "I" or "do". Dropped unless the query has nothing else.
- */
-const STOP_WORDS = new Set(
-  "a an and are as at be by did do does for from had has have how i in is it its me my of on or our so that the their them there these they this to was we were what when where which who whom why will with you your".split(
-    " ",
-  ),
-);
-
-/** Builds an FTS5 MATCH expression from free text (each word quoted, so no syntax errors). */
-export function ftsQuery(text: string, op: "AND" | "OR"): string | undefined {
-  const all = text.match(/[\p{L}\p{N}_]+/gu)?.slice(0, 24) ?? [];
-  const content = all.filter((w) => !STOP_WORDS.has(w.toLowerCase()));
-  const words = content.length > 0 ? content : all;
-  if (words.length === 0) return undefined;
-  return words.map((w) => `"${w.replace(/"/g, "")}"`).join(` ${op} `);
-}
-
+export { ftsQuery } from "./keyword-query.js";
+export type { MemoryHit } from "./memory-hit.js";
 export { chunkMarkdown } from "./chunk-markdown.js";
