@@ -2,7 +2,7 @@
  * Fusion of keyword and vector rankings by reciprocal rank fusion (Cormack et al. 2009): each list
  * adds `1 / (RRF_K + rank)` for the chunks it returned, so neither bm25 nor cosine scores need to be
  * calibrated against each other. Dated chunks (daily notes, transcript turns) then get a recency
- * boost that halves every `halfLifeDays`; undated ones (MEMORY.md) keep their fused score.
+ * boost that halves every `halfLifeDays`; undated ones (MEMORY.md, lasting facts) get the full boost.
  */
 
 /** The usual RRF constant: damps the weight of the very first ranks. */
@@ -37,9 +37,13 @@ export function reciprocalRankFusion(keyword: number[], vector: number[]): Fused
   return [...byId.values()].sort((a, b) => b.score - a.score || a.id - b.id);
 }
 
-/** Multiplier for a chunk dated `day` (YYYY-MM-DD) seen at `now`; 1 for undated chunks. */
+/**
+ * Multiplier for a chunk dated `day` (YYYY-MM-DD) seen at `now`. Undated chunks (MEMORY.md) hold
+ * lasting facts, which are current by definition: they get the full boost, so only old daily notes
+ * and turns sink, and a recent note never outranks a better-matching fact.
+ */
 export function recencyFactor(day: string | null | undefined, now: number, halfLifeDays: number): number {
-  if (!day) return 1;
+  if (!day) return 1 + RECENCY_WEIGHT;
   const t = Date.parse(`${day}T12:00:00Z`);
   if (Number.isNaN(t)) return 1;
   const ageDays = Math.max(0, (now - t) / 86_400_000);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { MemoryHit } from "../../internal/memory/memory-index.js";
+import { formatHits } from "../../internal/memory/memory-tools.js";
 import { createMemoryHarness, type MemoryHarness } from "./memory-harness.js";
 
 let h: MemoryHarness | undefined;
@@ -62,6 +63,8 @@ describe("hybrid memory search", () => {
   it("finds the Skoda by meaning, not by keywords", async () => {
     h = await createMemoryHarness();
     seed(h);
+    h.index.refresh();
+    await h.index.settle();
     const keyword = await h.index.search("what car do I drive?", { mode: "keyword" });
     expect(keyword.some((x) => x.snippet.includes("Skoda"))).toBe(false);
     const hits = await h.index.search("what car do I drive?");
@@ -73,6 +76,9 @@ describe("hybrid memory search", () => {
   it("beats keyword and vector search alone on a fixed question set (recall@3)", async () => {
     h = await createMemoryHarness();
     seed(h);
+    h.index.refresh();
+    await h.index.settle();
+    expect(h.index.status()).toMatchObject({ chunks: 14, vectors: 14, pending: 0 });
     const questions: [string, string, number][] = [
       ["what car do I drive?", "MEMORY.md", 4],
       ["who is my doctor", "MEMORY.md", 7],
@@ -99,5 +105,24 @@ describe("hybrid memory search", () => {
     // Recorded: keyword misses the two questions asked in other words (car, doctor); vectors miss the
     // ticket code QZ7781 (the fake model, like real ones, carries no meaning in codes); hybrid finds all.
     expect(scores).toEqual({ keyword: 0.75, vector: 0.875, hybrid: 1 });
+  });
+});
+
+describe("memory_search result", () => {
+  it("cites file:lines, heading, date, score and match kind, and stays under max_result_chars", async () => {
+    h = await createMemoryHarness();
+    seed(h);
+    // As at daemon start: the backlog (more than one batch) is embedded in the background first.
+    h.index.refresh();
+    await h.index.settle();
+    const hits = await h.index.search("trip Lisbon", { limit: 20 });
+    const full = formatHits(hits, 100_000);
+    expect(full).toMatch(
+      /^1\. memory\/2026-03-01\.md:3 \(2026-03-01\) \[score [\d.]+, both\]\n {3}.*\*\*Lisbon\*\*/,
+    );
+    const many = Array.from({ length: 40 }, () => hits[0]!);
+    const capped = formatHits(many, 600);
+    expect(capped.length).toBeLessThanOrEqual(600 + 120);
+    expect(capped).toMatch(/\(\d+ more hit\(s\) left out to stay under 600 characters; narrow the query\)$/);
   });
 });
