@@ -2,7 +2,7 @@
  * `familiar memory status|reindex` against a real daemon (gateway with a token, the fake
  * `/v1/embeddings` server as the embedding provider), and embedding calls in `familiar usage`.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -107,5 +107,25 @@ describe("familiar memory", () => {
     const row = report.byModel.find((m) => m.provider === "emb" && m.model === "fake-small");
     expect(row?.input).toBeGreaterThan(0);
     expect(row?.cost).toBeCloseTo(((row?.input ?? 0) * 0.02) / 1_000_000, 12);
+  });
+
+  it("a hot reload with another embedding model rebuilds the vectors in the background", async () => {
+    const cfg = JSON.parse(readFileSync(h.configPath, "utf8")) as { memory: Record<string, unknown> };
+    cfg.memory = { embeddings: { provider: "emb", model: "fake-other", dimensions: 64 } };
+    writeFileSync(h.configPath, JSON.stringify(cfg));
+    const c = await GatewayClient.connect({ url: h.wsUrl, token: TOKEN, clientName: "t" });
+    try {
+      expect(await c.request("config.reload")).toMatchObject({ changed: ["memory"] });
+      const s = await waitFor(async () => {
+        const st = await c.request<{ storedModel: string; vectors: number; pending: number }>(
+          "memory.status",
+        );
+        return st.storedModel === "emb/fake-other" && st.vectors === 1 && st.pending === 0 ? st : undefined;
+      });
+      expect(s).toMatchObject({ dimensions: 64, embeddings: { state: "ok", model: "emb/fake-other" } });
+      expect(emb.inputs["fake-other"]).toBe(1);
+    } finally {
+      await c.close();
+    }
   });
 });
