@@ -33,6 +33,8 @@ export interface BenchOptions {
   /** Vector size of the memory benchmark (text-embedding-3-small: 1536). */
   embeddingDims: number;
   heartbeatTicks: number;
+  /** Pairs of `true` runs (plain, sandboxed) for the sandbox overhead. */
+  sandboxRuns: number;
   /** Extra node flags for daemons (e.g. --cpu-prof). */
   nodeFlags: string[];
 }

@@ -73,6 +73,7 @@ export async function buildServices(
     const { createToolsService } = await import("../tools/service.js");
     const tools = createToolsService(ctx, {
       channels,
+      configFile: config.file,
       usage: parts.extra.usage as import("../agent/usage/usage-tracker.js").UsageTracker,
     });
     parts.extra.tools = tools.registry;
