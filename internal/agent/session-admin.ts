@@ -50,6 +50,7 @@ export class SessionAdmin {
       .queueFor(sessionKey)
       .add(() => c.compactNow({ session, agent, modelRef, ...(instructions ? { instructions } : {}) }));
     if (!out) throw new Error("compaction produced no result");
+    if (agent.engine !== "model") this.deps.onCompacted?.(sessionKey);
     this.ctx.bus.emit("session.changed", { sessionKey, sessionId: out.successorId, reason: "compacted" });
     return out;
   }

@@ -24,6 +24,7 @@ import {
   hookSchema,
   mcpServerSchema,
 } from "./schema-parts.js";
+import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
 
 export { agentSchema, cronJobSchema, durationSchema, type AgentConfig } from "./schema-parts.js";
 
@@ -68,6 +69,8 @@ export const configSchema = z
                 max_depth: z.number().int().min(1).max(20).default(5),
                 max_concurrent: z.number().int().min(1).max(100).default(5),
                 progress_updates: z.boolean().default(true),
+                // The spec's AsyncAgents: delegations to these agents always run as background tasks.
+                async_agents: z.array(z.string().min(1)).default([]),
               })
               .strict()
               .prefault({}),
@@ -283,9 +286,15 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    memory: memorySchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    const problem = memoryProviderProblem(c.memory, c.models.providers);
+    if (problem)
+      ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
+  });
 
 /** The validated, defaulted configuration object. Swapped whole on reload; never mutated. */
 export type Config = z.infer<typeof configSchema>;

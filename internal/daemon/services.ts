@@ -53,7 +53,7 @@ export async function buildServices(
 
   // 2. Tools, skills, memory, MCP: the registry holds the built-ins; later steps add theirs.
   const { createToolsService } = await import("./tools-service.js");
-  const tools = createToolsService(ctx, { channels, configFile: config.file });
+  const tools = createToolsService(ctx, { channels, configFile: config.file, usage });
 
   // 3. The agent host: turns, sessions, subagents, engines. It delivers through the Outbox.
   const { createAgentHostService } = await import("../agent/host-service.js");
@@ -85,6 +85,7 @@ export async function buildServices(
       usage,
       cron,
       heartbeat,
+      memory: tools.memory,
       approvals: tools.approvals,
     });
   }

@@ -1,12 +1,13 @@
 /**
  * Websocket methods beyond chat: agents.list, status, usage.get, config.get / config.reload,
- * cron.list / run / add / remove / runs, pairing.list / pairing.approve, logs.tail. Methods whose
+ * cron.list / run / add / remove / runs, pairing.list / pairing.approve, logs.tail, memory.status /
+ * memory.reindex. Methods whose
  * part the wiring did not hand in (`cron`, `usage`) answer `unavailable` or read the store directly.
  */
 import { listAgents } from "../agent/agents.js";
 import type { PairingStore } from "../channels/common/pairing.js";
 import { MethodError } from "./protocol.js";
-import type { GatewayCron, GatewayRuntime } from "./runtime.js";
+import type { GatewayCron, GatewayDeps, GatewayRuntime } from "./runtime.js";
 import type { LogTail } from "./log-tail.js";
 import type { MethodHandler } from "./ws-server.js";
 import { redactConfig } from "./redact.js";
@@ -86,6 +87,12 @@ export function adminMethods(
     } catch (err) {
       throw new MethodError("unavailable", `pairing is not available: ${(err as Error).message}`);
     }
+  };
+
+  const memoryPart = (): NonNullable<GatewayDeps["memory"]> => {
+    const m = rt.deps.memory;
+    if (!m) throw new MethodError("unavailable", "the memory index is not running");
+    return m;
   };
 
   const tail: MethodHandler = (p, conn) => {
@@ -175,6 +182,8 @@ export function adminMethods(
       },
     ],
     ["logs.tail", tail],
+    ["memory.status", () => memoryPart().status()],
+    ["memory.reindex", () => memoryPart().reindex()],
   ];
 }
 

@@ -47,6 +47,8 @@ export interface GatewayDeps {
   usage?: GatewayUsage;
   cron?: GatewayCron;
   heartbeat?: { status(): unknown };
+  /** The memory index for `memory.status` / `memory.reindex`. */
+  memory?: { status(): unknown; reindex(): unknown };
   approvals?: ApprovalResolver;
 }
 
