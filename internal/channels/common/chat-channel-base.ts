@@ -6,7 +6,21 @@
 import type { Config } from "../../config/schema.js";
 import type { ServiceHealth } from "../../core/service.js";
 import type { CoreContext } from "../../runtime/context.js";
+import type { AgentSource } from "../../agent/agents.js";
+import type { AgentHost } from "../../core/host.js";
+import type { ApprovalResolver } from "../../inbound/commands.js";
 import type { ChannelState, ChannelStatus } from "../channel.js";
+import type { ChannelRegistry } from "../registry.js";
+
+/** What every chat channel receives from the wiring. */
+export interface ChatChannelDeps {
+  host: AgentHost;
+  /** Remembers the owner's last target (and is the Outbox). */
+  registry?: ChannelRegistry;
+  approvals?: ApprovalResolver;
+  /** File and API agents, so `/agent <id>` and routing reach them too. */
+  agentSources?: readonly AgentSource[];
+}
 
 export abstract class ChatChannelBase {
   protected st: ChannelStatus;

@@ -15,17 +15,14 @@ import type { Update, UserFromGetMe } from "grammy/types";
 import { autoRetry } from "@grammyjs/auto-retry";
 import type { Channel, SendOptions } from "../channel.js";
 import { ChannelError } from "../channel.js";
-import type { ChannelRegistry } from "../registry.js";
 import type { CoreContext } from "../../runtime/context.js";
-import type { AgentHost } from "../../core/host.js";
-import type { AgentSource } from "../../agent/agents.js";
 import { sleep } from "../../core/clock.js";
 import { PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
-import { ChatChannelBase } from "../common/chat-channel-base.js";
+import { ChatChannelBase, type ChatChannelDeps } from "../common/chat-channel-base.js";
 import type { InboundRouter } from "../../inbound/front-desk.js";
-import { CHAT_COMMANDS, type ApprovalResolver } from "../../inbound/commands.js";
+import { CHAT_COMMANDS } from "../../inbound/commands.js";
 import { TelegramAdapter, toChannelError } from "./telegram-adapter.js";
 import { UpdateStore } from "./update-store.js";
 import { startWebhook, type WebhookServer } from "./webhook.js";
@@ -37,11 +34,7 @@ export const DEFAULT_API_ROOT = "https://api.telegram.org";
 type GrammySignal = Parameters<Api["getMe"]>[0];
 const gs = (s: AbortSignal): GrammySignal => s as unknown as GrammySignal;
 
-export interface TelegramDeps {
-  host: AgentHost;
-  registry?: ChannelRegistry;
-  approvals?: ApprovalResolver;
-  agentSources?: readonly AgentSource[];
+export interface TelegramDeps extends ChatChannelDeps {
   /**
    * Longest 429 `retry_after` waited out before a call fails (seconds). A new message carries an
    * answer that would otherwise be lost, so it waits long (default 600); anything else (preview
