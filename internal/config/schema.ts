@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
 import { scheduleProblem } from "../cron/schedule.js";
+import { budgetsSchema } from "../budgets/budget-config.js";
 
 /** A duration such as `30m`, `1h30m`, `45s`, `0` or a number of milliseconds. Parsed to ms. */
 export const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -175,6 +176,8 @@ export const cronJobSchema = z
     timezone: z.string().optional(),
     message: z.string().min(1),
     agent: z.string().optional(),
+    /** A (cheaper) model for this job; the agent's model when absent. */
+    model: modelRef.optional(),
     session: z.enum(["isolated", "main"]).default("isolated"),
     deliver: z.string().default("none"),
     enabled: z.boolean().default(true),
@@ -463,6 +466,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    budgets: budgetsSchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
   .strict();
