@@ -187,7 +187,11 @@ describe("familiar doctor", () => {
     expect(line(r.stdout, "workspace")).toBe(`ok    workspace: ${join(dir, "workspace")} (AGENTS.md)`);
     expect(line(r.stdout, "gateway")).toMatch(/^ok {4}gateway: 127\.0\.0\.1:\d+ is free$/);
     expect(line(r.stdout, "provider fake")).toBe("ok    provider fake: reachable, key accepted (1 models)");
-    expect(r.stdout.trim().split("\n").at(-1)).toBe("all checks passed");
+    // No models.pricing entry: budgets count it at the default price, and doctor says so.
+    expect(line(r.stdout, "pricing")).toMatch(
+      /^warn {2}pricing: no price for fake\/gpt-4o-mini in models\.pricing: their calls count at the default price \(\$5 input \/ \$15 output/,
+    );
+    expect(r.stdout.trim().split("\n").at(-1)).toBe("all checks passed (1 warning)");
     // The fake answers 401 to any other key, so "key accepted" proves the configured key was sent.
   });
 
