@@ -15,6 +15,7 @@ import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { coldStart } from "./cold-start.js";
 import { compactionRate } from "./compaction-rate.js";
+import { stablePrefix } from "./stable-prefix.js";
 import { machineInfo, load1 } from "./lib/machine.js";
 import { formatTable, type BenchOptions, type BenchResult } from "./lib/report.js";
 import { promptCost } from "./prompt-cost.js";
@@ -33,6 +34,7 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   store: storeBench,
   "prompt-cost": promptCost,
   "compaction-rate": compactionRate,
+  "stable-prefix": stablePrefix,
 };
 
 function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?: string } {
