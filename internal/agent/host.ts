@@ -25,7 +25,7 @@ import { SessionStore, type SessionRow } from "../session/session-store.js";
 import { agentOfKey, parseSessionKey } from "../session/keys.js";
 import { storeFailure } from "../store/db.js";
 import { findAgent, type AgentDef, type AgentSource } from "./agents.js";
-import { PromptBuilder } from "./prompt.js";
+import { PromptBuilder, withContextNote } from "./prompt.js";
 import { WorkspaceFiles } from "./workspace-files.js";
 import { orderByTurn, toChatMessages } from "./history.js";
 import {
@@ -449,13 +449,22 @@ export class AgentHostImpl implements AgentHost {
       agent,
       ...(agentPrompt !== undefined ? { agentPrompt } : {}),
       ...(msg.lightContext || agent.light_context ? { light: true } : {}),
-      ...(msg.originLabel ? { originLabel: msg.originLabel } : {}),
       ...(this.deps.skillsSection ? { skillsSection: this.deps.skillsSection(agent, toolNames) ?? "" } : {}),
       toolNames,
       ...(msg.extraSystem ? { extra: msg.extraSystem } : {}),
       now: ctx.clock.now(),
     });
-    const messages: ChatMessage[] = [{ role: "system", content: system }, ...history];
+    // The clock and the origin change every turn: for the model loop they follow the newest message,
+    // so the system prompt and history stay a cacheable prefix; CLI engines get them in their prompt.
+    const modelLoop = agent.engine === "model" && !isEchoFallback(agent);
+    const note = this.prompt.volatile({
+      config: cfg,
+      ...(msg.originLabel ? { originLabel: msg.originLabel } : {}),
+      now: ctx.clock.now(),
+    });
+    const noted = (m: ChatMessage[]): ChatMessage[] => (modelLoop ? withContextNote(m, note) : m);
+    const systemText = modelLoop ? system : `${system}\n\n${note.split("\n").join("\n\n")}`;
+    const messages: ChatMessage[] = noted([{ role: "system", content: systemText }, ...history]);
 
     let finalStored: number | undefined;
     let persistSession = liveSession;
@@ -553,13 +562,13 @@ export class AgentHostImpl implements AgentHost {
             agent,
             modelRef,
             messages: msgs,
-            system,
+            system: systemText,
             runId,
             emit,
           }),
         );
         if (out) persistSession = this.sessions.head(msg.sessionKey) ?? persistSession;
-        return out;
+        return out ? noted(out) : out;
       };
       hooks.onContextOverflow = async (msgs, attempt) => {
         const cur = this.sessions.get(persistSession?.id ?? sessionId) ?? liveSession;
@@ -569,14 +578,14 @@ export class AgentHostImpl implements AgentHost {
             agent,
             modelRef,
             messages: msgs,
-            system,
+            system: systemText,
             runId,
             emit,
             attempt,
           }),
         );
         if (out) persistSession = this.sessions.head(msg.sessionKey) ?? persistSession;
-        return out;
+        return out ? noted(out) : out;
       };
     }
     const toolContext: ToolContext = {
