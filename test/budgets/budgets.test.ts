@@ -151,7 +151,7 @@ describe("budgets", () => {
     expect(blocked.text).toMatch(/daily budget for agent "main" is \$2\.40 and \$2\.20/);
   });
 
-  it("counts a model without a price at budgets.default_price and says so at start", async () => {
+  it("counts a model without a price at budgets.default_price", async () => {
     await setup(
       { overall: { daily_usd: 1 }, default_price: { input: 50, output: 50 } },
       {
