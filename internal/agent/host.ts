@@ -104,7 +104,8 @@ export interface AgentHostDeps {
 
 /** The budget guard as the host needs it (internal/budgets/budget-guard.ts). */
 export interface HostBudget {
-  check(payer: Payer, projected: Projection): BudgetBlock | undefined;
+  /** `projection` may be a function: it is called only when a limit applies. */
+  check(payer: Payer, projection: Projection | (() => Projection)): BudgetBlock | undefined;
   recorded(payer: Payer): void;
 }
 
@@ -477,7 +478,9 @@ export class AgentHostImpl implements AgentHost {
     const budget = this.deps.budget;
     const hooks: LoopHooks = {
       gate: (msgs) => {
-        const block = budget?.check(payer, projectCall(cfg, modelRef, msgs, tools.specs(), agent.max_tokens));
+        const block = budget?.check(payer, () =>
+          projectCall(cfg, modelRef, msgs, tools.specs(), agent.max_tokens),
+        );
         return block ? { code: "BUDGET_EXCEEDED", message: block.notice } : undefined;
       },
       onAssistantMessage: (m) => {

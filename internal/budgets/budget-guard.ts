@@ -141,9 +141,13 @@ export class BudgetGuard {
    * Checks a call about to be made. Returns the first limit it would cross (already reached, or
    * reached by the projected cost of this call), or undefined when the call may go ahead.
    */
-  check(payer: Payer, projected: Projection): BudgetBlock | undefined {
+  check(payer: Payer, projection: Projection | (() => Projection)): BudgetBlock | undefined {
     const cfg = this.opts.config();
-    for (const st of this.states(cfg, this.scopesFor(cfg, payer))) {
+    const states = this.states(cfg, this.scopesFor(cfg, payer));
+    if (states.length === 0) return undefined;
+    // Projected only when some limit applies: with no budgets a turn pays nothing for the check.
+    const projected = typeof projection === "function" ? projection() : projection;
+    for (const st of states) {
       const next = st.spent + (st.unit === "usd" ? projected.usd : projected.tokens);
       if (st.spent < st.limit && next <= st.limit) continue;
       const notice = blockNotice(st, cfg.timezone);

@@ -41,8 +41,7 @@ export function meteredModel(opts: MeteredModelOptions): ModelClient {
     async *stream(req: ModelRequest): AsyncGenerator<ModelStreamEvent> {
       const payer = currentPayer();
       if (payer) {
-        const block = opts.guard.check(
-          payer,
+        const block = opts.guard.check(payer, () =>
           projectCall(opts.config(), req.model, req.messages, req.tools, req.maxTokens),
         );
         if (block) throw new BudgetExceededError(block.notice);
