@@ -191,7 +191,17 @@ describe("familiar doctor", () => {
     expect(line(r.stdout, "pricing")).toMatch(
       /^warn {2}pricing: no price for fake\/gpt-4o-mini in models\.pricing: their calls count at the default price \(\$5 input \/ \$15 output/,
     );
-    expect(r.stdout.trim().split("\n").at(-1)).toBe("all checks passed (1 warning)");
+    // The sandbox line: bubblewrap works (ok), or what to install (a warning, not a failure).
+    const { probeSandbox } = await import("../internal/tools/sandbox/sandbox-probe.js");
+    const sandboxOk = (await probeSandbox()).ok;
+    expect(line(r.stdout, "sandbox")).toMatch(
+      sandboxOk
+        ? /^ok {4}sandbox: bubblewrap [\d.]+ at \S*bwrap works \(no network/
+        : /^warn {2}sandbox: not available: .*bubblewrap/,
+    );
+    expect(r.stdout.trim().split("\n").at(-1)).toBe(
+      sandboxOk ? "all checks passed (1 warning)" : "all checks passed (2 warnings)",
+    );
     // The fake answers 401 to any other key, so "key accepted" proves the configured key was sent.
   });
 
@@ -246,6 +256,14 @@ describe("familiar doctor", () => {
     expect(r.code).toBe(1);
     expect(line(r.stdout, "provider slow")).toBe(
       `fail  provider slow: unreachable: no answer from http://127.0.0.1:${port}/v1/models within 5 s`,
+    );
+  });
+
+  it("warns when the sandbox is turned off and says what every command does then", async () => {
+    const { dir } = await setup("tools:\n  exec:\n    sandbox:\n      enabled: false\n");
+    const r = await cli(["doctor"], { cwd: dir });
+    expect(line(r.stdout, "sandbox")).toMatch(
+      /^warn {2}sandbox: off \(tools\.exec\.sandbox\.enabled: false\): every command outside tools\.exec\.allowlist asks the owner first/,
     );
   });
 
