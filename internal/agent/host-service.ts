@@ -151,6 +151,7 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
     engines: engines.engines(),
     onReset: (key) => engines.reset(key),
     budget: budgets.guard,
+    onCompacted: (key) => engines.reset(key),
   });
 
   late.host = host;

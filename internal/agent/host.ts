@@ -98,6 +98,11 @@ export interface AgentHostDeps {
   engines?: Record<string, Engine>;
   /** Called when a session key is reset (`/new`), e.g. so a CLI engine drops its session. */
   onReset?: (sessionKey: string) => void;
+  /**
+   * Called after `/compact` of a session whose agent runs a CLI engine: the CLI keeps its own copy of
+   * the conversation, so the engine drops it and starts its next session from the compacted store.
+   */
+  onCompacted?: (sessionKey: string) => void;
   /** Spending limits (internal/budgets): checked before each model call, told of each recorded one. */
   budget?: HostBudget;
 }
@@ -848,6 +853,7 @@ export class AgentHostImpl implements AgentHost {
       ),
     );
     if (!out) throw new Error("compaction produced no result");
+    if (agent.engine !== "model") this.deps.onCompacted?.(sessionKey);
     this.deps.ctx.bus.emit("session.changed", {
       sessionKey,
       sessionId: out.successorId,

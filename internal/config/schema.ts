@@ -270,6 +270,8 @@ export const configSchema = z
                 max_depth: z.number().int().min(1).max(20).default(5),
                 max_concurrent: z.number().int().min(1).max(100).default(5),
                 progress_updates: z.boolean().default(true),
+                // The spec's AsyncAgents: delegations to these agents always run as background tasks.
+                async_agents: z.array(z.string().min(1)).default([]),
               })
               .strict()
               .prefault({}),
