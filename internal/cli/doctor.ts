@@ -86,6 +86,8 @@ export async function runDoctor(
   // An unpriced model is not free: budgets count it at budgets.default_price.
   const unpriced = unpricedWarning(cfg);
   if (unpriced) out.push({ status: "warn", name: "pricing", detail: unpriced });
+  const { checkMemory } = await import("../memory/memory-doctor.js");
+  out.push(await checkMemory(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS));
   out.push(...checkChannels(cfg));
   return out;
 }

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { parseDuration } from "./duration.js";
 import { scheduleProblem } from "../cron/schedule.js";
 import { budgetsSchema } from "../budgets/budget-config.js";
+import { memoryProviderProblem, memorySchema } from "../memory/memory-schema.js";
 
 /** A duration such as `30m`, `1h30m`, `45s`, `0` or a number of milliseconds. Parsed to ms. */
 export const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -488,9 +489,15 @@ export const configSchema = z
       .strict()
       .prefault({}),
     budgets: budgetsSchema,
+    memory: memorySchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    const problem = memoryProviderProblem(c.memory, c.models.providers);
+    if (problem)
+      ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
+  });
 
 /** The validated, defaulted configuration object. Swapped whole on reload; never mutated. */
 export type Config = z.infer<typeof configSchema>;
