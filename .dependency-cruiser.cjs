@@ -21,6 +21,14 @@ function readLayers() {
 }
 
 const layers = readLayers();
+
+// Every folder of internal/ must have its place in the order: a new room is placed on purpose.
+const listed = new Set(layers.flat());
+const internalDir = path.join(__dirname, "internal");
+if (fs.existsSync(internalDir))
+  for (const d of fs.readdirSync(internalDir, { withFileTypes: true }))
+    if (d.isDirectory() && !listed.has(`internal/${d.name}`))
+      throw new Error(`internal/${d.name}/ is not in the layer order of docs/architecture.md: add it there`);
 const esc = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const folderRe = (folders) => `^(${folders.map(esc).join("|")})/`;
 

@@ -11,6 +11,8 @@ import type { ApprovalDecision, ApprovalRequest, ToolSet } from "../tools/tool.j
 import type { SessionRow } from "../session/session-store.js";
 import type { AgentDef, AgentSource } from "./agents.js";
 import type { LoopGuard, LoopOptions, LoopOutcome } from "./loop.js";
+import type { BudgetBlock, Projection } from "../budgets/budget-guard.js";
+import type { Payer } from "../budgets/spend.js";
 
 /** An engine runs one turn and yields the same events as the model loop (model, cli, claude-cli). */
 export type Engine = (
@@ -69,6 +71,15 @@ export interface AgentHostDeps {
    * the conversation, so the engine drops it and starts its next session from the compacted store.
    */
   onCompacted?: (sessionKey: string) => void;
+  /** Spending limits (internal/budgets): checked before each model call, told of each recorded one. */
+  budget?: HostBudget;
+}
+
+/** The budget guard as the host needs it (internal/budgets/budget-guard.ts). */
+export interface HostBudget {
+  /** `projection` may be a function: it is called only when a limit applies. */
+  check(payer: Payer, projection: Projection | (() => Projection)): BudgetBlock | undefined;
+  recorded(payer: Payer): void;
 }
 
 export interface UsageRecord {
@@ -80,4 +91,8 @@ export interface UsageRecord {
   requestId: string;
   usage: Usage;
   cost: number | null;
+  /** Who pays: the channel, agent and session key of the call tree's root turn (internal/budgets). */
+  channel?: string | null;
+  payerAgent?: string | null;
+  payerSession?: string | null;
 }

@@ -28,6 +28,8 @@ import { UsageWriter, type TreeAcc } from "./turn-recorder.js";
 import { toParts } from "./turn-setup.js";
 import { runTurn, type TurnEnv } from "./run-turn.js";
 import { SessionAdmin } from "./session-admin.js";
+import type { Payer } from "../budgets/spend.js";
+import { currentPayer } from "../budgets/payer-scope.js";
 
 export type { AgentHostDeps, CompactionArgs, Engine, HostCompactor, UsageRecord } from "./host-types.js";
 
@@ -40,6 +42,8 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
   readonly usage: UsageWriter;
   readonly trees = new Map<string, TreeAcc>();
   readonly rootOf = new Map<string, string>();
+  /** Request id -> who pays for its model calls (a subagent's parent's payer). */
+  readonly payers = new Map<string, Payer>();
   private admin: SessionAdmin;
 
   constructor(readonly deps: AgentHostDeps) {
@@ -144,6 +148,16 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
       this.rootOf.set(requestId, requestId);
       this.trees.set(requestId, { usage: { ...ZERO_USAGE }, cost: 0, subCalls: 0 });
     }
+    // Subagents pay from their parent's budget; a memory flush from the compacting turn's (payer scope).
+    this.payers.set(
+      requestId,
+      (msg.parentRequestId ? this.payers.get(msg.parentRequestId) : undefined) ??
+        currentPayer() ?? {
+          agentId: agent.id,
+          channel: msg.channel,
+          sessionKey: msg.ephemeral ? null : msg.sessionKey,
+        },
+    );
     let markStarted!: () => void;
     const started = new Promise<void>((r) => (markStarted = r));
     const task = async (): Promise<TurnResult> => {
@@ -179,6 +193,7 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
         this.queue.untrack(result);
         this.rootOf.delete(requestId);
         this.trees.delete(requestId);
+        this.payers.delete(requestId);
       });
     this.queue.track(result);
     return {

@@ -17,6 +17,7 @@ import type { TraceRecorder } from "./trace.js";
 import type { TurnQueue } from "./turn-queue.js";
 import { createTurnRecorder, type TreeAcc, type UsageWriter } from "./turn-recorder.js";
 import { setupTurn, type SetupEnv } from "./turn-setup.js";
+import type { Payer } from "../budgets/spend.js";
 
 /** The host's parts a turn uses. */
 export interface TurnEnv extends SetupEnv {
@@ -25,6 +26,7 @@ export interface TurnEnv extends SetupEnv {
   queue: TurnQueue;
   trees: Map<string, TreeAcc>;
   rootOf: Map<string, string>;
+  payers: Map<string, Payer>;
 }
 
 export interface TurnInput {
@@ -91,6 +93,7 @@ export async function runTurn(
     traces: env.traces,
     usage: env.usage,
     compactor: env.deps.compactor,
+    budget: env.deps.budget,
     msg,
     agent,
     runId,
@@ -101,7 +104,14 @@ export async function runTurn(
     liveSession,
     tree: env.trees.get(rootId),
     modelRef: setup.modelRef,
-    system: setup.system,
+    system: setup.systemText,
+    noted: setup.noted,
+    tools: setup.tools,
+    payer: env.payers.get(requestId) ?? {
+      agentId: agent.id,
+      channel: msg.channel,
+      sessionKey: msg.ephemeral ? null : msg.sessionKey,
+    },
     emit,
   });
   const loopOpts: LoopOptions = {
@@ -176,7 +186,22 @@ async function runEngine(
   try {
     if (!engine && agent.engine !== "model")
       throw new Error(`engine "${agent.engine}" of agent "${agent.id}" is not available`);
-    const gen = engine ? engine({ ...loopOpts, agent, sessionKey, sessionId }) : runAgentLoop(loopOpts);
+    // The model loop checks the budget before each call; other engines are checked once up front.
+    const stop = engine && !isEchoFallback(agent) ? loopOpts.hooks?.gate?.(loopOpts.messages, 1) : undefined;
+    const gen = stop
+      ? (async function* (): AsyncGenerator<AgentEvent, LoopOutcome> {
+          yield { type: "error", runId, code: stop.code, message: stop.message };
+          return {
+            text: stop.message,
+            finishReason: "error",
+            usage: { ...ZERO_USAGE },
+            iterations: 0,
+            error: stop,
+          };
+        })()
+      : engine
+        ? engine({ ...loopOpts, agent, sessionKey, sessionId })
+        : runAgentLoop(loopOpts);
     for (;;) {
       const step = await gen.next();
       if (step.done) return step.value;

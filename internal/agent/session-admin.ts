@@ -6,7 +6,9 @@
 import type { SessionInfo } from "../core/host.js";
 import { ZERO_USAGE, type Usage } from "../core/usage.js";
 import type { CoreContext } from "../runtime/context.js";
-import { agentOfKey } from "../session/keys.js";
+import { agentOfKey, parseSessionKey } from "../session/keys.js";
+import type { Payer } from "../budgets/spend.js";
+import { withPayer } from "../budgets/payer-scope.js";
 import type { SessionStore } from "../session/session-store.js";
 import { findAgent, type AgentDef } from "./agents.js";
 import type { AgentHostDeps } from "./host-types.js";
@@ -46,9 +48,15 @@ export class SessionAdmin {
     const agent = this.agentFor(session.agent_id);
     const modelRef = session.model_override ?? agent.model ?? undefined;
     // Run through the session queue so compaction never races a running turn.
+    // A /compact is paid by the session it compacts.
+    const payer: Payer = { agentId: agent.id, channel: channelOfKey(sessionKey), sessionKey };
     const out = await this.queue
       .queueFor(sessionKey)
-      .add(() => c.compactNow({ session, agent, modelRef, ...(instructions ? { instructions } : {}) }));
+      .add(() =>
+        withPayer(payer, () =>
+          c.compactNow({ session, agent, modelRef, ...(instructions ? { instructions } : {}) }),
+        ),
+      );
     if (!out) throw new Error("compaction produced no result");
     if (agent.engine !== "model") this.deps.onCompacted?.(sessionKey);
     this.ctx.bus.emit("session.changed", { sessionKey, sessionId: out.successorId, reason: "compacted" });
@@ -107,4 +115,11 @@ export class SessionAdmin {
       queued: this.queue.waiting(sessionKey),
     };
   }
+}
+
+/** The channel a session key belongs to (internal/session/keys.ts shapes). */
+function channelOfKey(key: string): string {
+  const p = parseSessionKey(key);
+  if (p.kind === "dm" || p.kind === "group") return p.channel;
+  return p.kind === "other" ? "unknown" : p.kind;
 }

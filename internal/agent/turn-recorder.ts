@@ -13,7 +13,11 @@ import type { SessionRow, SessionStore } from "../session/session-store.js";
 import { storeFailure } from "../store/db.js";
 import type { AgentDef } from "./agents.js";
 import { costOf } from "./cost.js";
-import type { HostCompactor, UsageRecord } from "./host-types.js";
+import type { HostBudget, HostCompactor, UsageRecord } from "./host-types.js";
+import type { ToolSet } from "../tools/tool.js";
+import type { Payer } from "../budgets/spend.js";
+import { withPayer } from "../budgets/payer-scope.js";
+import { projectCall } from "../budgets/projection.js";
 import type { LoopHooks, LoopOutcome } from "./loop.js";
 import type { TraceRecorder } from "./trace.js";
 
@@ -37,8 +41,9 @@ export class UsageWriter {
     private recordUsage?: (rec: UsageRecord) => void,
   ) {
     this.insertUsage = ctx.db.prepare(
-      `INSERT INTO usage (session_id, session_key, agent_id, provider, model, request_id, input, output, cache_read,
-         cache_write, reasoning, total, cost, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      `INSERT INTO usage (channel, payer_agent, payer_session, session_id, session_key, agent_id, provider, model,
+         request_id, input, output, cache_read, cache_write, reasoning, total, cost, created_at)
+         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
     );
   }
 
@@ -58,6 +63,9 @@ export class UsageWriter {
       if (this.recordUsage) return this.recordUsage(rec);
       const u = rec.usage;
       this.insertUsage.run(
+        rec.channel ?? null,
+        rec.payerAgent ?? null,
+        rec.payerSession ?? null,
         rec.sessionId,
         rec.sessionKey,
         rec.agentId,
@@ -86,6 +94,7 @@ export interface RecorderTurn {
   traces: TraceRecorder;
   usage: UsageWriter;
   compactor: HostCompactor | undefined;
+  budget: HostBudget | undefined;
   msg: InboundMessage;
   agent: AgentDef;
   runId: string;
@@ -96,7 +105,14 @@ export interface RecorderTurn {
   liveSession: SessionRow | undefined;
   tree: TreeAcc | undefined;
   modelRef: string | undefined;
+  /** The system message as sent (compaction keeps it). */
   system: string;
+  /** Re-adds the volatile note to messages a compaction returned. */
+  noted: (m: ChatMessage[]) => ChatMessage[];
+  /** The turn's tools, for the budget's projection of a call. */
+  tools: ToolSet;
+  /** Who pays for this turn's model calls. */
+  payer: Payer;
   emit: (e: AgentEvent) => void;
 }
 
@@ -117,7 +133,15 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
   const cfg = ctx.config();
   let finalStored: number | undefined;
   let persistSession = t.liveSession;
+  const { payer } = t;
+  const budget = t.budget;
   const hooks: LoopHooks = {
+    gate: (msgs) => {
+      const block = budget?.check(payer, () =>
+        projectCall(cfg, t.modelRef, msgs, t.tools.specs(), agent.max_tokens),
+      );
+      return block ? { code: "BUDGET_EXCEEDED", message: block.notice } : undefined;
+    },
     onAssistantMessage: (m) => {
       if (!persistSession) return;
       const id = sessions.append(persistSession.id, {
@@ -153,6 +177,9 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         requestId,
         usage: u.usage,
         cost,
+        channel: payer.channel,
+        payerAgent: payer.agentId,
+        payerSession: payer.sessionKey,
       };
       if (tree) {
         tree.usage = addUsage(tree.usage, u.usage);
@@ -168,6 +195,7 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         name: `${u.provider}/${u.model}`,
         meta: u.usage,
       });
+      budget?.recorded(payer);
     },
     onToolCall: async (call, run) => {
       const id = traces.start({
@@ -191,19 +219,24 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
   if (compactor && live) {
     const args = { agent, modelRef: t.modelRef, system: t.system, runId: t.runId, emit: t.emit };
     const current = (): SessionRow => sessions.get(persistSession?.id ?? sessionId) ?? live;
-    const moved = (out: ChatMessage[] | void | undefined): void => {
-      if (out) persistSession = sessions.head(msg.sessionKey) ?? persistSession;
+    const moved = (out: ChatMessage[] | void | undefined): ChatMessage[] | undefined => {
+      if (!out) return undefined;
+      persistSession = sessions.head(msg.sessionKey) ?? persistSession;
+      return t.noted(out);
     };
-    hooks.beforeModelCall = async (msgs) => {
-      const out = await compactor.beforeModelCall({ ...args, session: current(), messages: msgs });
-      moved(out);
-      return out;
-    };
-    hooks.onContextOverflow = async (msgs, attempt) => {
-      const out = await compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt });
-      moved(out);
-      return out;
-    };
+    // Compaction calls are paid by this turn's payer (payer scope).
+    hooks.beforeModelCall = async (msgs) =>
+      moved(
+        await withPayer(payer, () =>
+          compactor.beforeModelCall({ ...args, session: current(), messages: msgs }),
+        ),
+      );
+    hooks.onContextOverflow = async (msgs, attempt) =>
+      moved(
+        await withPayer(payer, () =>
+          compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt }),
+        ),
+      );
   }
 
   return {

@@ -14,7 +14,8 @@ import { orderByTurn, toChatMessages } from "./history.js";
 import type { AgentHostDeps } from "./host-types.js";
 import type { LoopGuard } from "./loop.js";
 import { createLoopDetector } from "./loop-detection/loop-detector.js";
-import type { PromptBuilder } from "./prompt.js";
+import { withContextNote, type PromptBuilder } from "./prompt.js";
+import { isEchoFallback } from "./echo-fallback.js";
 
 const EMPTY_TOOLS: ToolSet = {
   specs: () => [],
@@ -32,7 +33,12 @@ export interface SetupEnv {
 export interface TurnSetup {
   modelRef: string | undefined;
   tools: ToolSet;
+  /** The system prompt as built (stable across turns). */
   system: string;
+  /** The system message sent: for CLI engines the volatile note (clock, origin) is appended. */
+  systemText: string;
+  /** Adds the volatile note to the newest message (model loop only); identity otherwise. */
+  noted: (m: ChatMessage[]) => ChatMessage[];
   /** The system prompt followed by the history (the stored user message included). */
   messages: ChatMessage[];
   toolContext: ToolContext;
@@ -78,12 +84,21 @@ export function setupTurn(
     agent,
     ...(agentPrompt !== undefined ? { agentPrompt } : {}),
     ...(msg.lightContext || agent.light_context ? { light: true } : {}),
-    ...(msg.originLabel ? { originLabel: msg.originLabel } : {}),
     ...(env.deps.skillsSection ? { skillsSection: env.deps.skillsSection(agent, toolNames) ?? "" } : {}),
     toolNames,
     ...(msg.extraSystem ? { extra: msg.extraSystem } : {}),
     now: ctx.clock.now(),
   });
+  // The clock and the origin change every turn: for the model loop they follow the newest message,
+  // so the system prompt and history stay a cacheable prefix; CLI engines get them in their prompt.
+  const modelLoop = agent.engine === "model" && !isEchoFallback(agent);
+  const note = env.prompt.volatile({
+    config: cfg,
+    ...(msg.originLabel ? { originLabel: msg.originLabel } : {}),
+    now: ctx.clock.now(),
+  });
+  const noted = (m: ChatMessage[]): ChatMessage[] => (modelLoop ? withContextNote(m, note) : m);
+  const systemText = modelLoop ? system : `${system}\n\n${note.split("\n").join("\n\n")}`;
   const toolContext: ToolContext = {
     sessionKey: msg.sessionKey,
     sessionId,
@@ -103,7 +118,9 @@ export function setupTurn(
     modelRef,
     tools,
     system,
-    messages: [{ role: "system", content: system }, ...history],
+    systemText,
+    noted,
+    messages: noted([{ role: "system", content: systemText }, ...history]),
     toolContext,
     loopGuard,
   };

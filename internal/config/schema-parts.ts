@@ -172,6 +172,8 @@ export const cronJobSchema = z
     timezone: z.string().optional(),
     message: z.string().min(1),
     agent: z.string().optional(),
+    /** A (cheaper) model for this job; the agent's model when absent. */
+    model: modelRef.optional(),
     session: z.enum(["isolated", "main"]).default("isolated"),
     deliver: z.string().default("none"),
     enabled: z.boolean().default(true),

@@ -100,4 +100,11 @@ describe("the layer check", () => {
     expect(r.code).not.toBe(0);
     expect(r.out).toContain("no-circular");
   });
+
+  it("fails on a folder of internal/ that has no place in the layer order", async () => {
+    const cwd = fixture({ "internal/newroom/a.ts": "export const a = 1;\n" });
+    const r = await check(cwd);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toContain("internal/newroom/ is not in the layer order of docs/architecture.md");
+  });
 });
