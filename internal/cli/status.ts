@@ -98,6 +98,7 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
       url: target.url,
       token: target.token,
       clientName: "familiar-status",
+      role: "owner",
     });
   } catch (err) {
     process.stderr.write(`familiar status: ${(err as GatewayClientError).message}\n`);
