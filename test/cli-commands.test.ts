@@ -141,7 +141,8 @@ describe("familiar config check", () => {
     );
     const r = await cli(["config", "check"], { cwd: dir });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("gateway.token: required when gateway.bind is not loopback (bind is 0.0.0.0)");
+    // A non-loopback bind needs no explicit token any more: the daemon generates one.
+    expect(r.stderr).not.toContain("gateway.token");
     expect(r.stderr).toContain('models.primary: expected a provider from models.providers (a), got "b"');
 
     writeFileSync(join(dir, "config.yaml"), "channels:\n  discord:\n    token: ${DISCORD_TOKEN}\n");
@@ -185,7 +186,7 @@ describe("familiar doctor", () => {
     );
     expect(line(r.stdout, "data_dir")).toBe(`ok    data_dir: ${join(dir, "data")} is writable`);
     expect(line(r.stdout, "workspace")).toBe(`ok    workspace: ${join(dir, "workspace")} (AGENTS.md)`);
-    expect(line(r.stdout, "gateway")).toMatch(/^ok {4}gateway: 127\.0\.0\.1:\d+ is free$/);
+    expect(line(r.stdout, "gateway")).toMatch(/^ok {4}gateway: 127\.0\.0\.1:\d+ is free \(token: .*gateway-token, generated\)$/);
     expect(line(r.stdout, "provider fake")).toBe("ok    provider fake: reachable, key accepted (1 models)");
     expect(r.stdout.trim().split("\n").at(-1)).toBe("all checks passed");
     // The fake answers 401 to any other key, so "key accepted" proves the configured key was sent.

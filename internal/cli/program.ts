@@ -114,6 +114,31 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("approvals [action] [id]")
+    .description("list pending approval requests, or settle one: approvals approve|deny <id>")
+    .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
+    .option("--url <url>", "gateway websocket URL (default: the running daemon, then the config)")
+    .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
+    .option("--json", "print JSON (list)")
+    .action(
+      async (
+        action: string | undefined,
+        id: string | undefined,
+        opts: { config: string; url?: string; token?: string; json?: boolean },
+      ) => {
+        const a = action ?? "list";
+        if (a !== "list" && a !== "approve" && a !== "deny") {
+          process.stderr.write(`familiar approvals: unknown action "${a}" (list, approve, deny)
+`);
+          process.exitCode = 1;
+          return;
+        }
+        const { approvalsCommand } = await import("./approvals.js");
+        process.exitCode = await approvalsCommand(a, id, opts);
+      },
+    );
+
+  program
     .command("usage")
     .description("show token usage and cost (reads the database directly; safe while the daemon runs)")
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)

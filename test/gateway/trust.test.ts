@@ -8,6 +8,7 @@ import { request as httpRequest } from "node:http";
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { approvalsCommand } from "../../internal/cli/approvals.js";
 import { AgentChoiceStore } from "../../internal/channels/common/agent-choice.js";
 import { parseCommand, runCommand } from "../../internal/channels/common/commands.js";
 import { MemoryChannel } from "../../internal/channels/memory-channel.js";
@@ -274,6 +275,19 @@ describe("approvals belong to whoever was asked", () => {
     expect(await decision).toBe("approved");
     await web.close();
     await owner.close();
+  });
+
+  it("the owner's CLI (familiar approvals) lists and settles an approval sent to a chat", async () => {
+    const { id, decision } = await ask();
+    let out = "";
+    const opts = { config: h.configPath };
+    expect(await approvalsCommand("list", undefined, opts, (s) => (out += s))).toBe(0);
+    expect(out).toContain(`${id}  exec via mem:owner-chat`);
+    expect(out).toContain("rm -rf build/");
+    out = "";
+    expect(await approvalsCommand("approve", id, opts, (s) => (out += s))).toBe(0);
+    expect(out).toBe(`approved ${id}\n`);
+    expect(await decision).toBe("approved");
   });
 
   it("the chat the request was sent to settles it", async () => {
