@@ -186,7 +186,9 @@ describe("familiar doctor", () => {
     );
     expect(line(r.stdout, "data_dir")).toBe(`ok    data_dir: ${join(dir, "data")} is writable`);
     expect(line(r.stdout, "workspace")).toBe(`ok    workspace: ${join(dir, "workspace")} (AGENTS.md)`);
-    expect(line(r.stdout, "gateway")).toMatch(/^ok {4}gateway: 127\.0\.0\.1:\d+ is free \(token: .*gateway-token, generated\)$/);
+    expect(line(r.stdout, "gateway")).toMatch(
+      /^ok {4}gateway: 127\.0\.0\.1:\d+ is free \(token: .*gateway-token, generated\)$/,
+    );
     expect(line(r.stdout, "provider fake")).toBe("ok    provider fake: reachable, key accepted (1 models)");
     expect(r.stdout.trim().split("\n").at(-1)).toBe("all checks passed");
     // The fake answers 401 to any other key, so "key accepted" proves the configured key was sent.

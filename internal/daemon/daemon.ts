@@ -8,7 +8,6 @@
 import type { AddressInfo } from "node:net";
 import { loadConfigFile } from "../config/load.js";
 import { ConfigManager } from "../config/manager.js";
-import type { Config } from "../config/schema.js";
 import { createLogger, SecretScrubber, type Logger } from "../log/logger.js";
 import { acquireInstanceLock, type InstanceLock } from "../store/lock.js";
 import { openDatabase, type Db } from "../store/db.js";
