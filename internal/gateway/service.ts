@@ -178,7 +178,8 @@ export function createGatewayService(
       return {
         state: "ok",
         clients: ws.size,
-        auth: auth.source() === "config" ? "token (gateway.token)" : `token (${generated.file})`,
+        // /healthz is public: say where the token comes from, not where it lives.
+        auth: auth.source() === "config" ? "token (gateway.token)" : "token (generated)",
       };
     },
   };

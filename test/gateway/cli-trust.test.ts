@@ -15,9 +15,13 @@ afterAll(async () => {
   await cleanupDaemons();
 });
 
-function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const [cmd, ...pre] = cliCommand();
-  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv(), stdio: "pipe" });
+  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv(env), stdio: "pipe" });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
@@ -71,6 +75,24 @@ describe("the CLI and the running daemon, no token configured", () => {
     const dash = await cli(["dashboard", "--config", d.configPath], d.dir);
     expect(dash.code).toBe(0);
     expect(dash.stdout.trim()).toBe(`${d.url}/#token=${encodeURIComponent(d.token())}`);
+    // --open hands the browser a 0600 page that forwards to the link: the token never appears on a
+    // command line (readable by every local user).
+    const browser = join(d.dir, "browser.sh");
+    writeFileSync(browser, `#!/bin/sh\nprintf '%s' "$*" > "${join(d.dir, "browser-args")}"\n`, {
+      mode: 0o755,
+    });
+    const opened = await cli(["dashboard", "--open", "--config", d.configPath], d.dir, { BROWSER: browser });
+    expect(opened.code).toBe(0);
+    const args = await waitFor(
+      () => existsSync(join(d.dir, "browser-args")) && readFileSync(join(d.dir, "browser-args"), "utf8"),
+    );
+    expect(args).toBe(`file://${join(d.dataDir, "dashboard-login.html")}`);
+    expect(args).not.toContain(d.token());
+    const login = join(d.dataDir, "dashboard-login.html");
+    expect(statSync(login).mode & 0o777).toBe(0o600);
+    expect(readFileSync(login, "utf8")).toContain(
+      JSON.stringify(`${d.url}/#token=${encodeURIComponent(d.token())}`),
+    );
 
     // A clean stop removes the card.
     expect((await d.stop()).code).toBe(0);
