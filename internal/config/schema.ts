@@ -307,6 +307,22 @@ export const configSchema = z
           .strict()
           .prefault({}),
         hooks: z.record(z.string(), hookSchema).default({}),
+        /** Extra web origins (`https://host[:port]`) allowed to call the gateway from a browser. */
+        allowed_origins: z
+          .array(
+            z.string().regex(/^https?:\/\/[^/\s]+$/, {
+              error: "expected an origin such as https://familiar.example.com or http://192.168.1.5:18790",
+            }),
+          )
+          .default([]),
+        /** Extra Host names the gateway answers to (DNS rebinding protection); `.example.com` admits subdomains. */
+        allowed_hosts: z
+          .array(
+            z.string().regex(/^\.?[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:.]+\]$/, {
+              error: "expected a host name such as familiar.example.com (no scheme, no port)",
+            }),
+          )
+          .default([]),
         allow_channel_writes: z.boolean().default(false),
       })
       .strict()
