@@ -141,7 +141,8 @@ describe("familiar config check", () => {
     );
     const r = await cli(["config", "check"], { cwd: dir });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("gateway.token: required when gateway.bind is not loopback (bind is 0.0.0.0)");
+    // A non-loopback bind needs no explicit token any more: the daemon generates one.
+    expect(r.stderr).not.toContain("gateway.token");
     expect(r.stderr).toContain('models.primary: expected a provider from models.providers (a), got "b"');
 
     writeFileSync(join(dir, "config.yaml"), "channels:\n  discord:\n    token: ${DISCORD_TOKEN}\n");
@@ -185,7 +186,9 @@ describe("familiar doctor", () => {
     );
     expect(line(r.stdout, "data_dir")).toBe(`ok    data_dir: ${join(dir, "data")} is writable`);
     expect(line(r.stdout, "workspace")).toBe(`ok    workspace: ${join(dir, "workspace")} (AGENTS.md)`);
-    expect(line(r.stdout, "gateway")).toMatch(/^ok {4}gateway: 127\.0\.0\.1:\d+ is free$/);
+    expect(line(r.stdout, "gateway")).toMatch(
+      /^ok {4}gateway: 127\.0\.0\.1:\d+ is free \(token: .*gateway-token, generated\)$/,
+    );
     expect(line(r.stdout, "provider fake")).toBe("ok    provider fake: reachable, key accepted (1 models)");
     // No models.pricing entry: budgets count it at the default price, and doctor says so.
     expect(line(r.stdout, "pricing")).toMatch(

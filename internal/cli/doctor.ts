@@ -8,6 +8,7 @@
  * "unreachable" (refused connection, unknown host, timeout: fix the URL or the network).
  */
 import { accessSync, constants, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { tokenFilePath } from "../gateway/token-store.js";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { loadConfigFile } from "../config/load.js";
@@ -151,19 +152,18 @@ function checkWorkspace(dir: string): CheckResult {
 async function checkGateway(cfg: Config): Promise<CheckResult> {
   const { bind, port, token } = cfg.gateway;
   const where = `${bind}:${port}`;
-  if (!isLoopback(bind) && !token)
-    return {
-      status: "fail",
-      name: "gateway",
-      detail: `${where} is not loopback and gateway.token is not set`,
-    };
+  const auth = token ? " (token set)" : ` (token: ${tokenFilePath(cfg.data_dir)}, generated)`;
   const free = await new Promise<NodeJS.ErrnoException | undefined>((res) => {
     const s = createServer();
     s.once("error", (err: NodeJS.ErrnoException) => res(err));
     s.listen(port, bind, () => s.close(() => res(undefined)));
   });
   if (!free)
-    return { status: "ok", name: "gateway", detail: `${where} is free${token ? " (token set)" : ""}` };
+    return {
+      status: "ok",
+      name: "gateway",
+      detail: `${where} is free${auth}${isLoopback(bind) ? "" : "; reachable from other machines"}`,
+    };
   if (free.code === "EADDRINUSE")
     return lockPid(cfg.data_dir)
       ? { status: "ok", name: "gateway", detail: `${where} is in use by the running daemon` }

@@ -10,6 +10,7 @@ import type { Outbox } from "../core/outbox.js";
 import type { ConfigManager } from "../config/manager.js";
 import type { ChannelStatus } from "../channels/channel.js";
 import type { ApprovalResolver } from "../inbound/commands.js";
+import type { ApprovalManager } from "../tools/approvals.js";
 import type { HttpServer } from "./http-server.js";
 import type { AgentSource } from "../agent/agents.js";
 import type { AgentHostParts } from "../agent/host-service.js";
@@ -38,7 +39,7 @@ export interface GatewayUsage {
 export interface GatewayDeps {
   http: HttpServer;
   /** Config file, last error and reload for `config.get` / `config.reload`. */
-  config: Pick<ConfigManager, "file" | "error" | "reload">;
+  config: Pick<ConfigManager, "file" | "error" | "reload" | "pendingRestart">;
   /** Delivery for webhooks and channel states for `status`. */
   channels: Outbox & { statuses(): Record<string, ChannelStatus> };
   /** The agent host and its file and API agent stores. */
@@ -49,7 +50,8 @@ export interface GatewayDeps {
   heartbeat?: { status(): unknown };
   /** The memory index for `memory.status` / `memory.reindex`. */
   memory?: { status(): unknown; reindex(): unknown };
-  approvals?: ApprovalResolver;
+  /** Pending approvals: `/approve` in chat, `approvals.*` methods. */
+  approvals?: ApprovalResolver & Pick<ApprovalManager, "list" | "resolve" | "access">;
 }
 
 export class GatewayRuntime {
