@@ -8,6 +8,9 @@
  * - a tool that throws or gets bad arguments becomes an error result, never a crashed turn;
  * - an abort stops at once and keeps the partial text;
  * - at `maxIterations` the turn ends with a short honest message.
+ *
+ * Over 300 lines on purpose: the model/tool loop is one algorithm; its steps are named functions
+ * below it.
  */
 import type { AgentEvent, FinishReason } from "../core/agent-events.js";
 import { addUsage } from "../core/usage.js";

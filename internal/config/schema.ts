@@ -5,6 +5,9 @@
  * - every object is `.strict()` so an unknown key is an error naming its path;
  * - every key has a default unless it is genuinely required, so `{}` is a valid config;
  * - error messages say what was expected; `formatIssues` adds the path and what was found.
+ *
+ * Over 300 lines on purpose: it is the one config object, key by key (the reusable parts are in
+ * schema-parts.ts).
  */
 import { z } from "zod";
 import {

@@ -11,6 +11,9 @@
  * - a failing job backs off (1, 5, 15, 60 min) and keeps its last error until a run succeeds;
  * - with `catch_up: true`, a run missed while the daemon was down runs once at start;
  * - a one-shot `at` job is completed after it ran (or after AT_MAX_ATTEMPTS failures) and never again.
+ *
+ * Over 300 lines on purpose: the scheduler's timers, reconciliation and runs share one set of
+ * entries (types and views are in cron-types.ts).
  */
 import type { CoreContext, ServiceHealth } from "../runtime/context.js";
 import { systemClock, type TimerHandle } from "../core/clock.js";

@@ -1,6 +1,9 @@
 /**
  * Websocket methods for chat and sessions: chat.send / chat.abort / chat.history and
  * sessions.list / reset / compact / delete.
+ *
+ * Over 300 lines on purpose: chat.send's idempotency, waiting and streaming belong together; the
+ * other chat methods are short.
  */
 import type { TurnResult } from "../core/host.js";
 import { findAgent } from "../agent/agents.js";

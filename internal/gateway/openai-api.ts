@@ -9,6 +9,9 @@
  * matching exception classes.
  *
  * This is the benchmark path: no per-request allocations beyond the turn itself, no store reads.
+ *
+ * Over 300 lines on purpose: the OpenAI wire format (request mapping, SSE chunks, errors) is one
+ * contract.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { findAgent, listAgents } from "../agent/agents.js";

@@ -9,6 +9,9 @@
  * - a reply starting with HEARTBEAT_OK (plus at most 300 characters) is never delivered;
  * - a failing run is logged and recorded; the next tick comes on schedule regardless;
  * - every tick is a row in `heartbeat_runs` (time, skipped or ran, reason, tokens, delivered).
+ *
+ * Over 300 lines on purpose: one closure holds the timer, the active hours and the run; its state
+ * is shared by all of it.
  */
 import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import type { AgentHost } from "../core/host.js";

@@ -12,6 +12,9 @@
  *   summariser calls before every model call; overflow and `/compact` still try;
  * - overflow retries escalate: attempt 1 compacts to the normal budget, attempt 2 to 60% of it with half
  *   the kept tail, attempt 3 to 35% with no kept tail (which is where a hard clear can happen).
+ *
+ * Over 300 lines on purpose: the three entry points (before a call, on overflow, on demand) share
+ * the gate and the flush.
  */
 import type { Logger } from "pino";
 import type { Config } from "../../config/schema.js";

@@ -14,6 +14,9 @@
  *   answer twice;
  * - a task whose turn is aborted by the host itself (daemon shutdown drain) is marked `interrupted`
  *   without announcing; the next start announces it, like a task left `running` by a kill -9.
+ *
+ * Over 300 lines on purpose: a task's whole life (queue, run, persist, announce, restart) shares
+ * one store.
  */
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";

@@ -9,6 +9,9 @@
  *
  * Connection state is logged on every change and surfaced by `status()` (/healthz, familiar status).
  * An invalid token stops the channel with one clear error; the daemon keeps running.
+ *
+ * Over 300 lines on purpose: the transport (gateway client, interactions) of one platform;
+ * lifecycle is in chat-channel-base.ts, translation in discord-inbound.ts.
  */
 import {
   Client,

@@ -9,6 +9,9 @@
  *
  * Hot reload: a change of `enabled`, `token` or `api_root` stops the transport and starts it again
  * with the new values (or leaves the channel "disabled"); other keys are read live on every use.
+ *
+ * Over 300 lines on purpose: the transport (polling, webhook, retries) of one platform; lifecycle
+ * is in chat-channel-base.ts, translation in telegram-inbound.ts.
  */
 import { Api, GrammyError, type Transformer } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
