@@ -47,7 +47,7 @@ describe("familiar init", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Wrote home/config.yaml and home/workspace/ (9 files).");
     expect(readFileSync(join(target, "config.yaml"), "utf8")).toBe(
-      readFileSync(join(REPO_ROOT, "config.yaml"), "utf8"),
+      readFileSync(join(REPO_ROOT, "config.default.yaml"), "utf8"),
     );
     for (const f of ["AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "MEMORY.md"])
       expect(readFileSync(join(target, "workspace", f), "utf8")).toBe(

@@ -7,6 +7,7 @@
  * "unreachable" (refused connection, unknown host, timeout: fix the URL or the network).
  */
 import { accessSync, constants, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { describePortOwner } from "../daemon/port-owner.js";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { loadConfigFile } from "../config/load.js";
@@ -160,7 +161,7 @@ async function checkGateway(cfg: Config): Promise<CheckResult> {
       : {
           status: "fail",
           name: "gateway",
-          detail: `${where} is in use by another program (change gateway.port)`,
+          detail: `${where} is in use by ${describePortOwner(port)} (choose another: familiar run --port N, FAMILIAR_PORT or gateway.port)`,
         };
   return { status: "fail", name: "gateway", detail: `cannot listen on ${where}: ${free.message}` };
 }

@@ -22,6 +22,7 @@ import { kvLastTargetStore } from "../channels/last-target-store.js";
 import { collectSecrets } from "./secrets.js";
 import { buildServices, type DaemonParts } from "./services.js";
 import { flushTraces } from "../agent/trace.js";
+import { listenGateway } from "./gateway-listen.js";
 
 export interface DaemonOptions {
   configPath: string;
@@ -113,7 +114,7 @@ export class Daemon {
       this.logger.info({ service: s.name, ms: Math.round(performance.now() - t0) }, `${s.name} started`);
     }
     if (cfg.gateway.enabled) {
-      this.address = await this.http.listen(cfg.gateway.port, cfg.gateway.bind);
+      this.address = await listenGateway(this.http, cfg, this.config.file);
       this.logger.info(
         { bind: this.address.address, port: this.address.port },
         `gateway listening on http://${cfg.gateway.bind}:${this.address.port}`,
