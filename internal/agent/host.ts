@@ -20,6 +20,7 @@ import {
   type ModelClient,
   type Usage,
 } from "../models/types.js";
+import { ECHO_MODEL_REF } from "../models/echo-model.js";
 import type { ApprovalDecision, ApprovalRequest, ToolContext, ToolSet } from "../tools/tool.js";
 import { SessionStore, type SessionRow } from "../session/session-store.js";
 import { agentOfKey } from "../session/keys.js";
@@ -793,12 +794,14 @@ export class AgentHostImpl implements AgentHost {
 
   resolveModel(sessionKey: string, agentId?: string): string {
     const cfg = this.deps.ctx.config();
+    // With no provider the echo model answers whatever a session or agent asks for (router.ts): say so.
+    if (Object.keys(cfg.models.providers).length === 0) return ECHO_MODEL_REF;
     const s = this.sessions.head(sessionKey);
     if (s?.model_override) return s.model_override;
     const agent = findAgent(cfg, agentId ?? s?.agent_id ?? cfg.agents.default, this.deps.agentSources);
     if (agent?.model) return agent.model;
     if (cfg.models.primary) return cfg.models.primary;
-    return Object.keys(cfg.models.providers).length === 0 ? "echo/echo" : "(no primary model configured)";
+    return "(no primary model configured)";
   }
 
   sessionInfo(sessionKey: string, agentId?: string): SessionInfo {
