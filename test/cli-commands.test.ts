@@ -200,6 +200,7 @@ describe("familiar doctor", () => {
         "  providers:",
         `    wrongkey: {base_url: "${fake.baseUrl}", api_key: sk-wrong}`,
         `    down: {base_url: "http://127.0.0.1:${closed}/v1", api_key: sk-x}`,
+        '    badport: {base_url: "http://127.0.0.1:9/v1"}',
         "  primary: wrongkey/gpt-4o-mini",
         "channels:",
         "  telegram: {enabled: true}",
@@ -210,16 +211,19 @@ describe("familiar doctor", () => {
     const r = await cli(["doctor"], { cwd: dir });
     expect(r.code).toBe(1);
     expect(line(r.stdout, "provider wrongkey")).toMatch(
-      /^fail {2}provider wrongkey: credentials refused \(HTTP 401: Incorrect API key provided/,
+      /^fail {2}provider wrongkey: credentials refused by http:\/\/127\.0\.0\.1:\d+\/v1\/models \(HTTP 401: Incorrect API key provided.*\): check models\.providers\.wrongkey\.api_key$/,
     );
     expect(line(r.stdout, "provider down")).toBe(
-      `fail  provider down: unreachable: connection refused by 127.0.0.1:${closed} (is the server running?)`,
+      `fail  provider down: unreachable: http://127.0.0.1:${closed}/v1/models: connection refused by 127.0.0.1:${closed}: is the server running? Check models.providers.down.base_url`,
+    );
+    expect(line(r.stdout, "provider badport")).toBe(
+      'fail  provider badport: unreachable: http://127.0.0.1:9/v1/models: port 9 is one that fetch refuses to connect to (a "bad port"); serve the provider on another port and update models.providers.badport.base_url',
     );
     expect(line(r.stdout, "channel telegram")).toBe(
       "fail  channel telegram: enabled but channels.telegram.token is not set",
     );
     expect(line(r.stdout, "workspace")).toMatch(/^warn {2}workspace: .* does not exist/);
-    expect(r.stdout.trim().split("\n").at(-1)).toBe("3 checks failed");
+    expect(r.stdout.trim().split("\n").at(-1)).toBe("4 checks failed");
   });
 
   it("reports a provider that does not answer within the timeout as unreachable", async () => {
@@ -241,7 +245,7 @@ describe("familiar doctor", () => {
     const r = await cli(["doctor"], { cwd: dir });
     expect(r.code).toBe(1);
     expect(line(r.stdout, "provider slow")).toBe(
-      `fail  provider slow: unreachable: no answer from http://127.0.0.1:${port}/v1/models within 5 s`,
+      `fail  provider slow: unreachable: no answer from http://127.0.0.1:${port}/v1/models within 5 s: check models.providers.slow.base_url and the network`,
     );
   });
 

@@ -275,7 +275,8 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
             model,
           });
         } catch (e) {
-          const err = classifyModelError(e, { provider: pname, model });
+          const baseUrl = cfg.models.providers[pname]?.base_url;
+          const err = classifyModelError(e, { provider: pname, model, ...(baseUrl ? { baseUrl } : {}) });
           if (err.code === "MODEL_ABORTED" || req.signal?.aborted) throw err;
           if (
             err.code === "MODEL_AUTH" ||
