@@ -9,6 +9,7 @@
  * - `result` never rejects: failures resolve with finishReason "error" and a user-facing message.
  */
 import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import PQueue from "p-queue";
 import type { AgentEvent } from "./events.js";
 import type { AgentHost, InboundMessage, SessionInfo, TurnHandle, TurnResult } from "../core/host.js";
@@ -21,6 +22,7 @@ import {
   type Usage,
 } from "../models/types.js";
 import { ECHO_MODEL_REF } from "../models/echo-model.js";
+import { TurnLog } from "./turn-log.js";
 import type { ApprovalDecision, ApprovalRequest, ToolContext, ToolSet } from "../tools/tool.js";
 import { SessionStore, type SessionRow } from "../session/session-store.js";
 import { agentOfKey } from "../session/keys.js";
@@ -396,6 +398,13 @@ export class AgentHostImpl implements AgentHost {
       agentId: agent.id,
     });
     emit({ type: "turn_start", runId, sessionKey: msg.sessionKey, sessionId, agentId: agent.id, requestId });
+    const turnLog = new TurnLog(ctx.logger, {
+      runId,
+      requestId,
+      channel: msg.channel,
+      session: msg.sessionKey,
+      agent: agent.id,
+    });
 
     const modelRef = msg.model ?? liveSession?.model_override ?? agent.model ?? undefined;
     const tools = this.deps.toolsFor?.(agent, msg) ?? EMPTY_TOOLS;
@@ -427,6 +436,7 @@ export class AgentHostImpl implements AgentHost {
       now: ctx.clock.now(),
     });
     const messages: ChatMessage[] = [{ role: "system", content: system }, ...history];
+    turnLog.start({ model: modelRef, history: history.length, tools: toolNames.length });
 
     let finalStored: number | undefined;
     let persistSession = liveSession;
@@ -458,6 +468,7 @@ export class AgentHostImpl implements AgentHost {
       },
       onUsage: (u) => {
         const cost = u.cost ?? costOf(cfg.models.pricing, u.provider, u.model, u.usage);
+        turnLog.modelCall(u.provider, u.model, u.usage, cost);
         const rec: UsageRecord = {
           sessionId: persistSession?.id ?? null,
           sessionKey: msg.ephemeral ? null : msg.sessionKey,
@@ -495,7 +506,9 @@ export class AgentHostImpl implements AgentHost {
           agentId: agent.id,
         });
         if (tree) tree.subCalls++;
+        const t0 = performance.now();
         const r = await run();
+        turnLog.toolCall(call.name, !r.isError, performance.now() - t0);
         this.traces.end(id, r.isError ? "error" : "ok");
         return r;
       },
@@ -638,6 +651,13 @@ export class AgentHostImpl implements AgentHost {
       usage: outcome.usage,
       ...(outcome.model ? { model: outcome.model } : {}),
       ...(finalStored !== undefined ? { messageId: finalStored } : {}),
+    });
+    turnLog.end({
+      finishReason: outcome.finishReason,
+      usage: outcome.usage,
+      model: outcome.model,
+      error: outcome.error,
+      depth,
     });
     try {
       this.traces.endRequest(requestId, outcome.finishReason === "error" ? "error" : "ok");

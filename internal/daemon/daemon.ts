@@ -111,7 +111,11 @@ export class Daemon {
       const t0 = performance.now();
       await s.start();
       this.services.push(s);
-      this.logger.info({ service: s.name, ms: Math.round(performance.now() - t0) }, `${s.name} started`);
+      const ms = Math.round(performance.now() - t0);
+      // A channel that is off is built (a reload can turn it on) but not running: do not claim it started.
+      if (s.health().state === "disabled")
+        this.logger.debug({ service: s.name, ms }, `${s.name} is disabled (not started)`);
+      else this.logger.info({ service: s.name, ms }, `${s.name} started`);
     }
     if (cfg.gateway.enabled) {
       this.address = await listenGateway(this.http, cfg, this.config.file);
