@@ -108,6 +108,38 @@ describe("familiar config check", () => {
     );
   });
 
+  it("reports errors across keys together with field errors, in one pass", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "config.yaml"),
+      [
+        "gateway:",
+        "  bind: 0.0.0.0",
+        "  port: abc",
+        "models:",
+        "  providers:",
+        "    openai: {base_url: https://api.openai.com/v1, timeout_s: -1}",
+        "  primary: opnai/gpt-4o",
+        "  fallbacks: [bad, openai/gpt-4o-mini, local/llama]",
+        "",
+      ].join("\n"),
+    );
+    const r = await cli(["config", "check"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      [
+        "config INVALID: ./config.yaml: 6 errors",
+        '  gateway.port: expected an integer 1-65535, got "abc"',
+        "  models.providers.openai.timeout_s: expected a number > 0, got -1",
+        '  models.fallbacks[0]: expected a model reference <provider>/<model>, got "bad"',
+        "  gateway.token: required when gateway.bind is not loopback (bind is 0.0.0.0), got nothing",
+        '  models.primary: expected a provider from models.providers (openai), got "opnai"',
+        '  models.fallbacks[2]: expected a provider from models.providers (openai), got "local"',
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("summarises a valid config on one line", async () => {
     const dir = tempDir();
     writeFileSync(
