@@ -26,7 +26,7 @@ await build({
   splitting: true,
   format: "esm",
   platform: "node",
-  target: "node20",
+  target: "node22",
   external: ["better-sqlite3"],
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner: {

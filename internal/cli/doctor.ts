@@ -25,7 +25,7 @@ export interface CheckResult {
 }
 
 /** Minimum Node version (package.json engines). */
-export const MIN_NODE = "20.19.0";
+export const MIN_NODE = "22.22.0";
 /** Per-provider request timeout. */
 export const PROVIDER_TIMEOUT_MS = 5000;
 
