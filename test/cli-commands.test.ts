@@ -211,7 +211,7 @@ describe("familiar doctor", () => {
     );
     const r = await cli(["doctor"], { cwd: dir, env: { FAKE_KEY: "sk-good" } });
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(line(r.stdout, "node")).toMatch(/^ok {4}node: \d+\.\d+\.\d+ \(>= 20\.19\)$/);
+    expect(line(r.stdout, "node")).toMatch(/^ok {4}node: \d+\.\d+\.\d+ \(>= 22\.22\)$/);
     expect(line(r.stdout, "config")).toMatch(
       /^ok {4}config: \.\/config\.yaml \(gateway 127\.0\.0\.1:\d+, 1 provider/,
     );
