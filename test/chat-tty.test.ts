@@ -50,6 +50,7 @@ describe.skipIf(!hasScript)("familiar chat on a terminal", () => {
     expect(code).toBe(0);
     // After the last prompt (and any cursor escapes the line editor wrote) comes the newline.
     const tail = out.slice(out.lastIndexOf("you> ") + "you> ".length);
+    // eslint-disable-next-line no-control-regex -- the terminal's ANSI escapes are what is stripped
     expect(tail.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "")).toMatch(/^\r?\n$/);
   }, 60_000);
 });

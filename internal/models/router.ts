@@ -340,7 +340,7 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
     status(): RouterStatus {
       const usingEcho = noProviders(opts.config());
       const cd = cooldowns();
-      let refs: string[] = [];
+      let refs: string[];
       try {
         refs = chain();
       } catch (err) {

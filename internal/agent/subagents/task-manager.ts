@@ -284,7 +284,7 @@ export class SubagentTaskManager {
         : `Background task ${row.id} (agent ${row.agent_id}) ended with status ${row.status}: ${row.error ?? "no details"}`;
     this.s.announce.run("pending", null, row.id);
     let reply: string | undefined;
-    let lastErr = "";
+    let lastErr: string;
     for (let attempt = 0; ; attempt++) {
       try {
         if (reply === undefined) {
