@@ -94,12 +94,12 @@ describe("turn log", () => {
       agent: "main",
       model: "(default)",
     });
-    expect(logs(d).find((l) => l.level === "debug" && l.msg.startsWith("model call fake/gpt-test"))).toMatchObject(
-      {
-        input: 1000,
-        output: 50,
-      },
-    );
+    expect(
+      logs(d).find((l) => l.level === "debug" && l.msg.startsWith("model call fake/gpt-test")),
+    ).toMatchObject({
+      input: 1000,
+      output: 50,
+    });
     // Channels that are off are not "started"; at debug they say they are disabled.
     expect(logs(d).some((l) => /^(telegram|discord) started$/.test(l.msg))).toBe(false);
     expect(logs(d).some((l) => l.msg === "telegram is disabled (not started)")).toBe(true);
