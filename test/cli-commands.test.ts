@@ -219,6 +219,10 @@ describe("familiar doctor", () => {
     expect(line(r.stdout, "workspace")).toBe(`ok    workspace: ${join(dir, "workspace")} (AGENTS.md)`);
     expect(line(r.stdout, "gateway")).toMatch(/^ok {4}gateway: 127\.0\.0\.1:\d+ is free$/);
     expect(line(r.stdout, "provider fake")).toBe("ok    provider fake: reachable, key accepted (1 models)");
+    // No models.pricing entry: budgets count it at the default price, and doctor says so.
+    expect(line(r.stdout, "pricing")).toMatch(
+      /^warn {2}pricing: no price for fake\/gpt-4o-mini in models\.pricing: their calls count at the default price \(\$5 input \/ \$15 output/,
+    );
     // The sandbox line: bubblewrap works (ok), or what to install (a warning, not a failure).
     const { probeSandbox } = await import("../internal/tools/sandbox/sandbox-probe.js");
     const sandboxOk = (await probeSandbox()).ok;
@@ -228,7 +232,7 @@ describe("familiar doctor", () => {
         : /^warn {2}sandbox: not available: .*bubblewrap/,
     );
     expect(r.stdout.trim().split("\n").at(-1)).toBe(
-      sandboxOk ? "all checks passed" : "all checks passed (1 warning)",
+      sandboxOk ? "all checks passed (1 warning)" : "all checks passed (2 warnings)",
     );
     // The fake answers 401 to any other key, so "key accepted" proves the configured key was sent.
   });

@@ -16,6 +16,7 @@ import { loadConfigFile } from "../config/load.js";
 import { ConfigError, formatProblem } from "../config/errors.js";
 import type { Config } from "../config/schema.js";
 import { isLoopback, startProblems, summarize } from "./config-check.js";
+import { unpricedWarning } from "../budgets/unpriced.js";
 
 export type CheckStatus = "ok" | "warn" | "fail";
 
@@ -84,6 +85,11 @@ export async function runDoctor(
   out.push({ name: "sandbox", ...(await checkSandbox(cfg)) });
   if (cfg.gateway.enabled) out.push(await checkGateway(cfg));
   out.push(...(await checkProviders(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS)));
+  // An unpriced model is not free: budgets count it at budgets.default_price.
+  const unpriced = unpricedWarning(cfg);
+  if (unpriced) out.push({ status: "warn", name: "pricing", detail: unpriced });
+  const { checkMemory } = await import("../memory/memory-doctor.js");
+  out.push(await checkMemory(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS));
   out.push(...checkChannels(cfg));
   return out;
 }

@@ -9,6 +9,8 @@
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
 import { scheduleProblem } from "../cron/schedule.js";
+import { budgetsSchema } from "../budgets/budget-config.js";
+import { memoryProviderProblem, memorySchema } from "../memory/memory-schema.js";
 
 /** A duration such as `30m`, `1h30m`, `45s`, `0` or a number of milliseconds. Parsed to ms. */
 export const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -175,6 +177,8 @@ export const cronJobSchema = z
     timezone: z.string().optional(),
     message: z.string().min(1),
     agent: z.string().optional(),
+    /** A (cheaper) model for this job; the agent's model when absent. */
+    model: modelRef.optional(),
     session: z.enum(["isolated", "main"]).default("isolated"),
     deliver: z.string().default("none"),
     enabled: z.boolean().default(true),
@@ -267,6 +271,8 @@ export const configSchema = z
                 max_depth: z.number().int().min(1).max(20).default(5),
                 max_concurrent: z.number().int().min(1).max(100).default(5),
                 progress_updates: z.boolean().default(true),
+                // The spec's AsyncAgents: delegations to these agents always run as background tasks.
+                async_agents: z.array(z.string().min(1)).default([]),
               })
               .strict()
               .prefault({}),
@@ -482,9 +488,16 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    budgets: budgetsSchema,
+    memory: memorySchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    const problem = memoryProviderProblem(c.memory, c.models.providers);
+    if (problem)
+      ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
+  });
 
 /** The validated, defaulted configuration object. Swapped whole on reload; never mutated. */
 export type Config = z.infer<typeof configSchema>;
