@@ -17,6 +17,7 @@ import type { TraceRecorder } from "./trace.js";
 import type { TurnQueue } from "./turn-queue.js";
 import { createTurnRecorder, type TreeAcc, type UsageWriter } from "./turn-recorder.js";
 import { setupTurn, type SetupEnv } from "./turn-setup.js";
+import { TurnLog } from "./turn-log.js";
 import type { Payer } from "../budgets/spend.js";
 
 /** The host's parts a turn uses. */
@@ -77,6 +78,13 @@ export async function runTurn(
     agentId: agent.id,
   });
   emit({ type: "turn_start", runId, sessionKey: msg.sessionKey, sessionId, agentId: agent.id, requestId });
+  const turnLog = new TurnLog(ctx.logger, {
+    runId,
+    requestId,
+    channel: msg.channel,
+    session: msg.sessionKey,
+    agent: agent.id,
+  });
 
   const setup = setupTurn(env, {
     msg,
@@ -87,6 +95,7 @@ export async function runTurn(
     liveSession,
     userMessageId: t.userMessageId,
   });
+  turnLog.start({ model: setup.modelRef, history: setup.historyLength, tools: setup.toolNames.length });
   const recorder = createTurnRecorder({
     ctx,
     sessions: env.sessions,
@@ -107,6 +116,7 @@ export async function runTurn(
     system: setup.systemText,
     noted: setup.noted,
     tools: setup.tools,
+    turnLog,
     payer: env.payers.get(requestId) ?? {
       agentId: agent.id,
       channel: msg.channel,
@@ -143,6 +153,13 @@ export async function runTurn(
     usage: outcome.usage,
     ...(outcome.model ? { model: outcome.model } : {}),
     ...(finalStored !== undefined ? { messageId: finalStored } : {}),
+  });
+  turnLog.end({
+    finishReason: outcome.finishReason,
+    usage: outcome.usage,
+    model: outcome.model,
+    error: outcome.error,
+    depth,
   });
   try {
     env.traces.endRequest(requestId, outcome.finishReason === "error" ? "error" : "ok");

@@ -7,6 +7,7 @@ import type { SessionInfo } from "../core/host.js";
 import { ZERO_USAGE, type Usage } from "../core/usage.js";
 import type { CoreContext } from "../runtime/context.js";
 import { agentOfKey, parseSessionKey } from "../session/keys.js";
+import { ECHO_MODEL_REF } from "../models/echo-model.js";
 import type { Payer } from "../budgets/spend.js";
 import { withPayer } from "../budgets/payer-scope.js";
 import type { SessionStore } from "../session/session-store.js";
@@ -80,12 +81,14 @@ export class SessionAdmin {
 
   resolveModel(sessionKey: string, agentId?: string): string {
     const cfg = this.ctx.config();
+    // With no provider the echo model answers whatever a session or agent asks for (router.ts): say so.
+    if (Object.keys(cfg.models.providers).length === 0) return ECHO_MODEL_REF;
     const s = this.sessions.head(sessionKey);
     if (s?.model_override) return s.model_override;
     const agent = findAgent(cfg, agentId ?? s?.agent_id ?? cfg.agents.default, this.deps.agentSources);
     if (agent?.model) return agent.model;
     if (cfg.models.primary) return cfg.models.primary;
-    return Object.keys(cfg.models.providers).length === 0 ? "echo/echo" : "(no primary model configured)";
+    return "(no primary model configured)";
   }
 
   sessionInfo(sessionKey: string, agentId?: string): SessionInfo {

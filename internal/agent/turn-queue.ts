@@ -38,7 +38,7 @@ export class TurnQueue {
       q = new PQueue({ concurrency: 1 });
       this.queues.set(key, q);
       const qq = q;
-      q.on("idle", () => {
+      q.addEventListener("idle", () => {
         if (qq.size === 0 && qq.pending === 0) this.queues.delete(key);
       });
     }

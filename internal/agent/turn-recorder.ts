@@ -4,7 +4,9 @@
  * final answer when the loop did not store it. The loop only calls hooks; this file is where they
  * land in the store.
  */
+import { performance } from "node:perf_hooks";
 import type { InboundMessage } from "../core/host.js";
+import type { TurnLog } from "./turn-log.js";
 import type { AgentEvent } from "../core/agent-events.js";
 import { addUsage } from "../core/usage.js";
 import type { CoreContext } from "../runtime/context.js";
@@ -111,6 +113,8 @@ export interface RecorderTurn {
   noted: (m: ChatMessage[]) => ChatMessage[];
   /** The turn's tools, for the budget's projection of a call. */
   tools: ToolSet;
+  /** The turn's log lines (each model and tool call). */
+  turnLog: TurnLog;
   /** Who pays for this turn's model calls. */
   payer: Payer;
   emit: (e: AgentEvent) => void;
@@ -168,6 +172,7 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
     },
     onUsage: (u) => {
       const cost = u.cost ?? costOf(cfg.models.pricing, u.provider, u.model, u.usage);
+      t.turnLog.modelCall(u.provider, u.model, u.usage, cost);
       const rec: UsageRecord = {
         sessionId: persistSession?.id ?? null,
         sessionKey: msg.ephemeral ? null : msg.sessionKey,
@@ -209,7 +214,9 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         agentId: agent.id,
       });
       if (tree) tree.subCalls++;
+      const t0 = performance.now();
       const r = await run();
+      t.turnLog.toolCall(call.name, !r.isError, performance.now() - t0);
       traces.end(id, r.isError ? "error" : "ok");
       return r;
     },

@@ -33,6 +33,9 @@ export interface SetupEnv {
 export interface TurnSetup {
   modelRef: string | undefined;
   tools: ToolSet;
+  toolNames: string[];
+  /** Messages of history sent (for the turn log). */
+  historyLength: number;
   /** The system prompt as built (stable across turns). */
   system: string;
   /** The system message sent: for CLI engines the volatile note (clock, origin) is appended. */
@@ -117,6 +120,8 @@ export function setupTurn(
   return {
     modelRef,
     tools,
+    toolNames,
+    historyLength: history.length,
     system,
     systemText,
     noted,

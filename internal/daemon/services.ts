@@ -152,11 +152,8 @@ async function buildModels(ctx: CoreContext): Promise<{ router: ModelRouter; usa
   const usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
   const checkModels = (): void => {
     if (router.usingEcho()) {
-      ctx.logger.warn(
-        { module: "models" },
-        "NO MODEL PROVIDER CONFIGURED: the offline echo model (echo/echo) will answer every message. " +
-          "Add a provider under models.providers and set models.primary.",
-      );
+      // The router warns once (here at start, or when a reload removes the last provider).
+      router.chain();
       return;
     }
     try {
