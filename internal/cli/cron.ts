@@ -2,6 +2,7 @@
  * `familiar cron list|add|rm|run|runs`. list, add, rm and runs work on the SQLite store directly (the
  * running daemon notices runtime job changes within seconds through `PRAGMA data_version`); `run`
  * needs the daemon and goes through the gateway (`cron.run`).
+ * Over 300 lines on purpose: five subcommands with their option parsing and table output.
  */
 import type { Command } from "commander";
 import type { Config } from "../config/schema.js";

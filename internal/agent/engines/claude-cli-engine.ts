@@ -6,9 +6,7 @@
  * cannot resume (its copy of the session was lost, e.g. a SIGKILL before it flushed the last turn), the
  * turn falls back, once, to a fresh CLI session seeded with the conversation from Familiar's store.
  * Protocol details: docs/claude-cli.md.
- *
- * Over 300 lines on purpose: the Claude Code stream-json protocol (sessions, resume fallback,
- * events) is one contract.
+ * Over 300 lines on purpose: the Claude Code stream-json protocol is one contract.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
