@@ -36,6 +36,8 @@ export class ConfigManager {
   private timer: NodeJS.Timeout | undefined;
   private watchReady: Promise<void> | undefined;
   private lastError: string | undefined;
+  /** Restart-only keys whose file value differs from the live one (as of the last good reload). */
+  private pendingRestartKeys: string[] = [];
 
   constructor(
     readonly file: string,
@@ -53,6 +55,11 @@ export class ConfigManager {
   /** The last reload error, cleared by the next successful reload. */
   error(): string | undefined {
     return this.lastError;
+  }
+
+  /** Keys changed in the file that apply only after a restart (empty when none are waiting). */
+  pendingRestart(): string[] {
+    return [...this.pendingRestartKeys];
   }
 
   onChange(fn: ConfigListener): () => void {
@@ -145,6 +152,8 @@ export class ConfigManager {
     }
     const changed = diffSections(prev, next);
     this.lastError = undefined;
+    // The live object keeps the old values, so each good reload sees the whole waiting list.
+    this.pendingRestartKeys = restartRequired;
     if (restartRequired.length > 0)
       this.logger.warn(
         { keys: restartRequired },

@@ -14,9 +14,12 @@ import { LogTail } from "./log-tail.js";
 import { GatewayMetrics } from "./metrics.js";
 import { adminMethods } from "./methods-admin.js";
 import { chatMethods } from "./methods-chat.js";
+import { consoleMethods } from "./methods-console.js";
+import { pairingLoader } from "./pairing-access.js";
 import { openAiRoutes } from "./openai-api.js";
 import { apiRoutes } from "./api/api-router.js";
 import { GatewayRuntime, type GatewayDeps } from "./runtime.js";
+import { consoleRoute } from "./console-route.js";
 import { webChatRoute } from "./web-chat.js";
 import { webhookRoutes } from "./webhooks.js";
 import { WsGateway, type MethodHandler } from "./ws-server.js";
@@ -58,7 +61,11 @@ export function createGatewayService(
     }),
     ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
   });
-  for (const [name, fn] of [...chatMethods(runtime), ...adminMethods(runtime, logs, () => ws.size)])
+  for (const [name, fn] of [
+    ...chatMethods(runtime),
+    ...adminMethods(runtime, logs, () => ws.size),
+    ...consoleMethods(runtime, pairingLoader(runtime)),
+  ])
     methods.set(name, fn);
   deps.parts.extra.gateway = runtime;
 
@@ -104,6 +111,7 @@ export function createGatewayService(
       http.route(apiRoutes(runtime));
       http.route(webhookRoutes(runtime));
       http.route(webChatRoute());
+      http.route(consoleRoute());
       http.server.on("upgrade", onUpgrade);
       logs.attach(ctx.logger);
 
