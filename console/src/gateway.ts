@@ -79,7 +79,14 @@ class Gateway {
   }
 
   private onFrame(text: string): void {
-    let f: { type?: string; id?: number; ok?: boolean; payload?: unknown; error?: { code: string; message: string }; event?: string };
+    let f: {
+      type?: string;
+      id?: number;
+      ok?: boolean;
+      payload?: unknown;
+      error?: { code: string; message: string };
+      event?: string;
+    };
     try {
       f = JSON.parse(text) as typeof f;
     } catch {
@@ -146,6 +153,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
   });
   const data = (await res.json().catch(() => ({}))) as { error?: { code: string; message: string } };
-  if (!res.ok) throw new GatewayError(data.error?.code ?? String(res.status), data.error?.message ?? res.statusText);
+  if (!res.ok)
+    throw new GatewayError(data.error?.code ?? String(res.status), data.error?.message ?? res.statusText);
   return data as T;
 }

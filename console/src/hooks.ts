@@ -86,3 +86,12 @@ export function useRoute(): string[] {
   }, []);
   return r;
 }
+
+/** Reloads `l` every `ms` while the view is open (for state no event announces, e.g. new approvals). */
+export function usePoll(l: { reload(): void }, ms: number): void {
+  useEffect(() => {
+    const reload = l.reload;
+    const t = window.setInterval(() => reload(), ms);
+    return () => window.clearInterval(t);
+  }, [l.reload, ms]);
+}

@@ -43,7 +43,8 @@ function Login(props: { reason: string }) {
       >
         <h1>Familiar console</h1>
         <p>
-          Open the link <code>familiar dashboard</code> prints, or paste the gateway token. It is kept in this browser only.
+          Open the link <code>familiar dashboard</code> prints, or paste the gateway token. It is kept in this
+          browser only.
         </p>
         {props.reason && getToken() && (
           <p class="error" role="alert" id="login-error">
@@ -51,7 +52,14 @@ function Login(props: { reason: string }) {
           </p>
         )}
         <label>
-          Gateway token <input id="token" type="password" autocomplete="current-password" value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+          Gateway token{" "}
+          <input
+            id="token"
+            type="password"
+            autocomplete="current-password"
+            value={value}
+            onInput={(e) => setValue(e.currentTarget.value)}
+          />
         </label>
         <button type="submit">Log in</button>
       </form>
@@ -100,7 +108,13 @@ function App() {
         <a class="skip" href="#main">
           Skip to content
         </a>
-        <button type="button" class="menu" aria-expanded={navOpen} aria-controls="nav" onClick={() => setNavOpen(!navOpen)}>
+        <button
+          type="button"
+          class="menu"
+          aria-expanded={navOpen}
+          aria-controls="nav"
+          onClick={() => setNavOpen(!navOpen)}
+        >
           ☰ <span class="sr">Menu</span>
         </button>
         <strong class="brand">Familiar</strong>
@@ -124,7 +138,12 @@ function App() {
       <div class="layout">
         <nav id="nav" class={navOpen ? "open" : ""} aria-label="console">
           {VIEWS.map(([id, label]) => (
-            <a key={id} href={`#/${id}`} aria-current={view === id ? "page" : undefined} onClick={() => setNavOpen(false)}>
+            <a
+              key={id}
+              href={`#/${id}`}
+              aria-current={view === id ? "page" : undefined}
+              onClick={() => setNavOpen(false)}
+            >
               {label}
               {id === "overview" && pending && <span class="dot" aria-label="config error" />}
             </a>

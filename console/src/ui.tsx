@@ -8,17 +8,35 @@ export const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US
 export const fmtTime = (ms: number | null | undefined): string =>
   ms ? new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" }) : "—";
 export const fmtDur = (ms: number | null | undefined): string =>
-  ms == null ? "—" : ms < 1000 ? `${Math.round(ms)} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`;
+  ms == null
+    ? "—"
+    : ms < 1000
+      ? `${Math.round(ms)} ms`
+      : ms < 120_000
+        ? `${(ms / 1000).toFixed(1)} s`
+        : `${Math.round(ms / 60_000)} min`;
 export const fmtBytes = (b: number): string => `${(b / 1048576).toFixed(1)} MiB`;
 export function fmtAgo(ms: number | null | undefined, now = Date.now()): string {
   if (!ms) return "—";
   const d = ms - now;
   const a = Math.abs(d);
-  const s = a < 60_000 ? `${Math.round(a / 1000)} s` : a < 3_600_000 ? `${Math.round(a / 60_000)} min` : a < 172_800_000 ? `${Math.round(a / 3_600_000)} h` : `${Math.round(a / 86_400_000)} d`;
+  const s =
+    a < 60_000
+      ? `${Math.round(a / 1000)} s`
+      : a < 3_600_000
+        ? `${Math.round(a / 60_000)} min`
+        : a < 172_800_000
+          ? `${Math.round(a / 3_600_000)} h`
+          : `${Math.round(a / 86_400_000)} d`;
   return d >= 0 ? `in ${s}` : `${s} ago`;
 }
 
-export function Card(props: { title: string; children: ComponentChildren; id?: string; actions?: ComponentChildren }) {
+export function Card(props: {
+  title: string;
+  children: ComponentChildren;
+  id?: string;
+  actions?: ComponentChildren;
+}) {
   return (
     <section class="card" id={props.id} aria-label={props.title}>
       <header>

@@ -96,7 +96,11 @@ export function consoleRoute(dir?: string) {
     }
     const rest = p.slice("/console/".length);
     const asset = /^assets\/([A-Za-z0-9_-][A-Za-z0-9._-]*)$/.exec(rest);
-    const rel = asset ? `assets/${asset[1]}` : rest === "" || rest === "index.html" ? "index.html" : undefined;
+    const rel = asset
+      ? `assets/${asset[1]}`
+      : rest === "" || rest === "index.html"
+        ? "index.html"
+        : undefined;
     const file = rel ? load(rel) : undefined;
     if (!file) {
       const missing = !root && !findConsoleDir();

@@ -83,9 +83,7 @@ export function consoleMethods(
       agent ?? null,
       agent ?? null,
     ];
-    const total = rt.ctx.db
-      .prepare<typeof args, { n: number }>(`SELECT COUNT(*) AS n ${where}`)
-      .get(...args);
+    const total = rt.ctx.db.prepare<typeof args, { n: number }>(`SELECT COUNT(*) AS n ${where}`).get(...args);
     const rows = rt.ctx.db
       .prepare<[...typeof args, number, number], SearchRow>(
         `SELECT s.key, s.id, s.agent_id, s.created_at, s.updated_at, s.model_override, s.parent_id,
@@ -222,7 +220,10 @@ export function consoleMethods(
         const userId = p.str("userId");
         if (!store.revoke(channel, userId))
           throw new MethodError("not_found", `${userId} is not on the ${channel} allow list`);
-        rt.ctx.logger.warn({ audit: "pairing", channel, userId }, `pairing of ${channel} user ${userId} revoked`);
+        rt.ctx.logger.warn(
+          { audit: "pairing", channel, userId },
+          `pairing of ${channel} user ${userId} revoked`,
+        );
         return { channel, userId, revoked: true };
       },
     ],

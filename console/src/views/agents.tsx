@@ -54,15 +54,30 @@ export function Agents() {
                 {agents.data.agents.map((a) => (
                   <tr key={a.id} data-agent={a.id}>
                     <td>
-                      <strong>{a.id}</strong> {a.id === agents.data!.default && <Badge state="ok">default</Badge>}
+                      <strong>{a.id}</strong>{" "}
+                      {a.id === agents.data!.default && <Badge state="ok">default</Badge>}
                       {a.description && <div class="muted">{a.description}</div>}
                     </td>
                     <td>
-                      <code>{a.engine && a.engine !== "model" ? `${a.engine} engine` : (a.model ?? "primary model")}</code>
+                      <code>
+                        {a.engine && a.engine !== "model"
+                          ? `${a.engine} engine`
+                          : (a.model ?? "primary model")}
+                      </code>
                     </td>
                     <td>{toolsText(a.tools)}</td>
                     <td>{a.source}</td>
-                    <td>{a.path ? <code>{a.path}</code> : a.source === "config" ? "config.yaml" : a.source === "api" ? "SQLite (API)" : "built in"}</td>
+                    <td>
+                      {a.path ? (
+                        <code>{a.path}</code>
+                      ) : a.source === "config" ? (
+                        "config.yaml"
+                      ) : a.source === "api" ? (
+                        "SQLite (API)"
+                      ) : (
+                        "built in"
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -82,11 +97,19 @@ export function Agents() {
                 <div>{t.description}</div>
                 <form class="inline" onSubmit={(e) => e.preventDefault()}>
                   <label for={`tpl-${t.id}`}>New agent id</label>
-                  <input id={`tpl-${t.id}`} value={names[t.id] ?? ""} placeholder={t.id} onInput={(e) => setNames({ ...names, [t.id]: e.currentTarget.value })} />
+                  <input
+                    id={`tpl-${t.id}`}
+                    value={names[t.id] ?? ""}
+                    placeholder={t.id}
+                    onInput={(e) => setNames({ ...names, [t.id]: e.currentTarget.value })}
+                  />
                   <ActionButton
                     action={async () => {
                       const name = names[t.id]?.trim();
-                      await api("/api/agents/from-template", { method: "POST", body: { templateId: t.id, ...(name ? { name } : {}) } });
+                      await api("/api/agents/from-template", {
+                        method: "POST",
+                        body: { templateId: t.id, ...(name ? { name } : {}) },
+                      });
                       agents.reload();
                     }}
                   >

@@ -1,6 +1,6 @@
 /** Approvals and pairing: pending exec approvals (approve/deny as the owner), pairing requests, allow lists. */
 import { gateway } from "../gateway";
-import { useLoad, useReloadOn } from "../hooks";
+import { useLoad, usePoll, useReloadOn } from "../hooks";
 import { ActionButton, Card, Empty, ErrorLine, fmtAgo, fmtTime } from "../ui";
 
 interface Approval {
@@ -33,23 +33,50 @@ export function Approvals() {
   // New approvals arrive during turns (tool events); pairing codes from channel messages.
   useReloadOn(ap, ["chat", "tick"]);
   useReloadOn(pr, ["chat", "tick", "channel.state"]);
+  // No event announces a new approval or pairing code: look again every 2 s while this view is open.
+  usePoll(ap, 2000);
+  usePoll(pr, 5000);
   return (
     <div class="grid">
-      <Card title="Pending approvals" id="approvals" actions={<button type="button" onClick={() => ap.reload()}>Refresh</button>}>
+      <Card
+        title="Pending approvals"
+        id="approvals"
+        actions={
+          <button type="button" onClick={() => ap.reload()}>
+            Refresh
+          </button>
+        }
+      >
         <ErrorLine error={ap.error} />
         {ap.data?.approvals.length ? (
           <ul class="rows">
             {ap.data.approvals.map((a) => (
               <li key={a.id} data-approval={a.id}>
                 <div>
-                  <strong>{a.kind}</strong> <span class="muted">from {a.sessionKey} · expires {fmtAgo(a.expiresAt)}</span>
+                  <strong>{a.kind}</strong>{" "}
+                  <span class="muted">
+                    from {a.sessionKey} · expires {fmtAgo(a.expiresAt)}
+                  </span>
                 </div>
                 <pre class="wrap">{a.summary}</pre>
                 <div class="toolbar">
-                  <ActionButton label={`approve ${a.id}`} action={async () => { await gateway.call("approvals.resolve", { id: a.id, decision: "approved" }); ap.reload(); }}>
+                  <ActionButton
+                    label={`approve ${a.id}`}
+                    action={async () => {
+                      await gateway.call("approvals.resolve", { id: a.id, decision: "approved" });
+                      ap.reload();
+                    }}
+                  >
                     Approve
                   </ActionButton>
-                  <ActionButton danger label={`deny ${a.id}`} action={async () => { await gateway.call("approvals.resolve", { id: a.id, decision: "denied" }); ap.reload(); }}>
+                  <ActionButton
+                    danger
+                    label={`deny ${a.id}`}
+                    action={async () => {
+                      await gateway.call("approvals.resolve", { id: a.id, decision: "denied" });
+                      ap.reload();
+                    }}
+                  >
                     Deny
                   </ActionButton>
                 </div>
@@ -70,7 +97,12 @@ export function Approvals() {
                 <span class="muted">
                   {r.channel} user {r.userId} · code <code>{r.code}</code> · expires {fmtAgo(r.expiresAt)}
                 </span>
-                <ActionButton action={async () => { await gateway.call("pairing.approve", { channel: r.channel, code: r.code }); pr.reload(); }}>
+                <ActionButton
+                  action={async () => {
+                    await gateway.call("pairing.approve", { channel: r.channel, code: r.code });
+                    pr.reload();
+                  }}
+                >
                   Approve
                 </ActionButton>
               </li>
@@ -89,14 +121,23 @@ export function Approvals() {
                 <span class="muted">
                   {u.channel} user {u.userId} · since {fmtTime(u.approvedAt)}
                 </span>
-                <ActionButton danger confirm={`Revoke ${u.userName ?? u.userId} on ${u.channel}?`} action={async () => { await gateway.call("pairing.revoke", { channel: u.channel, userId: u.userId }); pr.reload(); }}>
+                <ActionButton
+                  danger
+                  confirm={`Revoke ${u.userName ?? u.userId} on ${u.channel}?`}
+                  action={async () => {
+                    await gateway.call("pairing.revoke", { channel: u.channel, userId: u.userId });
+                    pr.reload();
+                  }}
+                >
                   Revoke
                 </ActionButton>
               </li>
             ))}
           </ul>
         ) : (
-          <Empty>No paired users. Users listed in a channel's allow_from in config.yaml are allowed too.</Empty>
+          <Empty>
+            No paired users. Users listed in a channel's allow_from in config.yaml are allowed too.
+          </Empty>
         )}
       </Card>
     </div>

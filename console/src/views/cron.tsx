@@ -51,30 +51,64 @@ export function Cron() {
             {jobs.data.jobs.map((j) => (
               <li key={j.id} data-job={j.id}>
                 <div>
-                  <strong>{j.id}</strong> <Badge state={j.running ? "running" : !j.enabled ? "paused" : j.problem ? "error" : j.lastStatus ?? "never run"} />{" "}
+                  <strong>{j.id}</strong>{" "}
+                  <Badge
+                    state={
+                      j.running
+                        ? "running"
+                        : !j.enabled
+                          ? "paused"
+                          : j.problem
+                            ? "error"
+                            : (j.lastStatus ?? "never run")
+                    }
+                  />{" "}
                   <span class="muted">
                     {j.schedule} · {j.source} · deliver {j.deliver}
                   </span>
                 </div>
                 <div class="muted">
-                  next {j.enabled && j.nextRunAt ? `${fmtAgo(j.nextRunAt)} (${fmtTime(j.nextRunAt)})` : "—"} · last {fmtAgo(j.lastRunAt)}
+                  next {j.enabled && j.nextRunAt ? `${fmtAgo(j.nextRunAt)} (${fmtTime(j.nextRunAt)})` : "—"} ·
+                  last {fmtAgo(j.lastRunAt)}
                 </div>
                 {(j.problem || j.lastError) && <div class="error">{j.problem ?? j.lastError}</div>}
                 <div class="toolbar">
-                  <ActionButton label={`run ${j.id} now`} action={async () => { await gateway.call("cron.run", { id: j.id }); jobs.reload(); }}>
+                  <ActionButton
+                    label={`run ${j.id} now`}
+                    action={async () => {
+                      await gateway.call("cron.run", { id: j.id });
+                      jobs.reload();
+                    }}
+                  >
                     Run now
                   </ActionButton>
                   {j.source === "runtime" && (
                     <>
-                      <ActionButton action={async () => { await gateway.call(j.enabled ? "cron.pause" : "cron.resume", { id: j.id }); jobs.reload(); }}>
+                      <ActionButton
+                        action={async () => {
+                          await gateway.call(j.enabled ? "cron.pause" : "cron.resume", { id: j.id });
+                          jobs.reload();
+                        }}
+                      >
                         {j.enabled ? "Pause" : "Resume"}
                       </ActionButton>
-                      <ActionButton danger confirm={`Remove the job ${j.id}?`} action={async () => { await gateway.call("cron.remove", { id: j.id }); jobs.reload(); }}>
+                      <ActionButton
+                        danger
+                        confirm={`Remove the job ${j.id}?`}
+                        action={async () => {
+                          await gateway.call("cron.remove", { id: j.id });
+                          jobs.reload();
+                        }}
+                      >
                         Remove
                       </ActionButton>
                     </>
                   )}
-                  <button type="button" aria-expanded={open === j.id} onClick={() => setOpen(open === j.id ? undefined : j.id)}>
+                  <button
+                    type="button"
+                    aria-expanded={open === j.id}
+                    onClick={() => setOpen(open === j.id ? undefined : j.id)}
+                  >
                     Runs
                   </button>
                 </div>
@@ -93,7 +127,10 @@ export function Cron() {
 }
 
 function Runs(props: { id: string }) {
-  const runs = useLoad(() => gateway.call<{ runs: Run[] }>("cron.runs", { id: props.id, limit: 20 }), [props.id]);
+  const runs = useLoad(
+    () => gateway.call<{ runs: Run[] }>("cron.runs", { id: props.id, limit: 20 }),
+    [props.id],
+  );
   useReloadOn(runs, ["cron"]);
   return (
     <div class="scroll runs" data-runs-of={props.id}>
@@ -142,7 +179,13 @@ function AddJob(props: { onAdded(): void }) {
     <Card title="Add a runtime job">
       <form class="stack" onSubmit={(e) => e.preventDefault()}>
         <label>
-          Id <input value={id} onInput={(e) => setId(e.currentTarget.value)} placeholder="daily-summary" required />
+          Id{" "}
+          <input
+            value={id}
+            onInput={(e) => setId(e.currentTarget.value)}
+            placeholder="daily-summary"
+            required
+          />
         </label>
         <label>
           Schedule
@@ -151,17 +194,30 @@ function AddJob(props: { onAdded(): void }) {
             <option value="every">every (e.g. 30m)</option>
             <option value="at">at (ISO time)</option>
           </select>
-          <input value={when} onInput={(e) => setWhen(e.currentTarget.value)} placeholder={kind === "cron" ? "0 8 * * *" : kind === "every" ? "30m" : "2026-12-24T18:00:00Z"} required />
+          <input
+            value={when}
+            onInput={(e) => setWhen(e.currentTarget.value)}
+            placeholder={kind === "cron" ? "0 8 * * *" : kind === "every" ? "30m" : "2026-12-24T18:00:00Z"}
+            required
+          />
         </label>
         <label>
-          Message <textarea value={message} onInput={(e) => setMessage(e.currentTarget.value)} rows={3} required />
+          Message{" "}
+          <textarea value={message} onInput={(e) => setMessage(e.currentTarget.value)} rows={3} required />
         </label>
         <label>
-          Deliver to <input value={deliver} onInput={(e) => setDeliver(e.currentTarget.value)} placeholder="none, last or telegram:123" />
+          Deliver to{" "}
+          <input
+            value={deliver}
+            onInput={(e) => setDeliver(e.currentTarget.value)}
+            placeholder="none, last or telegram:123"
+          />
         </label>
         <ActionButton
           action={async () => {
-            await gateway.call("cron.add", { job: { id: id.trim(), message, [kind]: when.trim(), deliver: deliver.trim() || "none" } });
+            await gateway.call("cron.add", {
+              job: { id: id.trim(), message, [kind]: when.trim(), deliver: deliver.trim() || "none" },
+            });
             setId("");
             setWhen("");
             setMessage("");

@@ -34,7 +34,8 @@ export function Logs() {
   useEffect(() => {
     if (conn !== "open") return;
     let live = true;
-    const parse = (l: unknown): LogLine => (typeof l === "string" ? (JSON.parse(l) as LogLine) : (l as LogLine));
+    const parse = (l: unknown): LogLine =>
+      typeof l === "string" ? (JSON.parse(l) as LogLine) : (l as LogLine);
     gateway.call<{ lines: unknown[] }>("logs.tail", { lines: 500, follow: true }).then(
       (r) => live && setLines(r.lines.map(parse)),
       (e: unknown) => live && setError((e as Error).message),
@@ -57,7 +58,11 @@ export function Logs() {
         <>
           <label>
             Level{" "}
-            <select value={String(min)} onChange={(e) => setMin(Number(e.currentTarget.value))} aria-label="minimum level">
+            <select
+              value={String(min)}
+              onChange={(e) => setMin(Number(e.currentTarget.value))}
+              aria-label="minimum level"
+            >
               {LEVELS.map(([v, n]) => (
                 <option key={v} value={String(v)}>
                   {n}+
@@ -79,8 +84,8 @@ export function Logs() {
           const extra = Object.keys(rest).length ? JSON.stringify(rest) : "";
           return (
             <li key={i} class={`lv-${lv}`} data-level={lv}>
-              <span class="t">{time ? new Date(time).toLocaleTimeString() : ""}</span> <span class="lv">{lv}</span> {msg}{" "}
-              {extra && <span class="muted">{extra}</span>}
+              <span class="t">{time ? new Date(time).toLocaleTimeString() : ""}</span>{" "}
+              <span class="lv">{lv}</span> {msg} {extra && <span class="muted">{extra}</span>}
             </li>
           );
         })}

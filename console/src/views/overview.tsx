@@ -14,12 +14,19 @@ interface Status {
   defaultAgent: string;
   primaryModel: string | null;
   fallbacks: string[];
-  models: { state: string; detail?: string; chain?: string[]; cooldowns?: { model: string; until: number; failures: number; reason: string }[] };
+  models: {
+    state: string;
+    detail?: string;
+    chain?: string[];
+    cooldowns?: { model: string; until: number; failures: number; reason: string }[];
+  };
   channels: Record<string, ChannelStatus>;
   queueDepth: number | null;
   tokensToday: { total: number; cost: number; calls: number };
   heartbeat: { state: string; detail?: string; nextRunAt?: number; every?: number };
-  cron: { id: string; nextRunAt: number | null; lastStatus: string | null; enabled: boolean }[] | { state: string; detail?: string };
+  cron:
+    | { id: string; nextRunAt: number | null; lastStatus: string | null; enabled: boolean }[]
+    | { state: string; detail?: string };
   gatewayClients: number;
   configError: string | null;
 }
@@ -32,7 +39,16 @@ interface SystemInfo {
   pendingRestart: string[];
 }
 
-const LIVE = ["channel.state", "config.error", "config.reloaded", "heartbeat", "cron", "tick", "chat", "session.changed"];
+const LIVE = [
+  "channel.state",
+  "config.error",
+  "config.reloaded",
+  "heartbeat",
+  "cron",
+  "tick",
+  "chat",
+  "session.changed",
+];
 
 export function Overview() {
   const status = useLoad(() => gateway.call<Status>("status"), []);
@@ -50,7 +66,8 @@ export function Overview() {
         <Card title="Config" id="config-card">
           {s?.configError && (
             <div class="alert" role="alert" id="config-error">
-              <strong>The last edit of {i?.configFile ?? "config.yaml"} was rejected</strong> (the previous config stays live):
+              <strong>The last edit of {i?.configFile ?? "config.yaml"} was rejected</strong> (the previous
+              config stays live):
               <pre>{s.configError}</pre>
             </div>
           )}
@@ -70,13 +87,15 @@ export function Overview() {
             <dd>{fmtDur(s.uptimeS * 1000)}</dd>
             <dt>Memory</dt>
             <dd>
-              RSS {fmtBytes(i.memory.rss)}, heap {fmtBytes(i.memory.heapUsed)} / {fmtBytes(i.memory.heapTotal)}
+              RSS {fmtBytes(i.memory.rss)}, heap {fmtBytes(i.memory.heapUsed)} /{" "}
+              {fmtBytes(i.memory.heapTotal)}
             </dd>
             <dt>Queue</dt>
             <dd>{s.queueDepth ?? "—"} waiting</dd>
             <dt>Today</dt>
             <dd>
-              {fmtInt(s.tokensToday.total)} tokens, {fmtCost(s.tokensToday.cost)} ({s.tokensToday.calls} calls)
+              {fmtInt(s.tokensToday.total)} tokens, {fmtCost(s.tokensToday.cost)} ({s.tokensToday.calls}{" "}
+              calls)
             </dd>
             <dt>Clients</dt>
             <dd>{s.gatewayClients} connected</dd>
@@ -91,7 +110,8 @@ export function Overview() {
             <ul class="rows">
               {Object.entries(s.channels).map(([id, c]) => (
                 <li key={id} data-channel={id}>
-                  <strong>{id}</strong> <Badge state={c.state} /> {c.identity && <span class="muted">{c.identity}</span>}
+                  <strong>{id}</strong> <Badge state={c.state} />{" "}
+                  {c.identity && <span class="muted">{c.identity}</span>}
                   <span class="muted"> since {fmtAgo(c.since)}</span>
                   {c.detail && <div class="detail">{c.detail}</div>}
                 </li>
@@ -115,7 +135,8 @@ export function Overview() {
             {s.models.detail && <p class="muted">{s.models.detail}</p>}
             {s.models.cooldowns?.map((c) => (
               <p key={c.model} class="warn-line">
-                {c.model} cooling down until {new Date(c.until).toLocaleTimeString()} ({c.failures} failures: {c.reason})
+                {c.model} cooling down until {new Date(c.until).toLocaleTimeString()} ({c.failures} failures:{" "}
+                {c.reason})
               </p>
             ))}
           </div>
@@ -128,7 +149,8 @@ export function Overview() {
           <dl class="facts">
             <dt>Heartbeat</dt>
             <dd>
-              <Badge state={s.heartbeat.state} /> {s.heartbeat.nextRunAt ? `next ${fmtAgo(s.heartbeat.nextRunAt)}` : s.heartbeat.detail ?? ""}
+              <Badge state={s.heartbeat.state} />{" "}
+              {s.heartbeat.nextRunAt ? `next ${fmtAgo(s.heartbeat.nextRunAt)}` : (s.heartbeat.detail ?? "")}
             </dd>
             <dt>Cron</dt>
             <dd>

@@ -21,7 +21,12 @@ export function Sessions() {
   const [applied, setApplied] = useState("");
   const [offset, setOffset] = useState(0);
   const list = useLoad(
-    () => gateway.call<{ total: number; sessions: Row[] }>("sessions.search", { query: applied, offset, limit: PAGE }),
+    () =>
+      gateway.call<{ total: number; sessions: Row[] }>("sessions.search", {
+        query: applied,
+        offset,
+        limit: PAGE,
+      }),
     [applied, offset],
   );
   useReloadOn(list, ["session.changed"]);
@@ -38,7 +43,13 @@ export function Sessions() {
         }}
       >
         <label for="session-q">Search</label>
-        <input id="session-q" type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="key, agent or words in the chat" />
+        <input
+          id="session-q"
+          type="search"
+          value={query}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+          placeholder="key, agent or words in the chat"
+        />
         <button type="submit">Search</button>
       </form>
       <ErrorLine error={list.error} />
@@ -64,9 +75,7 @@ export function Sessions() {
         <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
           ← Newer
         </button>
-        <span>
-          {total ? `${offset + 1}–${Math.min(offset + PAGE, total)} of ${total}` : "0"}
-        </span>
+        <span>{total ? `${offset + 1}–${Math.min(offset + PAGE, total)} of ${total}` : "0"}</span>
         <button type="button" disabled={offset + PAGE >= total} onClick={() => setOffset(offset + PAGE)}>
           Older →
         </button>
@@ -108,7 +117,13 @@ interface Message {
 interface Lineage {
   backward: { id: string; created_at: number }[];
   forward: { id: string; created_at: number }[];
-  summaries: { id: number; summary: string; tokens_before: number; tokens_after: number; created_at: number }[];
+  summaries: {
+    id: number;
+    summary: string;
+    tokens_before: number;
+    tokens_after: number;
+    created_at: number;
+  }[];
 }
 
 export function SessionView(props: { agent: string; id: string }) {
@@ -120,9 +135,11 @@ export function SessionView(props: { agent: string; id: string }) {
   useReloadOn(s, ["session.changed"]);
   const [model, setModel] = useState("");
   const sess = s.data;
-  const link = (id: string): string => `#/sessions/${encodeURIComponent(props.agent)}/${encodeURIComponent(id)}`;
+  const link = (id: string): string =>
+    `#/sessions/${encodeURIComponent(props.agent)}/${encodeURIComponent(id)}`;
   const results = new Map<string, Message>();
-  for (const m of msgs.data?.messages ?? []) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
+  for (const m of msgs.data?.messages ?? [])
+    if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
   return (
     <div class="grid">
       <p>
@@ -146,26 +163,62 @@ export function SessionView(props: { agent: string; id: string }) {
             <dd id="lineage">
               {sess.parent_id ? <a href={link(sess.parent_id)}>← predecessor</a> : "first of its line"}
               {" · "}
-              {sess.successor_id ? <a href={link(sess.successor_id)}>successor →</a> : sess.archived ? "archived" : "live"}
-              {lineage.data && lineage.data.backward.length + lineage.data.forward.length > 0 &&
+              {sess.successor_id ? (
+                <a href={link(sess.successor_id)}>successor →</a>
+              ) : sess.archived ? (
+                "archived"
+              ) : (
+                "live"
+              )}
+              {lineage.data &&
+                lineage.data.backward.length + lineage.data.forward.length > 0 &&
                 ` · ${lineage.data.backward.length} before, ${lineage.data.forward.length} after`}
             </dd>
           </dl>
           {!sess.archived && (
             <div class="toolbar">
-              <ActionButton action={() => gateway.call("sessions.reset", { sessionKey: sess.key, reason: "console" })} confirm="Start a new session for this key? The old one stays readable.">
+              <ActionButton
+                action={() => gateway.call("sessions.reset", { sessionKey: sess.key, reason: "console" })}
+                confirm="Start a new session for this key? The old one stays readable."
+              >
                 Reset
               </ActionButton>
-              <ActionButton action={async () => { await gateway.call("sessions.compact", { sessionKey: sess.key }); msgs.reload(); s.reload(); }}>
+              <ActionButton
+                action={async () => {
+                  await gateway.call("sessions.compact", { sessionKey: sess.key });
+                  msgs.reload();
+                  s.reload();
+                }}
+              >
                 Compact
               </ActionButton>
-              <ActionButton danger action={async () => { await gateway.call("sessions.delete", { sessionKey: sess.key }); location.hash = "#/sessions"; }} confirm="Delete this session and its messages?">
+              <ActionButton
+                danger
+                action={async () => {
+                  await gateway.call("sessions.delete", { sessionKey: sess.key });
+                  location.hash = "#/sessions";
+                }}
+                confirm="Delete this session and its messages?"
+              >
                 Delete
               </ActionButton>
               <form class="inline" onSubmit={(e) => e.preventDefault()}>
                 <label for="model-in">Model</label>
-                <input id="model-in" value={model} placeholder="provider/model (empty: agent's)" onInput={(e) => setModel(e.currentTarget.value)} />
-                <ActionButton action={async () => { await gateway.call("sessions.model", { sessionKey: sess.key, model: model.trim() || null }); s.reload(); }}>
+                <input
+                  id="model-in"
+                  value={model}
+                  placeholder="provider/model (empty: agent's)"
+                  onInput={(e) => setModel(e.currentTarget.value)}
+                />
+                <ActionButton
+                  action={async () => {
+                    await gateway.call("sessions.model", {
+                      sessionKey: sess.key,
+                      model: model.trim() || null,
+                    });
+                    s.reload();
+                  }}
+                >
                   Set model
                 </ActionButton>
               </form>

@@ -27,7 +27,15 @@ interface Report {
   request_id: string;
   root_request_id: string;
   calls: Call[];
-  totals: { usage: Usage; cost: number; unpriced_calls: number; model_calls: number; tool_calls: number; requests: number; max_depth: number };
+  totals: {
+    usage: Usage;
+    cost: number;
+    unpriced_calls: number;
+    model_calls: number;
+    tool_calls: number;
+    requests: number;
+    max_depth: number;
+  };
 }
 
 export function Traces(props: { id: string | undefined }) {
@@ -43,11 +51,20 @@ export function Traces(props: { id: string | undefined }) {
           }}
         >
           <label for="trace-id">Request id</label>
-          <input id="trace-id" value={input} onInput={(e) => setInput(e.currentTarget.value)} placeholder="request id from a reply, a log line or the usage list" />
+          <input
+            id="trace-id"
+            value={input}
+            onInput={(e) => setInput(e.currentTarget.value)}
+            placeholder="request id from a reply, a log line or the usage list"
+          />
           <button type="submit">Open</button>
         </form>
       </Card>
-      {props.id ? <TraceTree id={props.id} /> : <Empty>Pick a request from Usage or a session transcript.</Empty>}
+      {props.id ? (
+        <TraceTree id={props.id} />
+      ) : (
+        <Empty>Pick a request from Usage or a session transcript.</Empty>
+      )}
     </div>
   );
 }
@@ -64,17 +81,26 @@ function TraceTree(props: { id: string }) {
       {r ? (
         <>
           <p class="totals" id="trace-totals">
-            {r.totals.requests} turn(s), {r.totals.model_calls} model call(s), {r.totals.tool_calls} tool call(s), depth {r.totals.max_depth} ·{" "}
-            {fmtInt(r.totals.usage.input)} in / {fmtInt(r.totals.usage.output)} out · <strong>{fmtCost(r.totals.cost)}</strong>
-            {r.totals.unpriced_calls > 0 && ` (${r.totals.unpriced_calls} unpriced)`} · {fmtTime(start)} · {fmtDur(end - start)}
+            {r.totals.requests} turn(s), {r.totals.model_calls} model call(s), {r.totals.tool_calls} tool
+            call(s), depth {r.totals.max_depth} · {fmtInt(r.totals.usage.input)} in /{" "}
+            {fmtInt(r.totals.usage.output)} out · <strong>{fmtCost(r.totals.cost)}</strong>
+            {r.totals.unpriced_calls > 0 && ` (${r.totals.unpriced_calls} unpriced)`} · {fmtTime(start)} ·{" "}
+            {fmtDur(end - start)}
           </p>
           <ol class="tree" role="tree" aria-label="call tree">
             {r.calls.map((c) => {
               const dur = c.ended_at != null ? c.ended_at - c.started_at : null;
               const indent = c.depth + (c.kind === "turn" ? 0 : 1);
               return (
-                <li key={c.id} role="treeitem" class={`call ${c.kind}`} style={{ paddingLeft: `${indent * 1.2}rem` }} data-kind={c.kind}>
-                  <span class="kind">{c.kind}</span> <span class="name">{c.name}</span> <Badge state={c.status} />
+                <li
+                  key={c.id}
+                  role="treeitem"
+                  class={`call ${c.kind}`}
+                  style={{ paddingLeft: `${indent * 1.2}rem` }}
+                  data-kind={c.kind}
+                >
+                  <span class="kind">{c.kind}</span> <span class="name">{c.name}</span>{" "}
+                  <Badge state={c.status} />
                   <span class="muted">
                     {" "}
                     {fmtDur(dur)}
@@ -83,7 +109,12 @@ function TraceTree(props: { id: string }) {
                     {c.kind === "turn" && c.agent_id && ` · agent ${c.agent_id}`}
                   </span>
                   <span class="bar" aria-hidden="true">
-                    <span style={{ marginLeft: `${((c.started_at - start) / span) * 100}%`, width: `${Math.max(0.5, ((dur ?? 0) / span) * 100)}%` }} />
+                    <span
+                      style={{
+                        marginLeft: `${((c.started_at - start) / span) * 100}%`,
+                        width: `${Math.max(0.5, ((dur ?? 0) / span) * 100)}%`,
+                      }}
+                    />
                   </span>
                 </li>
               );

@@ -36,11 +36,15 @@ const SPLITS: [Split, string][] = [
   ["byModel", "Model"],
   ["byChannel", "Channel"],
 ];
-const fmtTokens = (v: number): string => (v >= 1e6 ? `${(v / 1e6).toFixed(1)}M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)}k` : `${Math.round(v)}`);
+const fmtTokens = (v: number): string =>
+  v >= 1e6 ? `${(v / 1e6).toFixed(1)}M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)}k` : `${Math.round(v)}`;
 
 export function Usage() {
   const daily = useLoad(() => gateway.call<Daily>("usage.daily", { days: 30 }), []);
-  const top = useLoad(() => gateway.call<{ sessions: TopSession[] }>("usage.sessions", { days: 30, limit: 10 }), []);
+  const top = useLoad(
+    () => gateway.call<{ sessions: TopSession[] }>("usage.sessions", { days: 30, limit: 10 }),
+    [],
+  );
   // A finished turn has written its usage rows: refresh the chart and the list.
   useReloadOn(daily, ["chat", "cron", "heartbeat"]);
   useReloadOn(top, ["chat", "cron", "heartbeat"]);
@@ -99,7 +103,11 @@ export function Usage() {
       >
         {d ? (
           <div data-today-cost={d.totals.cost[d.totals.cost.length - 1] ?? 0} class="chart-wrap">
-            {series.length ? <StackedBars days={d.days} series={series} format={format} /> : <Empty>No model calls in the last 30 days.</Empty>}
+            {series.length ? (
+              <StackedBars days={d.days} series={series} format={format} />
+            ) : (
+              <Empty>No model calls in the last 30 days.</Empty>
+            )}
             <details>
               <summary>As a table</summary>
               <div class="scroll">
@@ -152,7 +160,9 @@ export function Usage() {
                 {top.data.sessions.map((s) => (
                   <tr key={s.sessionId}>
                     <td>
-                      <a href={`#/sessions/${encodeURIComponent(s.agentId ?? "main")}/${encodeURIComponent(s.sessionId)}`}>
+                      <a
+                        href={`#/sessions/${encodeURIComponent(s.agentId ?? "main")}/${encodeURIComponent(s.sessionId)}`}
+                      >
                         {s.sessionKey ?? s.sessionId}
                       </a>
                     </td>
@@ -160,7 +170,15 @@ export function Usage() {
                     <td>{fmtInt(s.tokens)}</td>
                     <td>{s.calls}</td>
                     <td>{fmtAgo(s.lastAt)}</td>
-                    <td>{s.topRequestId ? <a class="trace-link" href={`#/traces/${encodeURIComponent(s.topRequestId)}`}>costliest request</a> : "—"}</td>
+                    <td>
+                      {s.topRequestId ? (
+                        <a class="trace-link" href={`#/traces/${encodeURIComponent(s.topRequestId)}`}>
+                          costliest request
+                        </a>
+                      ) : (
+                        "—"
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
