@@ -14,7 +14,14 @@ export interface ChartSeries {
 
 const COLORS = ["#2b5cd9", "#e07b00", "#1a9e6b", "#c2185b", "#7b4fd6", "#00838f", "#8d6e63", "#607d8b"];
 
-export function StackedBars(props: { days: string[]; series: ChartSeries[]; format: (v: number) => string }) {
+export function StackedBars(props: {
+  days: string[];
+  series: ChartSeries[];
+  /** Formats a value for the legend. */
+  format: (v: number) => string;
+  /** Formats an axis tick (short). */
+  axis: (v: number) => string;
+}) {
   const el = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const box = el.current;
@@ -35,7 +42,7 @@ export function StackedBars(props: { days: string[]; series: ChartSeries[]; form
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       axes: [
         { stroke: "currentColor", grid: { show: false } },
-        { stroke: "currentColor", size: 70, values: (_u, vals) => vals.map((v) => props.format(v)) },
+        { stroke: "currentColor", size: 64, values: (_u, vals) => vals.map((v) => props.axis(v)) },
       ],
       legend: { live: true },
       cursor: { points: { show: false } },
@@ -52,13 +59,15 @@ export function StackedBars(props: { days: string[]; series: ChartSeries[]; form
         })),
       ],
     };
-    const plot = new uPlot(opts, [xs, ...order.map((i) => sums[i]!)], box);
+    // A day without usage draws no bar (null), rather than a hairline at zero.
+    const data = order.map((i) => sums[i]!.map((v) => (v > 0 ? v : null)));
+    const plot = new uPlot(opts, [xs, ...data] as uPlot.AlignedData, box);
     const ro = new ResizeObserver(() => plot.setSize({ width: width(), height: 260 }));
     ro.observe(box);
     return () => {
       ro.disconnect();
       plot.destroy();
     };
-  }, [props.days, props.series, props.format]);
+  }, [props.days, props.series, props.format, props.axis]);
   return <div class="chart" ref={el} role="img" aria-label="usage per day, stacked" />;
 }

@@ -6,7 +6,16 @@ export const fmtCost = (usd: number): string =>
   usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toFixed(6)}` : `$${usd.toFixed(2)}`;
 export const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
 export const fmtTime = (ms: number | null | undefined): string =>
-  ms ? new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" }) : "—";
+  ms
+    ? new Date(ms).toLocaleString(undefined, {
+        year: "numeric",
+        month: "short",
+        day: "numeric",
+        hour: "2-digit",
+        minute: "2-digit",
+        second: "2-digit",
+      })
+    : "—";
 export const fmtDur = (ms: number | null | undefined): string =>
   ms == null
     ? "—"

@@ -27,6 +27,43 @@ interface Allowed {
   approvedAt: number;
 }
 
+interface ChannelCfg {
+  enabled?: boolean;
+  dm_policy?: string;
+  allow_from?: (string | number)[];
+}
+
+/** The allow lists of config.yaml (`channels.<name>.allow_from`, `dm_policy`), as the daemon has them. */
+function ConfigAllowLists() {
+  const cfg = useLoad(
+    () => gateway.call<{ config: { channels?: Record<string, ChannelCfg> } }>("config.get"),
+    [],
+  );
+  useReloadOn(cfg, ["config.reloaded"]);
+  const channels = Object.entries(cfg.data?.config.channels ?? {}).filter(
+    ([, c]) => c && typeof c === "object" && c.enabled,
+  );
+  return (
+    <Card title="Allow lists (config.yaml)" id="config-allow">
+      <ErrorLine error={cfg.error} />
+      {channels.length ? (
+        <ul class="rows">
+          {channels.map(([name, c]) => (
+            <li key={name}>
+              <strong>{name}</strong> <span class="muted">dm_policy {c.dm_policy ?? "pairing"}</span>
+              <div>
+                {c.allow_from?.length ? c.allow_from.join(", ") : <span class="muted">nobody listed</span>}
+              </div>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <Empty>{cfg.loading ? "Loading…" : "No chat channel is enabled."}</Empty>
+      )}
+    </Card>
+  );
+}
+
 export function Approvals() {
   const ap = useLoad(() => gateway.call<{ approvals: Approval[] }>("approvals.list"), []);
   const pr = useLoad(() => gateway.call<{ requests: PairReq[]; allowed: Allowed[] }>("pairing.list"), []);
@@ -112,7 +149,7 @@ export function Approvals() {
           <Empty>{pr.loading ? "Loading…" : "No pairing requests."}</Empty>
         )}
       </Card>
-      <Card title="Allow lists (paired users)" id="allowed">
+      <Card title="Paired users" id="allowed">
         {pr.data?.allowed.length ? (
           <ul class="rows">
             {pr.data.allowed.map((u) => (
@@ -135,11 +172,10 @@ export function Approvals() {
             ))}
           </ul>
         ) : (
-          <Empty>
-            No paired users. Users listed in a channel's allow_from in config.yaml are allowed too.
-          </Empty>
+          <Empty>No paired users.</Empty>
         )}
       </Card>
+      <ConfigAllowLists />
     </div>
   );
 }

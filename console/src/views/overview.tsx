@@ -62,7 +62,7 @@ export function Overview() {
   return (
     <div class="grid">
       <ErrorLine error={status.error ?? info.error} />
-      {(s?.configError || i?.pendingRestart.length) && (
+      {(!!s?.configError || !!i?.pendingRestart.length) && (
         <Card title="Config" id="config-card">
           {s?.configError && (
             <div class="alert" role="alert" id="config-error">

@@ -39,6 +39,10 @@ const SPLITS: [Split, string][] = [
 const fmtTokens = (v: number): string =>
   v >= 1e6 ? `${(v / 1e6).toFixed(1)}M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)}k` : `${Math.round(v)}`;
 
+/** Short dollar ticks: two significant digits below a cent ($0.0025), cents above. */
+const axisCost = (v: number): string =>
+  v === 0 ? "$0" : v < 0.01 ? `$${Number(v.toPrecision(2))}` : `$${v.toFixed(2)}`;
+
 export function Usage() {
   const daily = useLoad(() => gateway.call<Daily>("usage.daily", { days: 30 }), []);
   const top = useLoad(
@@ -56,6 +60,7 @@ export function Usage() {
     [d, split, metric],
   );
   const format = metric === "cost" ? fmtCost : fmtTokens;
+  const axis = metric === "cost" ? axisCost : fmtTokens;
   const total30 = d ? d.totals.cost.reduce((a, b) => a + b, 0) : 0;
   return (
     <div class="grid">
@@ -104,7 +109,7 @@ export function Usage() {
         {d ? (
           <div data-today-cost={d.totals.cost[d.totals.cost.length - 1] ?? 0} class="chart-wrap">
             {series.length ? (
-              <StackedBars days={d.days} series={series} format={format} />
+              <StackedBars days={d.days} series={series} format={format} axis={axis} />
             ) : (
               <Empty>No model calls in the last 30 days.</Empty>
             )}
