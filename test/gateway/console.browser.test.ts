@@ -195,7 +195,7 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await go("#/logs", ".log li");
     await page.selectOption('select[aria-label="minimum level"]', "40");
     await page.waitForFunction(() =>
-      [...document.querySelectorAll(".log li")].every((li) =>
+      Array.from(document.querySelectorAll(".log li")).every((li) =>
         /warn|error|fatal/.test(li.getAttribute("data-level") ?? ""),
       ),
     );
