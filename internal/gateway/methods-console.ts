@@ -53,6 +53,20 @@ async function packageVersion(): Promise<string> {
   return versionCache;
 }
 
+/** The long-term memory index: note files and their bytes (null when memory is not set up). */
+function memoryNotes(rt: GatewayRuntime): { files: number; bytes: number } | null {
+  try {
+    const r = rt.ctx.db
+      .prepare<[], { files: number; bytes: number }>(
+        "SELECT COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM memory_files",
+      )
+      .get();
+    return r ?? null;
+  } catch {
+    return null;
+  }
+}
+
 export function consoleMethods(
   rt: GatewayRuntime,
   pairing: () => Promise<PairingStore>,
@@ -141,6 +155,7 @@ export function consoleMethods(
           configFile: rt.deps.config.file,
           configError: rt.deps.config.error() ?? null,
           pendingRestart: rt.deps.config.pendingRestart(),
+          notes: memoryNotes(rt),
         };
       },
     ],

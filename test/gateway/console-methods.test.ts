@@ -258,5 +258,6 @@ describe("console websocket methods", () => {
       configError: null,
     });
     expect((info.memory as { rss: number }).rss).toBeGreaterThan(0);
+    expect(info.notes).toEqual({ files: expect.any(Number), bytes: expect.any(Number) });
   });
 });

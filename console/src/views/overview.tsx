@@ -37,6 +37,7 @@ interface SystemInfo {
   memory: { rss: number; heapUsed: number; heapTotal: number };
   configFile: string;
   pendingRestart: string[];
+  notes: { files: number; bytes: number } | null;
 }
 
 const LIVE = [
@@ -89,6 +90,12 @@ export function Overview() {
             <dd>
               RSS {fmtBytes(i.memory.rss)}, heap {fmtBytes(i.memory.heapUsed)} /{" "}
               {fmtBytes(i.memory.heapTotal)}
+            </dd>
+            <dt>Notes</dt>
+            <dd>
+              {i.notes
+                ? `${i.notes.files} memory file(s), ${(i.notes.bytes / 1024).toFixed(1)} KiB indexed`
+                : "—"}
             </dd>
             <dt>Queue</dt>
             <dd>{s.queueDepth ?? "—"} waiting</dd>
