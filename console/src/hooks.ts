@@ -51,10 +51,14 @@ export function useEvents(events: string[], fn: (event: string, payload: unknown
   }, [events.join(",")]);
 }
 
+const TURN_EDGES = new Set(["started", "final", "error", "aborted"]);
+
 /** Reloads `l` when one of `events` arrives (debounced to one reload per 300 ms). */
 export function useReloadOn(l: { reload(): void }, events: string[]): void {
   const timer = useRef<number | undefined>(undefined);
-  useEvents(events, () => {
+  useEvents(events, (event, payload) => {
+    // Streaming deltas and tool progress change nothing a view lists; the end of a turn does.
+    if (event === "chat" && !TURN_EDGES.has((payload as { state?: string } | null)?.state ?? "")) return;
     if (timer.current !== undefined) return;
     timer.current = window.setTimeout(() => {
       timer.current = undefined;

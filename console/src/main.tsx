@@ -4,7 +4,7 @@
  * gateway websocket and /api with that token.
  */
 import { render } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { clearToken, getToken, setToken, takeTokenFromFragment } from "./auth";
 import { gateway } from "./gateway";
 import { useConnState, useEvents, useRoute } from "./hooks";
@@ -72,10 +72,17 @@ function App() {
   const route = useRoute();
   const [pending, setPending] = useState(false);
   const [navOpen, setNavOpen] = useState(false);
-  // A config error or a pending approval is worth a dot in the navigation from any view.
+  // A rejected config edit is worth a dot in the navigation from any view.
   useEvents(["config.error", "config.reloaded"], (e) => setPending(e === "config.error"));
-  if (conn === "unauthorized") return <Login reason={gateway.lastError} />;
   const [view = "overview", a, b] = route;
+  // Keyboard and screen-reader users land on the new view's content, not back at the top of the menu.
+  const mainRef = useRef<HTMLElement>(null);
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else mainRef.current?.focus();
+  }, [view, a, b]);
+  if (conn === "unauthorized") return <Login reason={gateway.lastError} />;
   let body;
   switch (view) {
     case "usage":
@@ -149,7 +156,7 @@ function App() {
             </a>
           ))}
         </nav>
-        <main id="main" tabIndex={-1} data-view={view}>
+        <main id="main" ref={mainRef} tabIndex={-1} data-view={view}>
           <h1 class="view-title">{VIEWS.find(([id]) => id === view)?.[1] ?? "Overview"}</h1>
           {body}
         </main>

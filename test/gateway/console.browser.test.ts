@@ -132,7 +132,11 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
       () => tg.visible(owner.id).some((m) => m.text.includes("Hello from the fake model.")),
       30_000,
     );
-    await go("#/usage", "#usage-chart canvas");
+    // By keyboard: the menu is links, Enter opens the view and focus moves to its content.
+    await page.focus('nav a[href="#/usage"]');
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("#usage-chart canvas", { timeout: 20_000 });
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
     await page.waitForFunction(
       () =>
         Number(document.querySelector("#usage-chart [data-today-cost]")?.getAttribute("data-today-cost")) > 0,
