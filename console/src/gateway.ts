@@ -48,7 +48,13 @@ class Gateway {
           type: "req",
           id: 0,
           method: "connect",
-          params: { token: getToken(), client: { name: "console", version: "1" }, protocol: 1 },
+          // The owner's role: the console settles any approval (a chat-role client only its own).
+          params: {
+            token: getToken(),
+            client: { name: "console", version: "1" },
+            protocol: 1,
+            role: "owner",
+          },
         }),
       );
     };

@@ -202,9 +202,10 @@ export function consoleMethods(
       "approvals.resolve",
       (p, conn) => {
         const id = p.str("id");
-        const decision = p.str("decision");
+        const raw = p.str("decision");
+        const decision = raw === "approve" ? "approved" : raw === "deny" ? "denied" : raw;
         if (decision !== "approved" && decision !== "denied")
-          throw new MethodError("invalid_params", 'params.decision: expected "approved" or "denied"');
+          throw new MethodError("invalid_params", 'params.decision: expected "approve" or "deny"');
         const a = approvals();
         const pending = a.list().find((x) => x.id === id.trim().toLowerCase());
         if (!pending || !a.resolve(id, decision))

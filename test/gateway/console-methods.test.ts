@@ -72,7 +72,7 @@ function stranger(token: string | undefined, method: string): Promise<{ frames: 
           params: { ...(token ? { token } : {}), client: { name: "stranger" }, protocol: 1 },
         }),
       );
-      ws.send(JSON.stringify({ type: "req", id: 1, method, params: { id: "x", decision: "approved" } }));
+      ws.send(JSON.stringify({ type: "req", id: 1, method, params: { id: "x", decision: "approve" } }));
     });
     ws.on("message", (d) => frames.push(String(d)));
     ws.on("close", (code) => resolve({ frames, code }));
@@ -241,7 +241,7 @@ describe("console websocket methods", () => {
 
   it("answers approvals, pairing, heartbeat and system facts", async () => {
     expect(await c.request("approvals.list")).toEqual({ approvals: [] });
-    await expect(c.request("approvals.resolve", { id: "abc", decision: "approved" })).rejects.toMatchObject({
+    await expect(c.request("approvals.resolve", { id: "abc", decision: "approve" })).rejects.toMatchObject({
       code: "not_found",
     });
     await expect(c.request("approvals.resolve", { id: "abc", decision: "maybe" })).rejects.toMatchObject({

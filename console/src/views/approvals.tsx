@@ -100,7 +100,7 @@ export function Approvals() {
                   <ActionButton
                     label={`approve ${a.id}`}
                     action={async () => {
-                      await gateway.call("approvals.resolve", { id: a.id, decision: "approved" });
+                      await gateway.call("approvals.resolve", { id: a.id, decision: "approve" });
                       ap.reload();
                     }}
                   >
@@ -110,7 +110,7 @@ export function Approvals() {
                     danger
                     label={`deny ${a.id}`}
                     action={async () => {
-                      await gateway.call("approvals.resolve", { id: a.id, decision: "denied" });
+                      await gateway.call("approvals.resolve", { id: a.id, decision: "deny" });
                       ap.reload();
                     }}
                   >

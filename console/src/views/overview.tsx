@@ -36,7 +36,8 @@ interface SystemInfo {
   pid: number;
   memory: { rss: number; heapUsed: number; heapTotal: number };
   configFile: string;
-  pendingRestart: string[];
+  /** Key names, or `{key, running?, file?}` records. */
+  pendingRestart: (string | { key: string; running?: unknown; file?: unknown })[];
   notes: { files: number; bytes: number } | null;
 }
 
@@ -73,7 +74,18 @@ export function Overview() {
             </div>
           )}
           {i && i.pendingRestart.length > 0 && (
-            <p class="warn-line">Changed keys waiting for a restart: {i.pendingRestart.join(", ")}</p>
+            <p class="warn-line">
+              Changed keys waiting for a restart:{" "}
+              {i.pendingRestart
+                .map((k) =>
+                  typeof k === "string"
+                    ? k
+                    : "running" in k
+                      ? `${k.key} (${JSON.stringify(k.running)} → ${JSON.stringify(k.file)})`
+                      : k.key,
+                )
+                .join(", ")}
+            </p>
           )}
         </Card>
       )}
