@@ -38,6 +38,17 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
     };
   }, [...deps, n]);
   const reload = useCallback(() => setN((x) => x + 1), []);
+  // After a reconnect (daemon restart, network blip) a view loads again instead of keeping an error.
+  useEffect(() => {
+    let lost = false;
+    return gateway.on("$state", (st) => {
+      if (st === "closed") lost = true;
+      else if (st === "open" && lost) {
+        lost = false;
+        reload();
+      }
+    });
+  }, [reload]);
   return { data, error, loading, reload };
 }
 

@@ -126,10 +126,24 @@ interface Lineage {
   }[];
 }
 
+/** Every message of a session, page by page (500 a page, up to 40 pages), oldest first. */
+async function allMessages(base: string): Promise<{ messages: Message[]; truncated: boolean }> {
+  const messages: Message[] = [];
+  let after: number | null = 0;
+  for (let i = 0; i < 40 && after !== null; i++) {
+    const page: { messages: Message[]; next_after: number | null } = await api(
+      `${base}/messages?limit=500&after=${after}`,
+    );
+    messages.push(...page.messages);
+    after = page.next_after;
+  }
+  return { messages, truncated: after !== null };
+}
+
 export function SessionView(props: { agent: string; id: string }) {
   const base = `/api/agents/${encodeURIComponent(props.agent)}/sessions/${encodeURIComponent(props.id)}`;
   const s = useLoad(() => api<Session>(base), [base]);
-  const msgs = useLoad(() => api<{ messages: Message[] }>(`${base}/messages?limit=500`), [base]);
+  const msgs = useLoad(() => allMessages(base), [base]);
   const lineage = useLoad(() => api<Lineage>(`${base}/lineage`), [base]);
   useReloadOn(msgs, ["session.changed", "chat"]);
   useReloadOn(s, ["session.changed"]);
@@ -239,6 +253,7 @@ export function SessionView(props: { agent: string; id: string }) {
         </Card>
       ) : null}
       <Card title="Transcript" id="transcript">
+        {msgs.data?.truncated && <p class="warn-line">Showing the first 20,000 messages only.</p>}
         {msgs.data?.messages.length ? (
           <ol class="transcript">
             {msgs.data.messages
