@@ -155,6 +155,16 @@ function App() {
               {id === "overview" && pending && <span class="dot" aria-label="config error" />}
             </a>
           ))}
+          <button
+            type="button"
+            class="nav-logout"
+            onClick={() => {
+              clearToken();
+              gateway.reconnect();
+            }}
+          >
+            Log out
+          </button>
         </nav>
         <main id="main" ref={mainRef} tabIndex={-1} data-view={view}>
           <h1 class="view-title">{VIEWS.find(([id]) => id === view)?.[1] ?? "Overview"}</h1>

@@ -89,6 +89,26 @@ export function Overview() {
           )}
         </Card>
       )}
+      <Card title="Channels" id="channels">
+        {s ? (
+          Object.keys(s.channels).length ? (
+            <ul class="rows">
+              {Object.entries(s.channels).map(([id, c]) => (
+                <li key={id} data-channel={id}>
+                  <strong>{id}</strong> <Badge state={c.state} />{" "}
+                  {c.identity && <span class="muted">{c.identity}</span>}
+                  <span class="muted"> since {fmtAgo(c.since)}</span>
+                  {c.detail && <div class="detail">{c.detail}</div>}
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <Empty>No channels enabled (only the gateway).</Empty>
+          )
+        ) : (
+          <Empty>Loading…</Empty>
+        )}
+      </Card>
       <Card title="Daemon">
         {s && i ? (
           <dl class="facts">
@@ -119,26 +139,6 @@ export function Overview() {
             <dt>Clients</dt>
             <dd>{s.gatewayClients} connected</dd>
           </dl>
-        ) : (
-          <Empty>Loading…</Empty>
-        )}
-      </Card>
-      <Card title="Channels" id="channels">
-        {s ? (
-          Object.keys(s.channels).length ? (
-            <ul class="rows">
-              {Object.entries(s.channels).map(([id, c]) => (
-                <li key={id} data-channel={id}>
-                  <strong>{id}</strong> <Badge state={c.state} />{" "}
-                  {c.identity && <span class="muted">{c.identity}</span>}
-                  <span class="muted"> since {fmtAgo(c.since)}</span>
-                  {c.detail && <div class="detail">{c.detail}</div>}
-                </li>
-              ))}
-            </ul>
-          ) : (
-            <Empty>No channels enabled (only the gateway).</Empty>
-          )
         ) : (
           <Empty>Loading…</Empty>
         )}
