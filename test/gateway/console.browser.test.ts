@@ -41,6 +41,31 @@ let d: DaemonProcess;
 let browser: Browser;
 let page: Page;
 
+/** The daemon's config: the fake model with a price, Telegram with the owner allowed, one cron job. */
+function daemonConfig(): Record<string, unknown> {
+  return {
+    models: {
+      providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
+      primary: "fake/test-model",
+      max_retries: 0,
+      pricing: { "fake/test-model": { input: 3, output: 15 } },
+    },
+    gateway: { token: TOKEN },
+    channels: {
+      telegram: {
+        enabled: true,
+        token: tg.token,
+        api_root: tg.apiRoot,
+        dm_policy: "allowlist",
+        allow_from: [owner.id],
+      },
+    },
+    cron: {
+      jobs: [{ id: "morning", cron: "0 8 * * *", message: "Morning summary, please.", deliver: "none" }],
+    },
+  };
+}
+
 async function shoot(name: string): Promise<void> {
   // Let the chart and lists settle after the last event-driven reload.
   await page.waitForTimeout(400);
@@ -64,29 +89,7 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     mkdirSync(SHOTS, { recursive: true });
     llm = await startFakeOpenAI();
     tg = await startFakeTelegram();
-    d = await startDaemonProcess({
-      config: {
-        models: {
-          providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
-          primary: "fake/test-model",
-          max_retries: 0,
-          pricing: { "fake/test-model": { input: 3, output: 15 } },
-        },
-        gateway: { token: TOKEN },
-        channels: {
-          telegram: {
-            enabled: true,
-            token: tg.token,
-            api_root: tg.apiRoot,
-            dm_policy: "allowlist",
-            allow_from: [owner.id],
-          },
-        },
-        cron: {
-          jobs: [{ id: "morning", cron: "0 8 * * *", message: "Morning summary, please.", deliver: "none" }],
-        },
-      },
-    });
+    d = await startDaemonProcess({ config: daemonConfig() });
     const { chromium: pw } = await import("playwright-core");
     browser = await pw.launch({
       executablePath: chromium,
@@ -228,4 +231,19 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await p.waitForSelector('#conn[data-state="open"]', { timeout: 20_000 });
     await p.close();
   }, 60_000);
+
+  it("reconnects by itself after a daemon restart and shows fresh state", async () => {
+    const p = await browser.newPage({ viewport: DESKTOP });
+    await p.goto(`${d.url}/console/#token=${TOKEN}`);
+    await p.waitForSelector('#conn[data-state="open"]', { timeout: 20_000 });
+    const { dir, port } = d;
+    await d.stop();
+    await p.waitForSelector('#conn:not([data-state="open"])', { timeout: 20_000 });
+    // The same data and port, with a valid config again (the first test left a rejected edit).
+    d = await startDaemonProcess({ dir, port, config: daemonConfig() });
+    await p.waitForSelector('#conn[data-state="open"]', { timeout: 30_000 });
+    await p.waitForSelector('[data-channel="telegram"] .badge[data-state="connected"]', { timeout: 30_000 });
+    expect(await p.$("#config-error")).toBeNull();
+    await p.close();
+  }, 90_000);
 });
