@@ -182,6 +182,20 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await page.click('[data-job="morning"] button:has-text("Runs")');
     await page.waitForSelector('[data-runs-of="morning"] tr.run[data-status="ok"]', { timeout: 30_000 });
     await page.waitForSelector("#heartbeat");
+    // A runtime job: added from the form, paused, resumed and removed.
+    await page.fill('input[placeholder="daily-summary"]', "tea-time");
+    await page.selectOption("form.stack select", "every");
+    await page.fill('input[placeholder="30m"]', "4h");
+    await page.fill("form.stack textarea", "Remind me to drink tea.");
+    await page.click('button:has-text("Add job")');
+    await page.waitForSelector('[data-job="tea-time"]', { timeout: 10_000 });
+    await page.click('[data-job="tea-time"] button:has-text("Pause")');
+    await page.waitForSelector('[data-job="tea-time"] .badge[data-state="paused"]', { timeout: 10_000 });
+    await page.click('[data-job="tea-time"] button:has-text("Resume")');
+    await page.waitForSelector('[data-job="tea-time"] button:has-text("Pause")', { timeout: 10_000 });
+    page.once("dialog", (dlg) => void dlg.accept());
+    await page.click('[data-job="tea-time"] button:has-text("Remove")');
+    await page.waitForSelector('[data-job="tea-time"]', { state: "detached", timeout: 10_000 });
     await shoot("cron");
 
     // Sessions, a transcript with the folded tool call, agents and logs.
