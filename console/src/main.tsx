@@ -14,7 +14,8 @@ import { Approvals } from "./views/approvals";
 import { Cron } from "./views/cron";
 import { Logs } from "./views/logs";
 import { Overview } from "./views/overview";
-import { SessionView, Sessions } from "./views/sessions";
+import { SessionView } from "./views/session-view";
+import { Sessions } from "./views/sessions";
 import { Traces } from "./views/traces";
 import { Usage } from "./views/usage";
 

@@ -112,6 +112,12 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
 
   it("logs in through the link, and every view works against the running daemon", async () => {
     const foreign: string[] = [];
+    // No script error and no Content-Security-Policy violation on any view.
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
     page.on("request", (r) => {
       if (!r.url().startsWith(d.url) && !r.url().startsWith("data:")) foreign.push(r.url());
     });
@@ -233,6 +239,7 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
 
     // Nothing was fetched from anywhere but the daemon.
     expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
   }, 240_000);
 
   it("a wrong token brings the login form with the server's reason", async () => {
