@@ -132,6 +132,8 @@ class Gateway {
         this.ws?.send(JSON.stringify({ type: "req", id, method, params }));
       };
       if (this.state === "open") send();
+      // Logged out: nothing will open the socket until a new token, so fail now instead of piling up.
+      else if (this.state === "unauthorized") reject(new GatewayError("unauthorized", this.lastError));
       else this.queue.push(send);
     });
   }

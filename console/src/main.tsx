@@ -7,7 +7,7 @@ import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { clearToken, getToken, setToken, takeTokenFromFragment } from "./auth";
 import { gateway } from "./gateway";
-import { useConnState, useEvents, useRoute } from "./hooks";
+import { useConnState, useEvents, useLoad, usePoll, useReloadOn, useRoute } from "./hooks";
 import "./styles.css";
 import { Agents } from "./views/agents";
 import { Approvals } from "./views/approvals";
@@ -75,6 +75,13 @@ function App() {
   const [navOpen, setNavOpen] = useState(false);
   // A rejected config edit is worth a dot in the navigation from any view.
   useEvents(["config.error", "config.reloaded"], (e) => setPending(e === "config.error"));
+  // Approvals waiting for the owner, counted in the menu from any view (no event announces them).
+  const waiting = useLoad(
+    () => gateway.call<{ approvals: unknown[] }>("approvals.list").then((r) => r.approvals.length),
+    [],
+  );
+  usePoll(waiting, 5000);
+  useReloadOn(waiting, ["chat"]);
   const [view = "overview", a, b] = route;
   // Keyboard and screen-reader users land on the new view's content, not back at the top of the menu.
   const mainRef = useRef<HTMLElement>(null);
@@ -154,6 +161,11 @@ function App() {
             >
               {label}
               {id === "overview" && pending && <span class="dot" aria-label="config error" />}
+              {id === "approvals" && !!waiting.data && (
+                <span class="count" aria-label={`${waiting.data} waiting`}>
+                  {waiting.data}
+                </span>
+              )}
             </a>
           ))}
           <button

@@ -168,6 +168,8 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
       { text: "The file is made." },
     );
     tg.pushText(owner, "please make the file");
+    // The menu counts it from any view.
+    await page.waitForSelector('nav a[href="#/approvals"] .count', { timeout: 20_000 });
     await go("#/approvals", "[data-approval]");
     expect(await page.textContent("[data-approval] pre")).toContain("touch approved-by-console.txt");
     await shoot("approvals");
