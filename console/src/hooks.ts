@@ -42,7 +42,7 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
   useEffect(() => {
     let lost = false;
     return gateway.on("$state", (st) => {
-      if (st === "closed") lost = true;
+      if (st === "closed" || st === "unauthorized") lost = true;
       else if (st === "open" && lost) {
         lost = false;
         reload();
