@@ -51,6 +51,8 @@ function daemonConfig(): Record<string, unknown> {
       pricing: { "fake/test-model": { input: 3, output: 15 } },
     },
     gateway: { token: TOKEN },
+    // Short sessions can be compacted (the test compacts one of six messages).
+    agents: { defaults: { compact: { keep_last_n: 2 } } },
     channels: {
       telegram: {
         enabled: true,
@@ -219,6 +221,12 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     expect(await page.textContent("#transcript details.toolcall summary")).toContain("exec");
     expect(await page.isVisible("#transcript details.toolcall pre")).toBe(false);
     await shoot("session");
+    // Compact it from the console: the old session links to its successor and back.
+    llm.enqueue({ text: "Summary: the owner said hello and asked for a file, which was made." });
+    await page.click('#session-head button:has-text("Compact")');
+    await page.click("#lineage a:has-text('successor')", { timeout: 20_000 });
+    await page.waitForSelector("#lineage a:has-text('predecessor')", { timeout: 20_000 });
+    await page.waitForSelector("#transcript .msg.system, #summaries details", { timeout: 20_000 });
     await go("#/agents", '[data-agent="main"]');
     await shoot("agents");
     await go("#/logs", ".log li");

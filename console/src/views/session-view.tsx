@@ -161,7 +161,7 @@ export function SessionView(props: { agent: string; id: string }) {
         </Card>
       )}
       {lineage.data?.summaries.length ? (
-        <Card title="Compaction summaries">
+        <Card title="Compaction summaries" id="summaries">
           {lineage.data.summaries.map((x) => (
             <details key={x.id}>
               <summary>
