@@ -5,9 +5,9 @@
  *   npm run bench -- [--only a,b] [--quick] [--runs N] [--json out.json] [--cpu-prof DIR]
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
- * Benchmarks: cold-start, rss, turn-overhead, throughput, telegram, store, prompt-cost.
+ * Benchmarks: cold-start, rss, turn-overhead, throughput, telegram, store, prompt-cost, sandbox.
  * Sizes (--size name=value): rssTurns, overheadTurns, throughputTurns, telegramTurns, storeMessages,
- * memoryNotes, heartbeatTicks, coldStartRuns. `--quick` divides the turn counts by 10 for a smoke run.
+ * memoryNotes, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -17,6 +17,7 @@ import { machineInfo, load1 } from "./lib/machine.js";
 import { formatTable, type BenchOptions, type BenchResult } from "./lib/report.js";
 import { promptCost } from "./prompt-cost.js";
 import { rssGrowth } from "./rss-growth.js";
+import { sandboxBench } from "./sandbox.js";
 import { storeBench } from "./store.js";
 import { telegramLatency } from "./telegram-latency.js";
 import { throughput } from "./throughput.js";
@@ -30,6 +31,7 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   telegram: telegramLatency,
   store: storeBench,
   "prompt-cost": promptCost,
+  sandbox: sandboxBench,
 };
 
 function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?: string } {
@@ -43,6 +45,7 @@ function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?:
     storeMessages: 10_000,
     memoryNotes: 10_000,
     heartbeatTicks: 60,
+    sandboxRuns: 200,
     nodeFlags: [],
   };
   let only = Object.keys(BENCHES);
@@ -77,7 +80,7 @@ function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?:
     } else throw new Error(`unknown argument ${a}`);
   }
   if (quick)
-    for (const k of ["rssTurns", "overheadTurns", "throughputTurns", "telegramTurns"] as const)
+    for (const k of ["rssTurns", "overheadTurns", "throughputTurns", "telegramTurns", "sandboxRuns"] as const)
       opts[k] = Math.max(10, Math.round(opts[k] / 10));
   for (const name of only) if (!BENCHES[name]) throw new Error(`unknown benchmark ${name}`);
   return { opts, only, ...(json ? { json } : {}) };

@@ -187,7 +187,17 @@ describe("familiar doctor", () => {
     expect(line(r.stdout, "workspace")).toBe(`ok    workspace: ${join(dir, "workspace")} (AGENTS.md)`);
     expect(line(r.stdout, "gateway")).toMatch(/^ok {4}gateway: 127\.0\.0\.1:\d+ is free$/);
     expect(line(r.stdout, "provider fake")).toBe("ok    provider fake: reachable, key accepted (1 models)");
-    expect(r.stdout.trim().split("\n").at(-1)).toBe("all checks passed");
+    // The sandbox line: bubblewrap works (ok), or what to install (a warning, not a failure).
+    const { probeSandbox } = await import("../internal/tools/sandbox/sandbox-probe.js");
+    const sandboxOk = (await probeSandbox()).ok;
+    expect(line(r.stdout, "sandbox")).toMatch(
+      sandboxOk
+        ? /^ok {4}sandbox: bubblewrap [\d.]+ at \S*bwrap works \(no network/
+        : /^warn {2}sandbox: not available: .*bubblewrap/,
+    );
+    expect(r.stdout.trim().split("\n").at(-1)).toBe(
+      sandboxOk ? "all checks passed" : "all checks passed (1 warning)",
+    );
     // The fake answers 401 to any other key, so "key accepted" proves the configured key was sent.
   });
 
@@ -242,6 +252,14 @@ describe("familiar doctor", () => {
     expect(r.code).toBe(1);
     expect(line(r.stdout, "provider slow")).toBe(
       `fail  provider slow: unreachable: no answer from http://127.0.0.1:${port}/v1/models within 5 s`,
+    );
+  });
+
+  it("warns when the sandbox is turned off and says what every command does then", async () => {
+    const { dir } = await setup("tools:\n  exec:\n    sandbox:\n      enabled: false\n");
+    const r = await cli(["doctor"], { cwd: dir });
+    expect(line(r.stdout, "sandbox")).toMatch(
+      /^warn {2}sandbox: off \(tools\.exec\.sandbox\.enabled: false\): every command outside tools\.exec\.allowlist asks the owner first/,
     );
   });
 

@@ -31,6 +31,8 @@ export interface BenchOptions {
   storeMessages: number;
   memoryNotes: number;
   heartbeatTicks: number;
+  /** Pairs of `true` runs (plain, sandboxed) for the sandbox overhead. */
+  sandboxRuns: number;
   /** Extra node flags for daemons (e.g. --cpu-prof). */
   nodeFlags: string[];
 }

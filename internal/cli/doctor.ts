@@ -1,7 +1,8 @@
 /**
  * `familiar doctor [--config PATH]`: checks what a daemon needs, one line per check:
- * Node version, config validity, data dir writable, workspace, gateway address, each model provider
- * (reachable, credentials accepted), and channel tokens. Exits 1 when any check fails.
+ * Node version, config validity, data dir writable, workspace, the exec sandbox (bubblewrap works, or
+ * what to install), gateway address, each model provider (reachable, credentials accepted), and
+ * channel tokens. Exits 1 when any check fails.
  *
  * Provider checks separate "the server answered and refused" (HTTP 401/403: fix the key) from
  * "unreachable" (refused connection, unknown host, timeout: fix the URL or the network).
@@ -76,6 +77,9 @@ export async function runDoctor(
 
   out.push(checkDataDir(cfg.data_dir));
   out.push(checkWorkspace(cfg.workspace));
+  // Whether exec commands run in bubblewrap, and what to install when they cannot (issue 18).
+  const { checkSandbox } = await import("../tools/sandbox/sandbox-mode.js");
+  out.push({ name: "sandbox", ...(await checkSandbox(cfg)) });
   if (cfg.gateway.enabled) out.push(await checkGateway(cfg));
   out.push(...(await checkProviders(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS)));
   out.push(...checkChannels(cfg));

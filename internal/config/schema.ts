@@ -204,6 +204,11 @@ const hookSchema = z
   })
   .strict();
 
+/** A path granted to the sandbox: absolute, or `~/...` (the daemon user's home). */
+const absolutePath = z.string().refine((p) => p.startsWith("/") || p.startsWith("~/"), {
+  error: "expected an absolute path (or one starting with ~/)",
+});
+
 const mcpServerSchema = z
   .object({
     command: z.string().optional(),
@@ -212,6 +217,9 @@ const mcpServerSchema = z
     url: z.url().optional(),
     headers: z.record(z.string(), z.string()).default({}),
     enabled: z.boolean().default(true),
+    /** Run a stdio server under bubblewrap (workspace read-write, network on unless turned off). */
+    sandbox: z.boolean().default(false),
+    sandbox_network: z.boolean().default(true),
   })
   .strict()
   .refine((s) => (s.command === undefined) !== (s.url === undefined), {
@@ -388,12 +396,23 @@ export const configSchema = z
           .object({
             security: z.enum(["deny", "allowlist", "full"]).default("allowlist"),
             ask: z.enum(["off", "on-miss", "always"]).default("on-miss"),
-            allowlist: z
-              .array(z.string())
-              .default(["ls *", "cat *", "echo *", "pwd", "date", "git status", "git log *", "grep *"]),
+            // Outside the sandbox only: commands that take no path and run no program.
+            allowlist: z.array(z.string()).default(["pwd", "date", "whoami", "echo *", "uname *"]),
             timeout_s: z.number().int().positive().default(60),
             max_output_chars: z.number().int().positive().default(16_000),
             approval_timeout_s: z.number().int().positive().default(300),
+            sandbox: z
+              .object({
+                enabled: z.boolean().default(true),
+                network: z.boolean().default(false),
+                ro: z.array(absolutePath).default([]),
+                rw: z.array(absolutePath).default([]),
+                memory_mb: z.number().int().min(64).default(4096),
+                max_processes: z.number().int().min(8).default(512),
+                max_file_mb: z.number().int().min(1).default(1024),
+              })
+              .strict()
+              .prefault({}),
           })
           .strict()
           .prefault({}),

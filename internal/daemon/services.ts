@@ -71,7 +71,7 @@ export async function buildServices(
   // skillsSection: () => tools.skills.promptSection(), requestApproval: tools.requestApproval.
   {
     const { createToolsService } = await import("../tools/service.js");
-    const tools = createToolsService(ctx, { channels });
+    const tools = createToolsService(ctx, { channels, configFile: config.file });
     parts.extra.tools = tools.registry;
     parts.extra.approvals = tools.approvals;
     parts.extra.skills = tools.skills;

@@ -7,6 +7,8 @@
  * that leaves the workspace (an absolute path, `~`, or a `..` segment: `cat ~/.ssh/id_rsa`). So
  * `echo hi; rm -rf ~` does not ride on the `echo *` pattern, and `cat *` stays inside the workspace
  * like the file tools; such commands are a miss and go to the owner (`ask: on-miss`).
+ * Backslashes, quotes, `$`, backticks, `~` and braces are refused outright: a policy that parses shell
+ * text loses to the shell, so the allow list is a convenience for the unsandboxed mode, not a boundary.
  */
 
 /** `allow` = run now; `ask` = ask the owner first; `deny` = refuse (with the reason). */
@@ -104,8 +106,16 @@ export function argumentWords(cmd: string): string[] {
   );
 }
 
+/**
+ * Characters whose meaning the shell decides, not this check: a backslash (`cat \/etc/hostname` reads
+ * `/etc/hostname`, `.\./x` is `../x`), quotes, `$` in any form, backticks, `~` and braces. A command
+ * holding one is never allow-listed; it goes to the owner.
+ */
+const UNJUDGED = /[\\'"`$~{}]/;
+
 /** True when the whole command is covered by the allow list (see the module invariant). */
 export function matchesAllowlist(cmd: string, allowlist: readonly string[]): boolean {
+  if (UNJUDGED.test(cmd)) return false;
   const { segments, unsafe } = splitCommand(cmd);
   if (unsafe || segments.length === 0) return false;
   if (segments.some(leavesWorkspace)) return false;

@@ -1,26 +1,23 @@
 /**
  * File tools confined to the workspace: read_file, write_file, edit_file, list_dir.
- * Every path goes through {@link resolveInWorkspace} (real-path confinement, no `..`, no escaping
- * symlinks, also for files that do not exist yet).
+ * Every path is opened with {@link openBeneath}: component by component from the workspace root, no
+ * `..`, never following a symlink out of it, so a swap between a check and the open cannot escape.
+ * Writes to files that make the owner's own tools run code (`.git/config`, `.envrc`...) ask first.
  */
-import { lstat, mkdir, readdir, readFile, stat, writeFile, appendFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { constants } from "node:fs";
+import { lstat, open, readdir, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
 import { z } from "zod";
-import { defineTool, ToolError, type Tool } from "./tool.js";
-import { displayPath, resolveInWorkspace } from "./workspace-path.js";
+import { beneathSupported, openBeneath } from "./safe-open.js";
+import { ownerToolFileReason } from "./sandbox/owner-tool-files.js";
+import { defineTool, ToolError, type Tool, type ToolContext } from "./tool.js";
 
 /** Files larger than this are refused by read_file/edit_file (use line ranges on smaller files). */
 const MAX_FILE_BYTES = 8 * 1024 * 1024;
 
-async function readText(real: string, shown: string): Promise<string> {
-  let st;
-  try {
-    st = await stat(real);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT")
-      throw new ToolError("FILE_NOT_FOUND", `file "${shown}" does not exist`);
-    throw err;
-  }
+/** Reads a whole regular text file from an open handle (size and binary checks first). */
+async function readHandle(fh: FileHandle, shown: string): Promise<string> {
+  const st = await fh.stat();
   if (st.isDirectory()) throw new ToolError("FILE_IS_DIR", `"${shown}" is a directory; use list_dir`);
   // A FIFO or device would block the read (and the turn) until aborted, or never end.
   if (!st.isFile()) throw new ToolError("FILE_NOT_REGULAR", `"${shown}" is not a regular file`);
@@ -29,10 +26,46 @@ async function readText(real: string, shown: string): Promise<string> {
       "FILE_TOO_LARGE",
       `file "${shown}" is ${st.size} bytes; the limit is ${MAX_FILE_BYTES}`,
     );
-  const buf = await readFile(real);
+  const buf = await fh.readFile();
   if (buf.subarray(0, 8192).includes(0))
     throw new ToolError("FILE_BINARY", `file "${shown}" looks binary; only text files can be read`);
   return buf.toString("utf8");
+}
+
+/** Runs `fn` on the handle and closes it. */
+async function using<T>(h: { handle: FileHandle }, fn: (fh: FileHandle) => Promise<T>): Promise<T> {
+  try {
+    return await fn(h.handle);
+  } finally {
+    await h.handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The approval gate for files that make the owner's own tools run code (owner-tool-files.ts): asked
+ * even with the sandbox on, since the owner's `git status` runs outside any sandbox.
+ */
+function ownerToolGate(ctx: ToolContext, tool: string, content: string) {
+  return async (rel: string): Promise<void> => {
+    const reason = ownerToolFileReason(rel);
+    if (!reason) return;
+    if (!ctx.replyTarget)
+      throw new ToolError(
+        "FILE_NEEDS_APPROVAL",
+        `refused: ${reason}, and this session has no channel to ask the owner on`,
+      );
+    const preview =
+      content.length > 600
+        ? `${content.slice(0, 600)}\n[... ${content.length - 600} more characters]`
+        : content;
+    const decision = await ctx.requestApproval({
+      kind: "file",
+      summary: `${tool} ${rel}\n(${reason})\n---\n${preview}`,
+    });
+    if (decision === "denied") throw new ToolError("FILE_DENIED", `the owner denied writing ${rel}`);
+    if (decision === "expired")
+      throw new ToolError("FILE_APPROVAL_EXPIRED", `the approval request for ${rel} expired; not written`);
+  };
 }
 
 const readSchema = z
@@ -70,6 +103,35 @@ const listSchema = z
   })
   .strict();
 
+/** edit_file's work on an open (read-write) handle. */
+async function editHandle(fh: FileHandle, args: z.infer<typeof editSchema>): Promise<string> {
+  const text = await readHandle(fh, args.path);
+  const count = text.split(args.old_text).length - 1;
+  if (count === 0)
+    throw new ToolError(
+      "EDIT_NOT_FOUND",
+      `old_text was not found in ${args.path}; read the file and copy the text exactly (whitespace included)`,
+    );
+  if (count > 1 && !args.replace_all)
+    throw new ToolError(
+      "EDIT_AMBIGUOUS",
+      `old_text occurs ${count} times in ${args.path}; include more surrounding text or set replace_all=true`,
+    );
+  const next = args.replace_all
+    ? text.split(args.old_text).join(args.new_text)
+    : text.replace(args.old_text, () => args.new_text);
+  await fh.truncate(0);
+  await fh.write(next, 0, "utf8");
+  return `replaced ${args.replace_all ? count : 1} occurrence(s) in ${args.path}`;
+}
+
+const O_DIR_NOFOLLOW = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** The path to read a held folder through: its descriptor where /proc exists, else its real path. */
+function dirPath(dir: FileHandle, workspace: string, rel: string, prefix: string): string {
+  return beneathSupported() ? `/proc/self/fd/${dir.fd}` : join(workspace, rel, prefix);
+}
+
 const SKIP_DIRS = new Set([".git", "node_modules"]);
 const MAX_ENTRIES = 500;
 
@@ -81,8 +143,8 @@ export function createFsTools(): Tool[] {
     description: "Read a text file in the workspace, optionally a line range (start_line..end_line).",
     schema: readSchema,
     async execute(args, _signal, ctx) {
-      const real = await resolveInWorkspace(ctx.workspace, args.path);
-      const text = await readText(real, args.path);
+      const opened = await openBeneath(ctx.workspace, args.path, { mode: "r" });
+      const text = await using(opened, (fh) => readHandle(fh, args.path));
       if (args.start_line === undefined && args.end_line === undefined) return text;
       const lines = text.split("\n");
       const start = args.start_line ?? 1;
@@ -102,14 +164,18 @@ export function createFsTools(): Tool[] {
     description: "Create or overwrite a text file in the workspace (or append with append=true).",
     schema: writeSchema,
     async execute(args, _signal, ctx) {
-      const real = await resolveInWorkspace(ctx.workspace, args.path);
-      const st = await lstat(real).catch(() => undefined);
-      if (st?.isDirectory()) throw new ToolError("FILE_IS_DIR", `"${args.path}" is a directory`);
-      if (st && !st.isFile()) throw new ToolError("FILE_NOT_REGULAR", `"${args.path}" is not a regular file`);
-      await mkdir(dirname(real), { recursive: true });
-      if (args.append) await appendFile(real, args.content);
-      else await writeFile(real, args.content);
-      const shown = await displayPath(ctx.workspace, real);
+      const opened = await openBeneath(ctx.workspace, args.path, {
+        mode: args.append ? "a" : "w",
+        mkdirs: true,
+        beforeOpen: ownerToolGate(ctx, "write_file", args.content),
+      });
+      await using(opened, async (fh) => {
+        const st = await fh.stat();
+        if (!st.isFile()) throw new ToolError("FILE_NOT_REGULAR", `"${args.path}" is not a regular file`);
+        if (!args.append) await fh.truncate(0);
+        await fh.writeFile(args.content);
+      });
+      const shown = opened.rel;
       return `${args.append ? "appended" : "wrote"} ${Buffer.byteLength(args.content)} bytes to ${shown}`;
     },
   });
@@ -121,41 +187,34 @@ export function createFsTools(): Tool[] {
       "Replace exact text in a workspace file. old_text must match exactly once (include surrounding lines to disambiguate) unless replace_all=true.",
     schema: editSchema,
     async execute(args, _signal, ctx) {
-      const real = await resolveInWorkspace(ctx.workspace, args.path);
-      const text = await readText(real, args.path);
-      const count = text.split(args.old_text).length - 1;
-      if (count === 0)
-        throw new ToolError(
-          "EDIT_NOT_FOUND",
-          `old_text was not found in ${args.path}; read the file and copy the text exactly (whitespace included)`,
-        );
-      if (count > 1 && !args.replace_all)
-        throw new ToolError(
-          "EDIT_AMBIGUOUS",
-          `old_text occurs ${count} times in ${args.path}; include more surrounding text or set replace_all=true`,
-        );
-      const next = args.replace_all
-        ? text.split(args.old_text).join(args.new_text)
-        : text.replace(args.old_text, () => args.new_text);
-      await writeFile(real, next);
-      return `replaced ${args.replace_all ? count : 1} occurrence(s) in ${args.path}`;
+      const opened = await openBeneath(ctx.workspace, args.path, {
+        mode: "rw",
+        beforeOpen: ownerToolGate(ctx, "edit_file", `replace:\n${args.old_text}\nwith:\n${args.new_text}`),
+      });
+      return using(opened, (fh) => editHandle(fh, args));
     },
   });
-
   const listTool = defineTool({
     name: "list_dir",
     group: "fs",
     description: "List a folder in the workspace (folders end with /, files show their size).",
     schema: listSchema,
     async execute(args, signal, ctx) {
-      const real = await resolveInWorkspace(ctx.workspace, args.path ?? ".");
-      const st = await stat(real).catch(() => undefined);
-      if (!st) throw new ToolError("FILE_NOT_FOUND", `folder "${args.path ?? "."}" does not exist`);
-      if (!st.isDirectory()) throw new ToolError("NOT_A_DIR", `"${args.path}" is a file; use read_file`);
+      const shown = args.path ?? ".";
+      const opened = await openBeneath(ctx.workspace, shown, { mode: "d" }).catch((err: unknown) => {
+        if (err instanceof ToolError && err.code === "FILE_NOT_FOUND")
+          throw new ToolError("FILE_NOT_FOUND", `folder "${shown}" does not exist`);
+        if (err instanceof ToolError && err.code === "NOT_A_DIR")
+          throw new ToolError("NOT_A_DIR", `"${shown}" is a file; use read_file`);
+        throw err;
+      });
       const out: string[] = [];
       let truncated = false;
-      const walk = async (dir: string, prefix: string, depth: number): Promise<void> => {
-        const entries = await readdir(dir, { withFileTypes: true });
+      // Each sub-folder is opened relative to its parent's descriptor with O_NOFOLLOW (safe-open.ts),
+      // so a folder swapped for a symlink mid-listing is not descended into.
+      const walk = async (dir: FileHandle, prefix: string, depth: number): Promise<void> => {
+        const base = dirPath(dir, ctx.workspace, opened.rel, prefix);
+        const entries = await readdir(base, { withFileTypes: true });
         entries.sort((a, b) => a.name.localeCompare(b.name));
         for (const e of entries) {
           if (signal.aborted) return;
@@ -166,17 +225,20 @@ export function createFsTools(): Tool[] {
           const rel = prefix + e.name;
           if (e.isDirectory()) {
             out.push(rel + "/");
-            if (args.recursive && depth < 3 && !SKIP_DIRS.has(e.name))
-              await walk(join(dir, e.name), rel + "/", depth + 1);
+            if (args.recursive && depth < 3 && !SKIP_DIRS.has(e.name)) {
+              const sub = await open(join(base, e.name), O_DIR_NOFOLLOW).catch(() => undefined);
+              if (sub)
+                await walk(sub, rel + "/", depth + 1).finally(() => sub.close().catch(() => undefined));
+            }
           } else if (e.isSymbolicLink()) {
             out.push(rel + " -> (symlink)");
           } else {
-            const s = await stat(join(dir, e.name)).catch(() => undefined);
-            out.push(`${rel} (${s?.size ?? "?"} bytes)`);
+            const st = await lstat(join(base, e.name)).catch(() => undefined);
+            out.push(`${rel} (${st?.size ?? "?"} bytes)`);
           }
         }
       };
-      await walk(real, "", 1);
+      await using(opened, (fh) => walk(fh, "", 1));
       if (out.length === 0) return "(empty folder)";
       return out.join("\n") + (truncated ? `\n[listing stopped at ${MAX_ENTRIES} entries]` : "");
     },

@@ -15,6 +15,7 @@ import { createExecTool } from "./exec-tool.js";
 import { createWebFetchTool } from "./web-fetch-tool.js";
 import { createSendMessageTool, createTimeTool } from "./basic-tools.js";
 import { McpManager } from "./mcp/mcp-manager.js";
+import { logSandboxMode } from "./sandbox/sandbox-mode.js";
 import { MemoryIndex } from "../memory/memory-index.js";
 import { createMemoryTools } from "../memory/memory-tools.js";
 import { SkillsLoader } from "../skills/skills-loader.js";
@@ -27,6 +28,8 @@ export interface ToolsServiceDeps {
   bundledSkillsDir?: string;
   /** First MCP reconnect delay (default 1000 ms). */
   mcpBaseBackoffMs?: number;
+  /** The config file: never visible to a sandboxed command. */
+  configFile?: string;
 }
 
 export interface ToolsParts {
@@ -68,11 +71,12 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
     clock: ctx.clock,
     logger: ctx.logger,
     register: (t) => registry.register(t),
+    ...(deps.configFile ? { hide: [deps.configFile] } : {}),
     ...(deps.mcpBaseBackoffMs !== undefined ? { baseBackoffMs: deps.mcpBaseBackoffMs } : {}),
   });
 
   for (const t of createFsTools()) registry.register(t);
-  registry.register(createExecTool(config));
+  registry.register(createExecTool(config, { hide: () => (deps.configFile ? [deps.configFile] : []) }));
   registry.register(createWebFetchTool(config));
   for (const t of createMemoryTools({ config, clock: ctx.clock, index: memory })) registry.register(t);
   registry.register(createTimeTool({ config, clock: ctx.clock }));
@@ -113,6 +117,7 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
       await skills.watch().catch((err: unknown) => {
         detail = `skills watcher: ${(err as Error).message}`;
       });
+      await logSandboxMode(ctx.config(), ctx.logger);
       await mcp.sync();
       state = "ok";
     },

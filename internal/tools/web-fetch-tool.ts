@@ -3,7 +3,8 @@
  *
  * Invariants:
  * - the private-address guard runs inside the socket's DNS lookup, on every address the name resolves
- *   to, for the first request and every redirect; literal IPs are checked before connecting. A host in
+ *   to, for the first request and every redirect hop; literal IPs (every IPv6 form that maps to an
+ *   IPv4 address included) are checked before connecting, and the peer address once connected. A host in
  *   `tools.web.allow_hosts` or `tools.web.allow_private: true` skips it;
  * - the body is read up to `tools.web.max_bytes` (then cut with a note), within `tools.web.timeout_s`;
  * - HTML becomes text with html-to-text (imported lazily); binary types are refused.
@@ -124,6 +125,23 @@ function requestOnce(
         res.on("error", reject);
       },
     );
+    // The address actually connected to is checked too: whatever resolved the name (a lookup that
+    // ignored ours, a proxy agent, a cached socket), a private peer is cut before a byte is sent.
+    if (guard)
+      req.on("socket", (sock) => {
+        const check = (): void => {
+          const peer = sock.remoteAddress;
+          if (peer && isPrivateAddress(peer))
+            req.destroy(
+              new ToolError(
+                "WEB_PRIVATE_ADDRESS",
+                `refused: ${url.hostname} connected to ${peer}, a private/loopback/link-local address`,
+              ),
+            );
+        };
+        if (sock.remoteAddress) check();
+        else sock.once("connect", check);
+      });
     req.on("error", reject);
     req.end();
   });

@@ -109,7 +109,10 @@ describe("exec and web_fetch through the agent loop", () => {
 
   it("an approval nobody answers expires on the clock; the command does not run and the turn goes on", async () => {
     const clock = new FakeClock();
-    const host = await setup({ tools: { exec: { approval_timeout_s: 60 } } }, clock);
+    const host = await setup(
+      { tools: { exec: { approval_timeout_s: 60, sandbox: { enabled: false } } } },
+      clock,
+    );
     fake.enqueue(
       { toolCalls: [{ id: "e", name: "exec", arguments: { command: "touch late.txt" } }] },
       { text: "The owner did not answer." },
@@ -127,7 +130,9 @@ describe("exec and web_fetch through the agent loop", () => {
   });
 
   it("a command past its timeout is killed with its whole process group", async () => {
-    const host = await setup({ tools: { exec: { security: "full", ask: "off" } } });
+    const host = await setup({
+      tools: { exec: { security: "full", ask: "off", sandbox: { enabled: false } } },
+    });
     fake.enqueue(
       {
         toolCalls: [
@@ -149,7 +154,9 @@ describe("exec and web_fetch through the agent loop", () => {
   });
 
   it("aborting the turn kills the running command's process group", async () => {
-    const host = await setup({ tools: { exec: { security: "full", ask: "off" } } });
+    const host = await setup({
+      tools: { exec: { security: "full", ask: "off", sandbox: { enabled: false } } },
+    });
     fake.enqueue({
       toolCalls: [{ id: "a", name: "exec", arguments: { command: "sleep 60 & echo $! > pid.txt; wait" } }],
     });

@@ -101,8 +101,8 @@ describe("tools through the agent loop", () => {
     expect(JSON.stringify(fake.requests)).not.toContain("s3cret");
   });
 
-  it("exec: allow-listed runs, asks the owner and runs when approved, errors when denied", async () => {
-    const host = await setup();
+  it("exec (unsandboxed): allow-listed runs, asks the owner and runs when approved, errors when denied", async () => {
+    const host = await setup({ tools: { exec: { sandbox: { enabled: false } } } });
     fake.enqueue(
       { toolCalls: [{ id: "a", name: "exec", arguments: { command: "echo hello" } }] },
       { text: "ok1" },

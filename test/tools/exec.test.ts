@@ -36,15 +36,23 @@ describe("exec policy", () => {
     expect(matchesAllowlist("echo $(rm -rf /)", list)).toBe(false);
     expect(matchesAllowlist("echo `id`", list)).toBe(false);
     expect(matchesAllowlist("echo hi > /etc/passwd", list)).toBe(false);
-    expect(matchesAllowlist("echo 'a; b > c'", list)).toBe(true);
+    // Quotes, backslashes and `$` are the shell's to interpret, not this check's: always a miss.
+    expect(matchesAllowlist("echo 'a; b > c'", list)).toBe(false);
     expect(matchesAllowlist("git status --short", list)).toBe(false);
     // Variable expansion could print the daemon's secrets; paths outside the workspace are for the owner.
     const wide = [...list, "cat *", "grep *"];
     for (const [cmd, ok] of [
       ["echo $OPENAI_API_KEY", false],
       ['echo "key: ${TELEGRAM_BOT_TOKEN}"', false],
-      ["echo '$HOME is literal here'", true],
-      ["echo costs $5", true],
+      ["echo '$HOME is literal here'", false],
+      ["echo costs $5", false],
+      // The shell removes backslashes after this check looked at the words (issue 18).
+      ["cat \\/etc/hostname", false],
+      ["grep api_key \\/srv/familiar/config.yaml", false],
+      ["cat .\\./config.yaml", false],
+      ["cat \\/proc/1/environ", false],
+      ["git log --output=\\/outside/file", false],
+      ["cat ~root/x", false],
       ["cat notes/todo.md", true],
       ["cat ~/.ssh/id_rsa", false],
       ["cat /etc/passwd", false],
@@ -65,6 +73,11 @@ describe("exec policy", () => {
   });
 });
 
+/** The approval-flow tests run without the sandbox: inside it commands do not ask. */
+const UNSANDBOXED = { sandbox: { enabled: false } };
+/** The allow list these tests were written against (the default is smaller now). */
+const WIDE_LIST = ["ls *", "cat *", "echo *", "pwd", "date", "git status", "git log *", "grep *"];
+
 describe("exec tool", () => {
   it("runs an allow-listed command in the workspace", async () => {
     h = await createToolsHarness();
@@ -78,7 +91,7 @@ describe("exec tool", () => {
     h = await createToolsHarness({ tools: { exec: { security: "deny" } } });
     expect((await h.call("exec", { command: "pwd" })).content).toContain("exec is disabled");
     await h.close();
-    h = await createToolsHarness({ tools: { exec: { ask: "off" } } });
+    h = await createToolsHarness({ tools: { exec: { ask: "off", ...UNSANDBOXED } } });
     const r = await h.call("exec", { command: "touch made.txt" });
     expect(r.isError).toBe(true);
     expect(r.content).toContain("not in tools.exec.allowlist");
@@ -86,7 +99,7 @@ describe("exec tool", () => {
   });
 
   it("asks the owner on the originating channel and runs when approved", async () => {
-    h = await createToolsHarness();
+    h = await createToolsHarness({ tools: { exec: UNSANDBOXED } });
     const p = h.call("exec", { command: "echo approved > out.txt" });
     await h.channel.waitFor(1);
     const sent = h.channel.sent[0];
@@ -104,7 +117,7 @@ describe("exec tool", () => {
   });
 
   it("does not run a denied command", async () => {
-    h = await createToolsHarness();
+    h = await createToolsHarness({ tools: { exec: UNSANDBOXED } });
     const p = h.call("exec", { command: "touch denied.txt" });
     await h.channel.waitFor(1);
     h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "denied");
@@ -115,7 +128,7 @@ describe("exec tool", () => {
 
   it("expires an unanswered request on the clock", async () => {
     const clock = new FakeClock();
-    h = await createToolsHarness({ tools: { exec: { approval_timeout_s: 30 } } }, { clock });
+    h = await createToolsHarness({ tools: { exec: { approval_timeout_s: 30, ...UNSANDBOXED } } }, { clock });
     const p = h.call("exec", { command: "touch late.txt" });
     await h.channel.waitFor(1);
     expect(h.channel.sent[0]?.text).toContain("expires in 30s");
@@ -129,7 +142,7 @@ describe("exec tool", () => {
   });
 
   it("denies at once without a reply target or when delivery fails", async () => {
-    h = await createToolsHarness();
+    h = await createToolsHarness({ tools: { exec: UNSANDBOXED } });
     const none = await h.call("exec", { command: "touch x" }, { ctx: { replyTarget: undefined } });
     expect(none.content).toContain("no channel to ask the owner on");
     const outcome = await h.parts.approvals.requestDetailed({
@@ -148,7 +161,7 @@ describe("exec tool", () => {
   });
 
   it("kills the whole process group on timeout (no orphaned grandchild)", async () => {
-    h = await createToolsHarness({ tools: { exec: { security: "full", ask: "off" } } });
+    h = await createToolsHarness({ tools: { exec: { security: "full", ask: "off", ...UNSANDBOXED } } });
     const r = await h.call("exec", { command: "sleep 60 & echo $! > pid.txt; wait", timeout_s: 1 });
     expect(r.isError).toBe(true);
     expect(r.content).toContain("timed out after 1s");
@@ -158,7 +171,7 @@ describe("exec tool", () => {
   });
 
   it("kills the whole process group on abort", async () => {
-    h = await createToolsHarness({ tools: { exec: { security: "full", ask: "off" } } });
+    h = await createToolsHarness({ tools: { exec: { security: "full", ask: "off", ...UNSANDBOXED } } });
     const ac = new AbortController();
     const p = h.call("exec", { command: "sleep 60 & echo $! > pid.txt; wait" }, { signal: ac.signal });
     const pid = await waitFor(() => {
@@ -181,7 +194,7 @@ describe("exec tool", () => {
     process.env.SOME_BOT_TOKEN = "123:abc";
     process.env.EXEC_TEST_PLAIN = "plain-value";
     try {
-      h = await createToolsHarness({ tools: { exec: { security: "full", ask: "off" } } });
+      h = await createToolsHarness({ tools: { exec: { security: "full", ask: "off", ...UNSANDBOXED } } });
       const r = await h.call("exec", { command: "env" });
       expect(r.content).not.toContain("sk-should-not-leak");
       expect(r.content).not.toContain("123:abc");
@@ -197,7 +210,9 @@ describe("exec tool", () => {
   });
 
   it("asks the owner before an allow-listed command reads outside the workspace or expands a variable", async () => {
-    const harness = (h = await createToolsHarness());
+    const harness = (h = await createToolsHarness({
+      tools: { exec: { allowlist: WIDE_LIST, ...UNSANDBOXED } },
+    }));
     /** Runs `command`, expects the owner to be asked about exactly it, denies, and expects the refusal. */
     const askedAndDenied = async (command: string): Promise<void> => {
       const n = harness.channel.sent.length;
@@ -209,6 +224,9 @@ describe("exec tool", () => {
     };
     await askedAndDenied("cat /etc/hostname");
     await askedAndDenied("echo $HOME");
+    // Backslashes the shell removes after the check (issue 18): never allow-listed.
+    await askedAndDenied("cat \\/etc/hostname");
+    await askedAndDenied("cat .\\./config.yaml");
     // A symlink out of the workspace is outside too.
     const outside = mkdtempSync(join(tmpdir(), "familiar-exec-outside-"));
     writeFileSync(join(outside, "secret.txt"), "s3cret");
@@ -234,7 +252,7 @@ describe("exec tool", () => {
     // With the escaping link gone, the recursive grep runs at once (grep -r never follows links).
     expect((await h.call("exec", { command: "grep -Rn inside ." })).content).toContain("n.txt:1:inside");
     expect((await h.call("exec", { command: "grep -rn inside ." })).content).toContain("n.txt:1:inside");
-    expect(h.channel.sent).toHaveLength(8);
+    expect(h.channel.sent).toHaveLength(10);
   });
 
   it("caps output keeping head and tail", async () => {

@@ -1,6 +1,10 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
 import { createToolsHarness, FakeClock, waitFor, type ToolsHarness } from "./harness.js";
+
+const sandbox = await probeSandbox();
 
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "mcp-server.mjs");
 const fixture = (env: Record<string, string> = {}) => ({ command: process.execPath, args: [FIXTURE], env });
@@ -100,4 +104,29 @@ describe("MCP client", () => {
     await waitFor(() => h && names(h).length === 0, 20_000, "the removal");
     expect(h.parts.mcp.health()).toEqual({});
   });
+
+  it.skipIf(!sandbox.ok)(
+    `runs a stdio server in the sandbox with sandbox: true (own PID namespace)${sandbox.ok ? "" : ` (SKIPPED: ${sandbox.problem ?? ""})`}`,
+    async () => {
+      const repo = join(import.meta.dirname, "..", "..");
+      try {
+        h = await createToolsHarness(
+          {
+            tools: { exec: { sandbox: { ro: [repo] } } },
+            mcp: { servers: { fx: { ...fixture(), sandbox: true } } },
+          },
+          { start: true },
+        );
+        await waitFor(() => h?.parts.mcp.health().fx?.state === "connected", 20_000, "the sandboxed server");
+        expect(await h.call("mcp__fx__add", { a: 2, b: 40 })).toEqual({ content: "42", isError: false });
+        // Inside its own PID namespace the server is one of the first processes, not the host's pid.
+        const pid = Number((await h.call("mcp__fx__pid", {})).content);
+        expect(pid).toBeLessThan(5);
+        const hostPid = h.parts.mcp.health().fx?.pid ?? 0;
+        expect(readFileSync(`/proc/${hostPid}/cmdline`, "utf8")).toContain("bwrap");
+      } finally {
+        /* harness closed in afterEach */
+      }
+    },
+  );
 });

@@ -22,6 +22,8 @@ export interface McpServerConfig {
   url?: string | undefined;
   headers: Record<string, string>;
   enabled: boolean;
+  sandbox?: boolean;
+  sandbox_network?: boolean;
 }
 
 export interface McpServerHealth {
@@ -38,6 +40,11 @@ export interface McpConnectionDeps {
   logger: Logger;
   register: (tool: Tool) => () => void;
   cwd?: string;
+  /** Wraps a stdio server's command line in the sandbox (for `sandbox: true`). */
+  sandbox?: (
+    argv: string[],
+    network: boolean,
+  ) => Promise<{ file: string; args: string[]; env: NodeJS.ProcessEnv }>;
   baseBackoffMs?: number;
   maxBackoffMs?: number;
   callTimeoutMs?: number;
@@ -164,10 +171,21 @@ export class McpConnection {
     }
     const { StdioClientTransport, getDefaultEnvironment } =
       await import("@modelcontextprotocol/sdk/client/stdio.js");
+    let command = c.command ?? "";
+    let args = c.args;
+    let env: Record<string, string> = { ...getDefaultEnvironment(), ...c.env };
+    if (c.sandbox) {
+      if (!this.deps.sandbox) throw new Error("sandbox: true but no sandbox is wired in");
+      const inv = await this.deps.sandbox([command, ...args], c.sandbox_network ?? true);
+      command = inv.file;
+      args = inv.args;
+      // The scrubbed sandbox environment plus what the owner configured for this server.
+      env = { ...(inv.env as Record<string, string>), ...c.env };
+    }
     const t = new StdioClientTransport({
-      command: c.command ?? "",
-      args: c.args,
-      env: { ...getDefaultEnvironment(), ...c.env },
+      command,
+      args,
+      env,
       stderr: "pipe",
       ...(this.deps.cwd ? { cwd: this.deps.cwd } : {}),
     });

@@ -3,7 +3,10 @@
  * reloads live (new servers start, changed ones restart, removed or disabled ones stop). A server that
  * fails never takes the daemon down; its state shows in `health()`.
  */
+import { realpath } from "node:fs/promises";
 import type { Config } from "../../config/schema.js";
+import { sandboxInvocation, sandboxSpec, type Invocation } from "../sandbox/sandbox-command.js";
+import { probeSandbox } from "../sandbox/sandbox-probe.js";
 import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
 import type { Tool } from "../tool.js";
@@ -15,6 +18,8 @@ export interface McpManagerDeps {
   logger: Logger;
   register: (tool: Tool) => () => void;
   baseBackoffMs?: number;
+  /** Daemon paths a sandboxed server must never see (the config file). */
+  hide?: readonly string[];
 }
 
 export class McpManager {
@@ -47,11 +52,23 @@ export class McpManager {
         logger: this.deps.logger,
         register: this.deps.register,
         cwd: this.deps.config().workspace,
+        sandbox: (argv, network) => this.sandboxFor(argv, network),
         ...(this.deps.baseBackoffMs !== undefined ? { baseBackoffMs: this.deps.baseBackoffMs } : {}),
       });
       this.conns.set(name, { conn, key: JSON.stringify(cfg) });
       void conn.start();
     }
+  }
+
+  /** The bwrap invocation for a server with `sandbox: true`; refuses when bubblewrap is not usable. */
+  private async sandboxFor(argv: string[], network: boolean): Promise<Invocation> {
+    const cfg = this.deps.config();
+    const status = await probeSandbox();
+    if (!status.ok)
+      throw new Error(`sandbox: true but the sandbox is not available: ${status.problem ?? ""}`);
+    const workspace = await realpath(cfg.workspace).catch(() => cfg.workspace);
+    const spec = sandboxSpec(cfg, status, { workspace, network, hide: this.deps.hide ?? [], cpuS: 0 });
+    return sandboxInvocation(status, spec, argv);
   }
 
   /** Health per server. */

@@ -1,0 +1,154 @@
+/**
+ * The bubblewrap command line for one sandboxed command.
+ *
+ * What the command sees (the boundary is the kernel, not a parse of the shell text):
+ * - the system read-only: `/usr`, `/bin`, `/sbin`, `/lib*`, `/opt`, and `/etc` minus the files that
+ *   hold secrets (shadow passwords, SSH host keys, TLS private keys, sudoers, Kerberos keytabs);
+ * - the workspace read-write, the granted `ro` / `rw` paths, a private `/tmp` (also its HOME);
+ * - its own PID namespace with its own `/proc` (the daemon's `/proc/<pid>/environ` is out of sight),
+ *   its own IPC/UTS namespaces, and no network at all unless `network` is set;
+ * - nothing else: not the data dir, the config file, the owner's home (`~/.ssh`, `~/.config`,
+ *   shell history), other users' homes, `/run` (the Docker and D-Bus sockets) or `/var`;
+ * - `hide` masks paths that would otherwise show through a bound folder (the data dir inside the
+ *   workspace, the config file next to it); `readOnly` re-binds files inside the workspace that make
+ *   the owner's own tools run code (`.git/config`, `.git/hooks`, `.envrc`...) read-only, and `pins`
+ *   the folders holding them in place (a mount point cannot be renamed: no swapping the repository).
+ * Limits: `prlimit` (util-linux) sets CPU seconds, data memory (RLIMIT_DATA: heap and private writable
+ * mappings; not the address space, which Node/Go/Java reserve by the gigabyte for WebAssembly and
+ * guard regions without using it), file size and process count inside.
+ */
+import { existsSync, lstatSync, readlinkSync } from "node:fs";
+
+/** Limits applied inside the sandbox. */
+export interface SandboxLimits {
+  /** CPU seconds; 0 = unlimited (a long-running MCP server). */
+  cpuS: number;
+  memoryMb: number;
+  processes: number;
+  fileMb: number;
+}
+
+/** Everything that decides one sandbox's view of the machine. */
+export interface SandboxSpec {
+  /** Real absolute path of the workspace (bound read-write, the working directory). */
+  workspace: string;
+  network: boolean;
+  ro: readonly string[];
+  rw: readonly string[];
+  /** Paths to mask if a bound folder would show them (directories become empty, files unreadable). */
+  hide: readonly string[];
+  /** Folders inside the workspace bound onto themselves so they cannot be renamed or removed. */
+  pins: readonly string[];
+  /** Paths inside bound folders to re-bind read-only. */
+  readOnly: readonly string[];
+  /** `pins` opened: [descriptor number in the bwrap process, path]. Paths without one are skipped. */
+  pinFds?: readonly (readonly [number, string])[];
+  /** `readOnly` opened, likewise. */
+  readOnlyFds?: readonly (readonly [number, string])[];
+  limits: SandboxLimits;
+  /** Absolute path of prlimit inside the sandbox; limits are skipped when undefined. */
+  prlimit: string | undefined;
+}
+
+/** The system folders bound read-only (symlinks such as `/bin -> usr/bin` are recreated as links). */
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"];
+
+/**
+ * Secrets under /etc: readable by root (the daemon may run as root in a container), useless to a
+ * command. Directories are covered by an empty tmpfs, files by /dev/null (bound without device
+ * access, so reading it is "Permission denied").
+ */
+export const ETC_SECRETS = [
+  "/etc/shadow",
+  "/etc/shadow-",
+  "/etc/gshadow",
+  "/etc/gshadow-",
+  "/etc/sudoers",
+  "/etc/sudoers.d",
+  "/etc/ssh",
+  "/etc/ssl/private",
+  "/etc/krb5.keytab",
+  "/etc/security/opasswd",
+  "/etc/credstore",
+  "/etc/credstore.encrypted",
+  "/etc/wireguard",
+  "/etc/NetworkManager/system-connections",
+  "/etc/docker",
+];
+
+/** The fixed PATH inside: the owner's PATH may point into their home, which the sandbox hides. */
+export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** Environment variables passed through from the daemon (locale only; everything else is set). */
+const PASS_ENV = ["LANG", "LC_ALL", "LC_CTYPE", "TZ"];
+
+/** The scrubbed environment a sandboxed command starts with. */
+export function sandboxEnv(base: NodeJS.ProcessEnv, workspace: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: SANDBOX_PATH,
+    HOME: "/tmp",
+    TMPDIR: "/tmp",
+    PWD: workspace,
+    TERM: "dumb",
+    USER: "familiar",
+    LOGNAME: "familiar",
+    SHELL: "/bin/sh",
+  };
+  for (const k of PASS_ENV) if (base[k] !== undefined) env[k] = base[k];
+  return env;
+}
+
+function mask(p: string, out: string[]): void {
+  const st = lstatSync(p, { throwIfNoEntry: false });
+  if (!st || st.isSymbolicLink()) return;
+  if (st.isDirectory()) out.push("--tmpfs", p);
+  else out.push("--ro-bind", "/dev/null", p);
+}
+
+/** The bwrap arguments (without the `bwrap` itself) that run `argv` inside the sandbox. */
+export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] {
+  const a: string[] = ["--die-with-parent", "--new-session", "--unshare-all"];
+  if (spec.network) a.push("--share-net");
+  for (const d of SYSTEM_DIRS) {
+    const st = lstatSync(d, { throwIfNoEntry: false });
+    if (!st) continue;
+    if (st.isSymbolicLink()) a.push("--symlink", readlinkSync(d), d);
+    else a.push("--ro-bind", d, d);
+  }
+  a.push("--ro-bind", "/etc", "/etc");
+  for (const s of ETC_SECRETS) mask(s, a);
+  a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp");
+  // With the network shared, name resolution may need the resolver's socket folder.
+  if (spec.network && existsSync("/run/systemd/resolve"))
+    a.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
+  for (const p of spec.ro) a.push("--ro-bind-try", p, p);
+  a.push("--bind", spec.workspace, spec.workspace);
+  for (const p of spec.rw) a.push("--bind-try", p, p);
+  // Workspace paths are bound from descriptors opened without following symlinks (pinned-fds.ts),
+  // never by path: a command running alongside could swap `.git/hooks` for a link to `~/.ssh`.
+  if (spec.pinFds && spec.readOnlyFds) {
+    for (const [fd, p] of spec.pinFds) a.push("--bind-fd", String(fd), p);
+    for (const [fd, p] of spec.readOnlyFds) a.push("--ro-bind-fd", String(fd), p);
+  } else {
+    // No descriptors to pass (an MCP server started by the SDK): by path, symlinks left out.
+    const real = (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() === false;
+    for (const p of spec.pins.filter(real)) a.push("--bind", p, p);
+    for (const p of spec.readOnly.filter(real)) a.push("--ro-bind", p, p);
+  }
+  for (const p of spec.hide) mask(p, a);
+  a.push("--chdir", spec.workspace, "--");
+  if (spec.prlimit) {
+    const l = spec.limits;
+    a.push(
+      spec.prlimit,
+      `--cpu=${l.cpuS > 0 ? l.cpuS : "unlimited"}`,
+      `--data=${l.memoryMb * 1024 * 1024}`,
+      `--fsize=${l.fileMb * 1024 * 1024}`,
+      `--nproc=${l.processes}`,
+      "--core=0",
+      "--",
+    );
+  }
+  a.push(...argv);
+  return a;
+}

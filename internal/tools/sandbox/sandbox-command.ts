@@ -1,0 +1,89 @@
+/**
+ * Turns "run this program in the workspace" into the bwrap invocation that does it inside the
+ * sandbox, from `tools.exec.sandbox` and the paths that must stay out of sight.
+ */
+import { homedir } from "node:os";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import type { Config } from "../../config/schema.js";
+import { bwrapArgs, sandboxEnv, type SandboxSpec } from "./bwrap-args.js";
+import { findOwnerToolFiles } from "./owner-tool-files.js";
+import { openBinds } from "./pinned-fds.js";
+import type { SandboxStatus } from "./sandbox-probe.js";
+
+/** A program and its arguments plus the environment to start it with. */
+export interface Invocation {
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  /** Descriptors the child gets as fd 3, 4, ... (the runner closes its copies after spawning). */
+  fds?: number[];
+}
+
+/** `~/x` → the daemon user's home joined with `x`. */
+export function expandHome(p: string): string {
+  return p.startsWith("~/") ? join(homedir(), p.slice(2)) : resolve(p);
+}
+
+function within(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+/** Options of one sandbox beyond `tools.exec.sandbox`. */
+export interface SandboxOptions {
+  /** Real path of the workspace. */
+  workspace: string;
+  network: boolean;
+  /** Daemon paths never to show (the config file); the data dir and home are always added. */
+  hide: readonly string[];
+  /** CPU seconds (the command's timeout). */
+  cpuS: number;
+}
+
+/** The sandbox spec for one command under the current config. */
+export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOptions): SandboxSpec {
+  const sb = cfg.tools.exec.sandbox;
+  const ro = sb.ro.map(expandHome);
+  const rw = sb.rw.map(expandHome);
+  const roots = [o.workspace, ...ro, ...rw];
+  // Only what a bound folder would show needs masking; the rest is not in the sandbox at all.
+  const hide = [resolve(cfg.data_dir), homedir(), ...o.hide.map((p) => resolve(p))].filter((p) =>
+    roots.some((r) => within(r, p)),
+  );
+  const owner = findOwnerToolFiles(o.workspace);
+  return {
+    workspace: o.workspace,
+    network: o.network,
+    ro,
+    rw,
+    hide,
+    pins: owner.pins,
+    readOnly: owner.readOnly,
+    limits: {
+      cpuS: o.cpuS,
+      memoryMb: sb.memory_mb,
+      processes: sb.max_processes,
+      fileMb: sb.max_file_mb,
+    },
+    prlimit: status.prlimit,
+  };
+}
+
+/**
+ * The bwrap invocation running `argv` in the sandbox (status must be `ok`). With `passFds` the
+ * workspace's protected paths are opened here and handed to bwrap as descriptors (see pinned-fds.ts);
+ * the caller must spawn with `fds` or close them.
+ */
+export function sandboxInvocation(
+  status: SandboxStatus,
+  spec: SandboxSpec,
+  argv: readonly string[],
+  opts: { passFds?: boolean } = {},
+): Invocation {
+  if (!status.ok || !status.bwrap) throw new Error("sandbox is not available");
+  const env = sandboxEnv(process.env, spec.workspace);
+  if (!opts.passFds) return { file: status.bwrap, args: bwrapArgs(spec, argv), env };
+  const opened = openBinds(spec.workspace, spec.pins, spec.readOnly, 3);
+  const args = bwrapArgs({ ...spec, pinFds: opened.pinFds, readOnlyFds: opened.readOnlyFds }, argv);
+  return { file: status.bwrap, args, env, fds: opened.fds };
+}

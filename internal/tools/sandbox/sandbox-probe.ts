@@ -1,0 +1,87 @@
+/**
+ * Is the sandbox usable on this machine? Finds `bwrap` and runs `true` in a real sandbox once (the
+ * answer is cached per process): a present but unusable bwrap (user namespaces disabled, a seccomp
+ * profile refusing `clone`) is found here, not on the first command of a conversation.
+ */
+import { execFile } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+import { bwrapArgs, type SandboxSpec } from "./bwrap-args.js";
+
+/** What the probe found. */
+export interface SandboxStatus {
+  ok: boolean;
+  /** Absolute path of bwrap (when found). */
+  bwrap?: string;
+  /** `bubblewrap 0.8.0` */
+  version?: string;
+  /** Absolute path of prlimit (limits are applied only when found). */
+  prlimit?: string;
+  /** Why it is not usable, and what to do. */
+  problem?: string;
+}
+
+/** The apt hint shown by doctor and the start-up log. */
+export const INSTALL_HINT =
+  "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)";
+
+/** First executable `name` on PATH (or in the usual system folders). */
+export function findExecutable(name: string, pathVar = process.env.PATH ?? ""): string | undefined {
+  const dirs = [...pathVar.split(delimiter), "/usr/bin", "/bin", "/usr/local/bin"].filter(Boolean);
+  for (const d of dirs) {
+    const p = join(d, name);
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+function run(file: string, args: string[]): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { timeout: 10_000, env: { PATH: "/usr/bin:/bin" } }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+      resolve({ code, out: `${stdout}${stderr}`.trim() || (err?.message ?? "") });
+    });
+  });
+}
+
+let cached: Promise<SandboxStatus> | undefined;
+
+/** Probes once per process (or again with `fresh`). */
+export function probeSandbox(opts: { fresh?: boolean } = {}): Promise<SandboxStatus> {
+  if (!cached || opts.fresh) cached = doProbe();
+  return cached;
+}
+
+async function doProbe(): Promise<SandboxStatus> {
+  if (process.platform !== "linux")
+    return { ok: false, problem: `bubblewrap needs Linux; this is ${process.platform}` };
+  const bwrap = findExecutable("bwrap");
+  if (!bwrap) return { ok: false, problem: `bwrap was not found; ${INSTALL_HINT}` };
+  const prlimit = findExecutable("prlimit", "/usr/bin:/bin");
+  const version = (await run(bwrap, ["--version"])).out.split("\n")[0] ?? "";
+  const spec: SandboxSpec = {
+    workspace: "/tmp",
+    network: false,
+    ro: [],
+    rw: [],
+    hide: [],
+    pins: [],
+    readOnly: [],
+    limits: { cpuS: 10, memoryMb: 1024, processes: 64, fileMb: 16 },
+    prlimit,
+  };
+  const r = await run(bwrap, bwrapArgs(spec, ["/bin/sh", "-c", "echo sandbox-ok"]));
+  if (r.code !== 0 || !r.out.includes("sandbox-ok"))
+    return {
+      ok: false,
+      bwrap,
+      version,
+      problem: `${bwrap} is installed but cannot start a sandbox (${r.out.slice(0, 200) || `exit ${r.code}`}); unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04)`,
+    };
+  return { ok: true, bwrap, version, ...(prlimit ? { prlimit } : {}) };
+}
