@@ -53,6 +53,8 @@ function daemonConfig(): Record<string, unknown> {
     gateway: { token: TOKEN },
     // Short sessions can be compacted (the test compacts one of six messages).
     agents: { defaults: { compact: { keep_last_n: 2 } } },
+    // Every command waits for the owner (inside the sandbox commands otherwise run without asking).
+    tools: { exec: { ask: "always" } },
     channels: {
       telegram: {
         enabled: true,
