@@ -9,7 +9,7 @@ import type { PendingApproval } from "../tools/approvals.js";
 import { MethodError } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import { dailyUsage, topSessions } from "./usage-report.js";
-import type { MethodHandler } from "./ws-server.js";
+import type { MethodHandler, WsConn } from "./ws-server.js";
 
 interface ApprovalsPart {
   list(): PendingApproval[];
@@ -65,6 +65,19 @@ function memoryNotes(rt: GatewayRuntime): { files: number; bytes: number } | nul
   } catch {
     return null;
   }
+}
+
+/**
+ * Settling any chat's approval is the owner's: a client that connected with a non-owner role (the
+ * gateway's roles, when present) is refused; every other client has passed the owner's token.
+ */
+function ownerOnly(conn: WsConn): void {
+  const role = (conn as WsConn & { role?: unknown }).role;
+  if (role !== undefined && role !== "owner")
+    throw new MethodError(
+      "forbidden",
+      "only an owner-role client (the console, the CLI) sees and settles every approval",
+    );
 }
 
 export function consoleMethods(
@@ -197,10 +210,17 @@ export function consoleMethods(
         return { sessionKey, sessionId: head.id, modelOverride: model };
       },
     ],
-    ["approvals.list", () => ({ approvals: approvals().list() })],
+    [
+      "approvals.list",
+      (_p, conn) => {
+        ownerOnly(conn);
+        return { approvals: approvals().list() };
+      },
+    ],
     [
       "approvals.resolve",
       (p, conn) => {
+        ownerOnly(conn);
         const id = p.str("id");
         const raw = p.str("decision");
         const decision = raw === "approve" ? "approved" : raw === "deny" ? "denied" : raw;

@@ -61,10 +61,11 @@ export function createGatewayService(
     }),
     ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
   });
+  // The console's set first: a method of the same name registered after it wins.
   for (const [name, fn] of [
+    ...consoleMethods(runtime, pairingLoader(runtime)),
     ...chatMethods(runtime),
     ...adminMethods(runtime, logs, () => ws.size),
-    ...consoleMethods(runtime, pairingLoader(runtime)),
   ])
     methods.set(name, fn);
   deps.parts.extra.gateway = runtime;
