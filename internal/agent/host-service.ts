@@ -146,6 +146,7 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
     compactor,
     engines: engines.engines(),
     onReset: (key) => engines.reset(key),
+    onCompacted: (key) => engines.reset(key),
   });
 
   late.host = host;

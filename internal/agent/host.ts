@@ -94,6 +94,11 @@ export interface AgentHostDeps {
   engines?: Record<string, Engine>;
   /** Called when a session key is reset (`/new`), e.g. so a CLI engine drops its session. */
   onReset?: (sessionKey: string) => void;
+  /**
+   * Called after `/compact` of a session whose agent runs a CLI engine: the CLI keeps its own copy of
+   * the conversation, so the engine drops it and starts its next session from the compacted store.
+   */
+  onCompacted?: (sessionKey: string) => void;
 }
 
 export interface UsageRecord {
@@ -768,6 +773,7 @@ export class AgentHostImpl implements AgentHost {
       c.compactNow({ session, agent, modelRef, ...(instructions ? { instructions } : {}) }),
     );
     if (!out) throw new Error("compaction produced no result");
+    if (agent.engine !== "model") this.deps.onCompacted?.(sessionKey);
     this.deps.ctx.bus.emit("session.changed", {
       sessionKey,
       sessionId: out.successorId,

@@ -5,6 +5,7 @@
 import { loadConfigFile } from "../config/load.js";
 import { ConfigError, formatProblem, type ConfigProblem } from "../config/errors.js";
 import type { Config } from "../config/schema.js";
+import { contextWindowProblems } from "../models/context-window.js";
 
 /** True for addresses that only this machine can reach. */
 export function isLoopback(bind: string): boolean {
@@ -39,6 +40,8 @@ export function startProblems(cfg: Config): ConfigProblem[] {
         message: `expected a provider from models.providers (${providers.join(", ")}), got "${provider}"`,
       });
   }
+  // A window the daemon refuses at run time (REQ-401) is a start problem, not a surprise on turn one.
+  out.push(...contextWindowProblems(cfg));
   return out;
 }
 

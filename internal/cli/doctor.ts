@@ -82,6 +82,8 @@ export async function runDoctor(
   out.push({ name: "sandbox", ...(await checkSandbox(cfg)) });
   if (cfg.gateway.enabled) out.push(await checkGateway(cfg));
   out.push(...(await checkProviders(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS)));
+  const { checkMemory } = await import("../memory/memory-doctor.js");
+  out.push(await checkMemory(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS));
   out.push(...checkChannels(cfg));
   return out;
 }

@@ -177,6 +177,29 @@ export function buildProgram(): Command {
 
   registerCronCommands(program, DEFAULT_CONFIG);
 
+  const memory = program.command("memory").description("the memory index: status and rebuild");
+  type MemoryOpts = { config: string; url?: string; token?: string; json?: boolean };
+  const memoryOpts = (c: Command): Command =>
+    c
+      .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
+      .option("--url <url>", "gateway websocket URL (default from config)")
+      .option("--token <token>", "gateway token (default from config)")
+      .option("--json", "print JSON");
+  memoryOpts(
+    memory.command("status").description("files, chunks, vectors, embedding model and rebuild progress"),
+  ).action(async (opts: MemoryOpts) => {
+    const { memoryStatusCommand } = await import("./memory.js");
+    await memoryStatusCommand(opts);
+  });
+  memoryOpts(
+    memory
+      .command("reindex")
+      .description("re-read every memory file and re-embed every chunk in the background"),
+  ).action(async (opts: MemoryOpts) => {
+    const { memoryReindexCommand } = await import("./memory.js");
+    await memoryReindexCommand(opts);
+  });
+
   const pairing = program
     .command("pairing")
     .description("approve chat users who asked for access (pairing codes)");

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
 import { scheduleProblem } from "../cron/schedule.js";
+import { memoryProviderProblem, memorySchema } from "../memory/memory-schema.js";
 
 /** A duration such as `30m`, `1h30m`, `45s`, `0` or a number of milliseconds. Parsed to ms. */
 export const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -267,6 +268,8 @@ export const configSchema = z
                 max_depth: z.number().int().min(1).max(20).default(5),
                 max_concurrent: z.number().int().min(1).max(100).default(5),
                 progress_updates: z.boolean().default(true),
+                // The spec's AsyncAgents: delegations to these agents always run as background tasks.
+                async_agents: z.array(z.string().min(1)).default([]),
               })
               .strict()
               .prefault({}),
@@ -482,9 +485,15 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    memory: memorySchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    const problem = memoryProviderProblem(c.memory, c.models.providers);
+    if (problem)
+      ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
+  });
 
 /** The validated, defaulted configuration object. Swapped whole on reload; never mutated. */
 export type Config = z.infer<typeof configSchema>;

@@ -1,6 +1,7 @@
 /**
  * Websocket methods beyond chat: agents.list, status, usage.get, config.get / config.reload,
- * cron.list / run / add / remove / runs, pairing.list / pairing.approve, logs.tail. Methods that
+ * cron.list / run / add / remove / runs, pairing.list / pairing.approve, logs.tail, memory.status /
+ * memory.reindex. Methods that
  * depend on parts other modules register (`parts.extra.cron`, `.usage`) answer `unavailable` without
  * them.
  */
@@ -22,6 +23,11 @@ interface CronAdminPart {
   add(input: unknown): unknown;
   remove(id: string): void;
   runs(jobId: string, limit?: number): unknown;
+}
+/** The memory index (internal/memory/memory-index.ts). */
+interface MemoryPart {
+  status(): unknown;
+  reindex(): unknown;
 }
 interface UsagePart {
   aggregate(since?: number): unknown;
@@ -97,6 +103,12 @@ export function adminMethods(
 
   // Pairing requests live in the store (internal/channels/common/pairing.ts); loaded on first use.
   const pairing = pairingLoader(rt);
+
+  const memoryPart = (): MemoryPart => {
+    const m = rt.part<MemoryPart>("memory", ["status", "reindex"]);
+    if (!m) throw new MethodError("unavailable", "the memory index is not running");
+    return m;
+  };
 
   const tail: MethodHandler = (p, conn) => {
     if (!logs.attached) throw new MethodError("unavailable", "log capture is not available");
@@ -185,6 +197,8 @@ export function adminMethods(
       },
     ],
     ["logs.tail", tail],
+    ["memory.status", () => memoryPart().status()],
+    ["memory.reindex", () => memoryPart().reindex()],
   ];
 }
 
