@@ -5,7 +5,8 @@
  *   npm run bench -- [--only a,b] [--quick] [--runs N] [--json out.json] [--cpu-prof DIR]
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
- * Benchmarks: cold-start, rss, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox.
+ * Benchmarks: cold-start, rss, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
+ * compaction-rate, stable-prefix.
  * Sizes (--size name=value): rssTurns, overheadTurns, throughputTurns, telegramTurns, storeMessages,
  * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
  */
@@ -13,6 +14,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { coldStart } from "./cold-start.js";
+import { compactionRate } from "./compaction-rate.js";
+import { stablePrefix } from "./stable-prefix.js";
 import { machineInfo, load1 } from "./lib/machine.js";
 import { formatTable, type BenchOptions, type BenchResult } from "./lib/report.js";
 import { promptCost } from "./prompt-cost.js";
@@ -34,6 +37,8 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   memory: memoryVectorsBench,
   "prompt-cost": promptCost,
   sandbox: sandboxBench,
+  "compaction-rate": compactionRate,
+  "stable-prefix": stablePrefix,
 };
 
 function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?: string } {

@@ -59,6 +59,7 @@ async function call(
       url: target.url,
       token: target.token,
       clientName: "familiar-memory",
+      role: "owner",
     });
   } catch (e) {
     err.write(`familiar memory: ${(e as GatewayClientError).message}\n`);

@@ -21,6 +21,18 @@ export const RESTART_KEYS = [
   "channels.telegram.webhook",
 ] as const;
 
+/** A restart-only key whose value in the file differs from the running one. */
+export interface PendingRestartChange {
+  key: string;
+  /** The value the daemon runs with (omitted for keys that may hold secrets). */
+  running?: unknown;
+  /** The value in the config file, waiting for a restart. */
+  file?: unknown;
+}
+
+/** Restart keys whose values are safe to show (no secrets in them). */
+const SHOWN_KEYS = new Set(["data_dir", "gateway.bind", "gateway.port", "gateway.enabled"]);
+
 export interface ReloadOutcome {
   ok: boolean;
   changed: string[];
@@ -36,8 +48,7 @@ export class ConfigManager {
   private timer: NodeJS.Timeout | undefined;
   private watchReady: Promise<void> | undefined;
   private lastError: string | undefined;
-  /** Restart-only keys whose file value differs from the live one (as of the last good reload). */
-  private pendingRestartKeys: string[] = [];
+  private pending: PendingRestartChange[] = [];
 
   constructor(
     readonly file: string,
@@ -52,14 +63,17 @@ export class ConfigManager {
     return this.current;
   }
 
+  /**
+   * Restart-only keys changed in the file since the daemon started (as of the last valid reload):
+   * `familiar status` shows them so the owner knows a restart is due.
+   */
+  pendingRestart(): PendingRestartChange[] {
+    return this.pending.map((p) => ({ ...p }));
+  }
+
   /** The last reload error, cleared by the next successful reload. */
   error(): string | undefined {
     return this.lastError;
-  }
-
-  /** Keys changed in the file that apply only after a restart (empty when none are waiting). */
-  pendingRestart(): string[] {
-    return [...this.pendingRestartKeys];
   }
 
   onChange(fn: ConfigListener): () => void {
@@ -144,20 +158,27 @@ export class ConfigManager {
     const prev = this.current;
     const restartRequired: string[] = [];
     let next: Config = candidate;
+    const pending: PendingRestartChange[] = [];
     for (const key of RESTART_KEYS) {
-      if (JSON.stringify(getPath(prev, key)) !== JSON.stringify(getPath(next, key))) {
+      const running = getPath(prev, key);
+      const wanted = getPath(next, key);
+      if (JSON.stringify(running) !== JSON.stringify(wanted)) {
         restartRequired.push(key);
-        next = setPath(next, key, getPath(prev, key));
+        pending.push(SHOWN_KEYS.has(key) ? { key, running, file: wanted } : { key });
+        next = setPath(next, key, running);
       }
     }
+    this.pending = pending;
     const changed = diffSections(prev, next);
     this.lastError = undefined;
-    // The live object keeps the old values, so each good reload sees the whole waiting list.
-    this.pendingRestartKeys = restartRequired;
     if (restartRequired.length > 0)
       this.logger.warn(
         { keys: restartRequired },
-        `config keys changed that need a restart to apply: ${restartRequired.join(", ")}`,
+        `config keys changed that need a restart to apply: ${pending
+          .map((p) =>
+            "running" in p ? `${p.key} (${JSON.stringify(p.running)} -> ${JSON.stringify(p.file)})` : p.key,
+          )
+          .join(", ")}`,
       );
     if (changed.length === 0) return { ok: true, changed, restartRequired };
     this.current = next;

@@ -1,20 +1,15 @@
 /**
  * Websocket methods the owner's console needs beyond the chat and admin sets (docs/gateway-protocol.md):
- * system.info, usage.daily, usage.sessions, sessions.search, approvals.list / approvals.resolve,
- * sessions.model, pairing.revoke, cron.pause / cron.resume, heartbeat.runs. Like every method they are reachable only
- * after an authenticated `connect`; nothing here is a console-only back door (the CLI may use them too).
+ * system.info, usage.daily, usage.sessions, sessions.search, sessions.model, pairing.revoke,
+ * cron.pause / cron.resume, heartbeat.runs (approvals.* are methods-approvals.ts'). Like every method
+ * they are reachable only after an authenticated `connect`; nothing here is a console-only back door (the CLI may use them too).
  */
 import type { PairingStore } from "../channels/common/pairing.js";
-import type { PendingApproval } from "../tools/approvals.js";
 import { MethodError } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import { dailyUsage, topSessions } from "./usage-report.js";
-import type { MethodHandler, WsConn } from "./ws-server.js";
+import type { MethodHandler } from "./ws-server.js";
 
-interface ApprovalsPart {
-  list(): PendingApproval[];
-  resolve(id: string, decision: "approved" | "denied"): boolean;
-}
 interface CronTogglePart {
   setEnabled(id: string, enabled: boolean): unknown;
 }
@@ -67,29 +62,10 @@ function memoryNotes(rt: GatewayRuntime): { files: number; bytes: number } | nul
   }
 }
 
-/**
- * Settling any chat's approval is the owner's: a client that connected with a non-owner role (the
- * gateway's roles, when present) is refused; every other client has passed the owner's token.
- */
-function ownerOnly(conn: WsConn): void {
-  const role = (conn as WsConn & { role?: unknown }).role;
-  if (role !== undefined && role !== "owner")
-    throw new MethodError(
-      "forbidden",
-      "only an owner-role client (the console, the CLI) sees and settles every approval",
-    );
-}
-
 export function consoleMethods(
   rt: GatewayRuntime,
   pairing: () => Promise<PairingStore>,
 ): [string, MethodHandler][] {
-  const approvals = (): ApprovalsPart => {
-    const a = rt.part<ApprovalsPart>("approvals", ["list", "resolve"]);
-    if (!a) throw new MethodError("unavailable", "approvals are not available (the tools service is off)");
-    return a;
-  };
-
   const search: MethodHandler = (p) => {
     const query = (p.optStr("query") ?? "").trim();
     const limit = p.optInt("limit", 1, 200) ?? 25;
@@ -208,44 +184,6 @@ export function consoleMethods(
         if (!head) throw new MethodError("not_found", `no session for ${sessionKey}`);
         rt.sessions.setModelOverride(head.id, model);
         return { sessionKey, sessionId: head.id, modelOverride: model };
-      },
-    ],
-    [
-      "approvals.list",
-      (_p, conn) => {
-        ownerOnly(conn);
-        return { approvals: approvals().list() };
-      },
-    ],
-    [
-      "approvals.resolve",
-      (p, conn) => {
-        ownerOnly(conn);
-        const id = p.str("id");
-        const raw = p.str("decision");
-        const decision = raw === "approve" ? "approved" : raw === "deny" ? "denied" : raw;
-        if (decision !== "approved" && decision !== "denied")
-          throw new MethodError("invalid_params", 'params.decision: expected "approve" or "deny"');
-        const a = approvals();
-        const pending = a.list().find((x) => x.id === id.trim().toLowerCase());
-        if (!pending || !a.resolve(id, decision))
-          throw new MethodError("not_found", `no pending approval ${id} (already answered or expired)`);
-        // The audit record: who answered what, from where. Resolved as the owner (no chat restriction):
-        // every gateway client has passed the owner's token.
-        rt.ctx.logger.warn(
-          {
-            audit: "approval",
-            id: pending.id,
-            kind: pending.kind,
-            summary: pending.summary,
-            sessionKey: pending.sessionKey,
-            decision,
-            client: conn.clientName,
-            address: conn.address,
-          },
-          `approval ${pending.id} ${decision} by the owner via gateway client ${conn.clientName}`,
-        );
-        return { id: pending.id, decision };
       },
     ],
     [

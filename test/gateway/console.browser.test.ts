@@ -183,7 +183,10 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await page.waitForSelector("[data-approval]", { state: "detached", timeout: 10_000 });
     // Audited: the log names the decision and the console client.
     await waitFor(
-      () => d.stdoutLines().some((l) => /"audit":"approval"/.test(l) && /approved/.test(l)),
+      () =>
+        d
+          .stdoutLines()
+          .some((l) => /approval settled over the gateway/.test(l) && /"client":"console"/.test(l)),
       10_000,
     );
 

@@ -363,7 +363,7 @@ describe("claude-cli as the daemon's primary engine", () => {
     const post = async (body: object): Promise<Response> =>
       fetch(`${gw?.base}/v1/chat/completions`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: gw?.headers(),
         body: JSON.stringify({ model: "familiar", ...body }),
       });
     const r1 = await post({ user: "alice", messages: [{ role: "user", content: "hi" }] });
