@@ -11,6 +11,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { dashboardCommand } from "../../internal/cli/dashboard.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
 import { REPO_ROOT, cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
@@ -126,8 +127,17 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
       if (!r.url().startsWith(d.url) && !r.url().startsWith("data:")) foreign.push(r.url());
     });
 
-    // The login link: the token rides in the fragment, is stored, and leaves the address bar.
-    await page.goto(`${d.url}/console/#token=${TOKEN}`);
+    // `familiar dashboard --console`: the token rides in the fragment, is stored, and leaves the address bar.
+    let out = "";
+    const code = await dashboardCommand(
+      { config: d.configPath, console: true },
+      (t) => (out += t),
+      () => undefined,
+    );
+    expect(code).toBe(0);
+    const link = out.trim();
+    expect(link).toBe(`${d.url}/console/#token=${TOKEN}`);
+    await page.goto(link);
     await page.waitForSelector('#conn[data-state="open"]', { timeout: 20_000 });
     expect(page.url()).not.toContain(TOKEN);
     expect(await page.evaluate(() => localStorage.getItem("familiar.token"))).toBe(TOKEN);
