@@ -33,7 +33,7 @@ const logs = (d: DaemonProcess): LogLine[] =>
 async function ask(d: DaemonProcess, text: string): Promise<string> {
   const res = await fetch(`${d.url}/v1/chat/completions`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-familiar-session": "u1" },
+    headers: d.headers({ "x-familiar-session": "u1" }),
     body: JSON.stringify({ model: "familiar", messages: [{ role: "user", content: text }] }),
   });
   expect(res.status).toBe(200);
@@ -128,7 +128,7 @@ describe("turn log", () => {
     fake.enqueue({ error: { status: 401 } });
     await fetch(`${d.url}/v1/chat/completions`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: d.headers(),
       body: JSON.stringify({ model: "familiar", messages: [{ role: "user", content: "hi" }] }),
     });
     const warn = await waitLog(d, (l) => l.msg.startsWith("turn ") && l.level === "warn");

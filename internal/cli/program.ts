@@ -94,10 +94,13 @@ export function buildProgram(): Command {
     .option("--url <url>", "gateway URL (default: the running daemon, then the config)")
     .option("--token <token>", "gateway token (default: found like the other commands)")
     .option("--open", "open the link in the default browser")
-    .action(async (opts: { config: string; url?: string; token?: string; open?: boolean }) => {
-      const { dashboardCommand } = await import("./dashboard.js");
-      process.exitCode = await dashboardCommand(opts);
-    });
+    .option("--console", "link to the owner's console (/console/) instead of the web chat")
+    .action(
+      async (opts: { config: string; url?: string; token?: string; open?: boolean; console?: boolean }) => {
+        const { dashboardCommand } = await import("./dashboard.js");
+        process.exitCode = await dashboardCommand(opts);
+      },
+    );
 
   program
     .command("approvals [action] [id]")

@@ -358,6 +358,22 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
       if (!store.deleteRuntimeJob(id) && !e) throw new CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
       reloadRuntime();
     },
+    setEnabled(id, on) {
+      const e = mustGet(id);
+      if (e.source === "config")
+        throw new CronError(
+          "CRON_CONFIG_JOB",
+          `cron job "${id}" is defined in config.yaml; set enabled: ${on} there`,
+        );
+      const stored = store.runtimeJob(id);
+      if (!stored) throw new CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
+      if (stored.enabled !== on) {
+        store.putRuntimeJob({ ...stored, enabled: on }, clock.now());
+        reloadRuntime();
+        log.info({ job: id }, `cron job ${id} ${on ? "resumed" : "paused"}`);
+      }
+      return jobView(stateOf, mustGet(id));
+    },
     runNow: (id) => trigger(mustGet(id), "manual", null),
     run: (id) => service.runNow(id),
     runs: (jobId, limit) => store.runs(jobId, limit),

@@ -50,6 +50,11 @@ export interface CronService extends Service {
   add(input: unknown): CronJobView;
   /** Removes a runtime job; throws CRON_CONFIG_JOB for a config job, CRON_NOT_FOUND when unknown. */
   remove(id: string): void;
+  /**
+   * Pauses (`false`) or resumes (`true`) a runtime job, persisted; throws CRON_CONFIG_JOB for a config
+   * job (its `enabled` lives in config.yaml), CRON_NOT_FOUND when unknown.
+   */
+  setEnabled(id: string, enabled: boolean): CronJobView;
   /** Runs a job now (even when disabled) and resolves when the run ended (or was skipped). */
   runNow(id: string): Promise<CronRunRecord>;
   /** Alias of runNow for the gateway's `cron.run`. */

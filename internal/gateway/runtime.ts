@@ -28,6 +28,8 @@ export interface GatewayCron {
   add(input: unknown): unknown;
   remove(id: string): void;
   runs(jobId: string, limit?: number): unknown;
+  /** Pauses or resumes a runtime job (`cron.pause` / `cron.resume`). */
+  setEnabled(id: string, enabled: boolean): unknown;
 }
 
 /** Token usage as `usage.get` reads it. */
@@ -47,7 +49,7 @@ export interface GatewayDeps {
   router?: Pick<ModelRouter, "status" | "usingEcho" | "chain">;
   usage?: GatewayUsage;
   cron?: GatewayCron;
-  heartbeat?: { status(): unknown };
+  heartbeat?: { status(): unknown; recentRuns(limit?: number): unknown[] };
   /** The memory index for `memory.status` / `memory.reindex`. */
   memory?: { status(): unknown; reindex(): unknown };
   /** Pending approvals: `/approve` in chat, `approvals.*` methods. */
