@@ -7,6 +7,7 @@
  * - error messages say what was expected; `formatIssues` adds the path and what was found.
  */
 import { z } from "zod";
+import { mediaSchema } from "./media-schema.js";
 import { parseDuration } from "./duration.js";
 import { scheduleProblem } from "../cron/schedule.js";
 
@@ -241,6 +242,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    media: mediaSchema,
     models: z
       .object({
         providers: z.record(z.string(), providerSchema).default({}),
