@@ -14,6 +14,7 @@ import { LogTail } from "./log-tail.js";
 import { GatewayMetrics } from "./metrics.js";
 import { adminMethods } from "./methods-admin.js";
 import { chatMethods } from "./methods-chat.js";
+import { fileMethods } from "./methods-files.js";
 import { openAiRoutes } from "./openai-api.js";
 import { apiRoutes } from "./api/api-router.js";
 import { GatewayRuntime, type GatewayDeps } from "./runtime.js";
@@ -58,7 +59,11 @@ export function createGatewayService(
     }),
     ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
   });
-  for (const [name, fn] of [...chatMethods(runtime), ...adminMethods(runtime, logs, () => ws.size)])
+  for (const [name, fn] of [
+    ...chatMethods(runtime),
+    ...adminMethods(runtime, logs, () => ws.size),
+    ...fileMethods(runtime),
+  ])
     methods.set(name, fn);
   deps.parts.extra.gateway = runtime;
 
