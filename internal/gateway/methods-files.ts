@@ -7,7 +7,7 @@ import type { MethodHandler } from "./ws-server.js";
 
 export function fileMethods(rt: GatewayRuntime): [string, MethodHandler][] {
   const send: MethodHandler = async (p) => {
-    const parsed = sendFileBody.safeParse(p);
+    const parsed = sendFileBody.safeParse(p.o);
     if (!parsed.success)
       throw new MethodError(
         "invalid_params",
