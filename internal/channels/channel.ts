@@ -56,7 +56,7 @@ export interface Channel {
 export class ChannelError extends Error {
   constructor(
     readonly code:
-            | "CHANNEL_REFUSED"
+      | "CHANNEL_REFUSED"
       | "CHANNEL_UNREACHABLE"
       | "CHANNEL_UNKNOWN_TARGET"
       | "CHANNEL_NOT_RUNNING"
