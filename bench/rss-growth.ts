@@ -3,7 +3,7 @@
  * 1,000 turns and after `rssTurns` turns (leak check). Turns go through /v1/chat/completions at
  * concurrency 10 over 100 persistent sessions.
  */
-import { chatTurn, pool } from "./lib/client.js";
+import { authHeaders, chatTurn, pool } from "./lib/client.js";
 import type { BenchOptions, BenchResult } from "./lib/report.js";
 import { startGatewaySetup } from "./lib/setup.js";
 import { round } from "./lib/stats.js";
@@ -27,7 +27,7 @@ export async function rssGrowth(o: BenchOptions): Promise<BenchResult> {
     const curve: { turns: number; rssMB: number; heapMB: number; heapTotalMB: number; externalMB: number }[] =
       [];
     const sample = async (turns: number): Promise<void> => {
-      const text = await (await fetch(`${base}/metrics`)).text();
+      const text = await (await fetch(`${base}/metrics`, { headers: authHeaders(base) })).text();
       const mb = (name: string): number =>
         round(Number(new RegExp(`^${name} (\\d+)`, "m").exec(text)?.[1] ?? Number.NaN) / 1024 / 1024);
       curve.push({

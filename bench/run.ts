@@ -5,20 +5,24 @@
  *   npm run bench -- [--only a,b] [--quick] [--runs N] [--json out.json] [--cpu-prof DIR]
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
- * Benchmarks: cold-start, rss, turn-overhead, throughput, telegram, store, prompt-cost, sandbox.
+ * Benchmarks: cold-start, rss, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
+ * compaction-rate, stable-prefix.
  * Sizes (--size name=value): rssTurns, overheadTurns, throughputTurns, telegramTurns, storeMessages,
- * memoryNotes, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
+ * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { coldStart } from "./cold-start.js";
+import { compactionRate } from "./compaction-rate.js";
+import { stablePrefix } from "./stable-prefix.js";
 import { machineInfo, load1 } from "./lib/machine.js";
 import { formatTable, type BenchOptions, type BenchResult } from "./lib/report.js";
 import { promptCost } from "./prompt-cost.js";
 import { rssGrowth } from "./rss-growth.js";
 import { sandboxBench } from "./sandbox.js";
 import { storeBench } from "./store.js";
+import { memoryVectorsBench } from "./memory-vectors.js";
 import { telegramLatency } from "./telegram-latency.js";
 import { throughput } from "./throughput.js";
 import { turnOverhead } from "./turn-overhead.js";
@@ -30,8 +34,11 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   throughput,
   telegram: telegramLatency,
   store: storeBench,
+  memory: memoryVectorsBench,
   "prompt-cost": promptCost,
   sandbox: sandboxBench,
+  "compaction-rate": compactionRate,
+  "stable-prefix": stablePrefix,
 };
 
 function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?: string } {
@@ -44,6 +51,7 @@ function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?:
     telegramTurns: 100,
     storeMessages: 10_000,
     memoryNotes: 10_000,
+    embeddingDims: 1536,
     heartbeatTicks: 60,
     sandboxRuns: 200,
     nodeFlags: [],

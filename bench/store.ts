@@ -81,12 +81,12 @@ export async function storeBench(o: BenchOptions): Promise<BenchResult> {
     }
     const index = new MemoryIndex(db, () => ws);
     const t0 = performance.now();
-    const firstHits = index.search("dentist passport").length;
+    const firstHits = (await index.search("dentist passport")).length;
     const first = performance.now() - t0;
     const warm: number[] = [];
     for (let q = 0; q < 50; q++) {
       const t = performance.now();
-      index.search(`${word(q)} ${word(q * 5 + 1)}`);
+      await index.search(`${word(q)} ${word(q * 5 + 1)}`);
       warm.push(performance.now() - t);
     }
     const loadSum = summarize(load);

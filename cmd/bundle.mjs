@@ -27,7 +27,8 @@ await build({
   format: "esm",
   platform: "node",
   target: "node20",
-  external: ["better-sqlite3"],
+  // sqlite-vec finds its prebuilt extension (sqlite-vec-<os>-<arch>) beside itself in node_modules.
+  external: ["better-sqlite3", "sqlite-vec"],
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner: {
     js: 'import { createRequire as __familiarRequire } from "node:module";\nconst require = __familiarRequire(import.meta.url);',

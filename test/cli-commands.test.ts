@@ -141,7 +141,8 @@ describe("familiar config check", () => {
     );
     const r = await cli(["config", "check"], { cwd: dir });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("gateway.token: required when gateway.bind is not loopback (bind is 0.0.0.0)");
+    // A non-loopback bind needs no explicit token any more: the daemon generates one.
+    expect(r.stderr).not.toContain("gateway.token");
     expect(r.stderr).toContain('models.primary: expected a provider from models.providers (a), got "b"');
 
     writeFileSync(join(dir, "config.yaml"), "channels:\n  discord:\n    token: ${DISCORD_TOKEN}\n");
@@ -185,8 +186,14 @@ describe("familiar doctor", () => {
     );
     expect(line(r.stdout, "data_dir")).toBe(`ok    data_dir: ${join(dir, "data")} is writable`);
     expect(line(r.stdout, "workspace")).toBe(`ok    workspace: ${join(dir, "workspace")} (AGENTS.md)`);
-    expect(line(r.stdout, "gateway")).toMatch(/^ok {4}gateway: 127\.0\.0\.1:\d+ is free$/);
+    expect(line(r.stdout, "gateway")).toMatch(
+      /^ok {4}gateway: 127\.0\.0\.1:\d+ is free \(token: .*gateway-token, generated\)$/,
+    );
     expect(line(r.stdout, "provider fake")).toBe("ok    provider fake: reachable, key accepted (1 models)");
+    // No models.pricing entry: budgets count it at the default price, and doctor says so.
+    expect(line(r.stdout, "pricing")).toMatch(
+      /^warn {2}pricing: no price for fake\/gpt-4o-mini in models\.pricing: their calls count at the default price \(\$5 input \/ \$15 output/,
+    );
     // The sandbox line: bubblewrap works (ok), or what to install (a warning, not a failure).
     const { probeSandbox } = await import("../internal/tools/sandbox/sandbox-probe.js");
     const sandboxOk = (await probeSandbox()).ok;
@@ -196,7 +203,7 @@ describe("familiar doctor", () => {
         : /^warn {2}sandbox: not available: .*bubblewrap/,
     );
     expect(r.stdout.trim().split("\n").at(-1)).toBe(
-      sandboxOk ? "all checks passed" : "all checks passed (1 warning)",
+      sandboxOk ? "all checks passed (1 warning)" : "all checks passed (2 warnings)",
     );
     // The fake answers 401 to any other key, so "key accepted" proves the configured key was sent.
   });

@@ -35,7 +35,7 @@ beforeAll(async () => {
   ]) {
     const res = await fetch(`${h.base}/v1/chat/completions`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-familiar-session": "notes" },
+      headers: h.headers({ "x-familiar-session": "notes" }),
       body: JSON.stringify({ model: "familiar", messages: [{ role: "user", content: text }] }),
     });
     expect(res.status).toBe(200);

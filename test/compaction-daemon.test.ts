@@ -69,7 +69,7 @@ beforeAll(async () => {
     calls.push({ kind: "turn", chars });
     return { text: `noted (${text.length} chars)` };
   });
-  c = await GatewayClient.connect({ url: h.wsUrl, clientName: "compaction-test" });
+  c = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "compaction-test" });
   c.on("chat", (p) => events.push(p as ChatEventPayload));
 });
 afterAll(async () => {

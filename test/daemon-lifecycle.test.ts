@@ -137,14 +137,10 @@ describe("daemon lifecycle (child process)", () => {
     );
   });
 
-  it("refuses a non-loopback bind without a token", async () => {
-    const d = await startDaemonProcess({ config: { gateway: { bind: "0.0.0.0" } }, noWait: true });
-    const exit = await d.waitExit();
-    expect(exit.code).toBe(1);
-    const err = d.stderrLines().filter((l) => l.trim());
-    expect(err).toHaveLength(1);
-    expect(err[0]).toMatch(/gateway\.bind is 0\.0\.0\.0 \(not loopback\) but gateway\.token is not set/);
-    expect(existsSync(join(d.dataDir, "familiar.lock"))).toBe(false);
+  it("on a non-loopback bind without gateway.token, serves only holders of the generated token", async () => {
+    const d = await startDaemonProcess({ config: { gateway: { bind: "0.0.0.0" } } });
+    expect((await fetch(`${d.url}/v1/models`)).status).toBe(401);
+    expect((await fetch(`${d.url}/v1/models`, { headers: d.headers() })).status).toBe(200);
   });
 
   it("substitutes environment variables from the child's environment", async () => {

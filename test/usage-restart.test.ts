@@ -48,7 +48,7 @@ describe("usage survives a restart", () => {
     });
     const res = await fetch(`${d.url}/v1/chat/completions`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-familiar-session": "u1" },
+      headers: d.headers({ "x-familiar-session": "u1" }),
       body: JSON.stringify({ model: "familiar", messages: [{ role: "user", content: "hi" }] }),
     });
     expect(res.status).toBe(200);

@@ -13,6 +13,19 @@ export interface PostResult {
   ms: number;
 }
 
+const tokens = new Map<string, string>();
+
+/** Registers the gateway token of the daemon at `base` (http://host:port); requests to it carry it. */
+export function setGatewayToken(base: string, token: string): void {
+  tokens.set(new URL(base).origin, token);
+}
+
+/** `authorization` for a daemon URL whose token was registered, else nothing. */
+export function authHeaders(url: string): Record<string, string> {
+  const t = tokens.get(new URL(url).origin);
+  return t ? { authorization: `Bearer ${t}` } : {};
+}
+
 /** POSTs a JSON body and reads the whole answer. */
 export function postJson(
   url: string,
@@ -32,6 +45,7 @@ export function postJson(
         headers: {
           "content-type": "application/json",
           "content-length": Buffer.byteLength(body),
+          ...authHeaders(url),
           ...headers,
         },
       },

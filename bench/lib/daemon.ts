@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
+import { setGatewayToken } from "./client.js";
 
 /** Repository root. */
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -151,6 +152,11 @@ export async function startBenchDaemon(opts: BenchDaemonOptions = {}): Promise<B
     child.kill("SIGKILL");
     throw new Error(`daemon did not answer /healthz within 30 s\n${tail()}`);
   }
+  // The daemon generated its gateway token at start; the load generator sends it like the CLI would.
+  const explicit = gateway.token;
+  const token =
+    typeof explicit === "string" ? explicit : readFileSync(join(dataDir, "gateway-token"), "utf8").trim();
+  setGatewayToken(`http://127.0.0.1:${port}`, token);
   return {
     url: `http://127.0.0.1:${port}`,
     port,

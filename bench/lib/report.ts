@@ -30,6 +30,8 @@ export interface BenchOptions {
   telegramTurns: number;
   storeMessages: number;
   memoryNotes: number;
+  /** Vector size of the memory benchmark (text-embedding-3-small: 1536). */
+  embeddingDims: number;
   heartbeatTicks: number;
   /** Pairs of `true` runs (plain, sandboxed) for the sandbox overhead. */
   sandboxRuns: number;

@@ -27,6 +27,7 @@ import { configPromptProblems } from "./catalog/agent-prompt.js";
 import { SubagentTaskManager } from "./subagents/task-manager.js";
 import { createDelegateTool, subagentsPromptSection } from "./subagents/delegate-tool.js";
 import { createDispatchTool } from "./subagents/dispatch-tool.js";
+import { createBudgets, type Budgets } from "../budgets/budget-service.js";
 
 /** What the host section hands to the rest of the daemon. */
 /** The tools of an agent on a CLI engine: none of ours (the CLI has its own). */
@@ -41,6 +42,7 @@ export interface AgentHostParts {
   apiAgents: ApiAgentStore;
   tasks: SubagentTaskManager;
   engines: EngineRegistry;
+  budgets: Budgets;
   service: Service;
 }
 
@@ -80,10 +82,12 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
 
   // The flush needs the host, which needs the compactor: bound once the host exists.
   const late: { host?: AgentHostImpl } = {};
+  const budgets = createBudgets(ctx, { usage, deliver: (target, text) => channels.deliver(target, text) });
   const compactor = createHostCompactor({
     db: ctx.db,
     config: () => ctx.config(),
-    model: router,
+    // Summaries are checked against and recorded for the turn that needed them.
+    model: budgets.compactionModel(router),
     logger: ctx.logger,
     now: () => ctx.clock.now(),
     contextWindow: (ref, agentId) =>
@@ -146,6 +150,8 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
     compactor,
     engines: engines.engines(),
     onReset: (key) => engines.reset(key),
+    budget: budgets.guard,
+    onCompacted: (key) => engines.reset(key),
   });
 
   late.host = host;
@@ -183,5 +189,5 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
       };
     },
   };
-  return { host, fileAgents, apiAgents, tasks, engines, service };
+  return { host, fileAgents, apiAgents, tasks, engines, budgets, service };
 }

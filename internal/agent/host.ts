@@ -22,10 +22,10 @@ import {
 } from "../models/types.js";
 import type { ApprovalDecision, ApprovalRequest, ToolContext, ToolSet } from "../tools/tool.js";
 import { SessionStore, type SessionRow } from "../session/session-store.js";
-import { agentOfKey } from "../session/keys.js";
+import { agentOfKey, parseSessionKey } from "../session/keys.js";
 import { storeFailure } from "../store/db.js";
 import { findAgent, type AgentDef, type AgentSource } from "./agents.js";
-import { PromptBuilder } from "./prompt.js";
+import { PromptBuilder, withContextNote } from "./prompt.js";
 import { WorkspaceFiles } from "./workspace-files.js";
 import { orderByTurn, toChatMessages } from "./history.js";
 import {
@@ -41,6 +41,10 @@ import { costOf } from "./cost.js";
 import { createLoopDetector } from "./loop-detection/loop-detector.js";
 import { AgentPromptFiles } from "./catalog/agent-prompt.js";
 import { agentProblem, echoFallbackAgent, echoFallbackEngine, isEchoFallback } from "./echo-fallback.js";
+import type { BudgetBlock, Projection } from "../budgets/budget-guard.js";
+import type { Payer } from "../budgets/spend.js";
+import { currentPayer, withPayer } from "../budgets/payer-scope.js";
+import { projectCall } from "../budgets/projection.js";
 
 /** An engine runs one turn and yields the same events as the model loop (model, cli, claude-cli). */
 export type Engine = (
@@ -94,6 +98,20 @@ export interface AgentHostDeps {
   engines?: Record<string, Engine>;
   /** Called when a session key is reset (`/new`), e.g. so a CLI engine drops its session. */
   onReset?: (sessionKey: string) => void;
+  /**
+   * Called after `/compact` of a session whose agent runs a CLI engine: the CLI keeps its own copy of
+   * the conversation, so the engine drops it and starts its next session from the compacted store.
+   */
+  onCompacted?: (sessionKey: string) => void;
+  /** Spending limits (internal/budgets): checked before each model call, told of each recorded one. */
+  budget?: HostBudget;
+}
+
+/** The budget guard as the host needs it (internal/budgets/budget-guard.ts). */
+export interface HostBudget {
+  /** `projection` may be a function: it is called only when a limit applies. */
+  check(payer: Payer, projection: Projection | (() => Projection)): BudgetBlock | undefined;
+  recorded(payer: Payer): void;
 }
 
 export interface UsageRecord {
@@ -105,6 +123,10 @@ export interface UsageRecord {
   requestId: string;
   usage: Usage;
   cost: number | null;
+  /** Who pays: the channel, agent and session key of the call tree's root turn (internal/budgets). */
+  channel?: string | null;
+  payerAgent?: string | null;
+  payerSession?: string | null;
 }
 
 interface Running {
@@ -134,6 +156,8 @@ export class AgentHostImpl implements AgentHost {
   private running = new Map<string, Running>();
   private trees = new Map<string, TreeAcc>();
   private rootOf = new Map<string, string>();
+  /** Request id -> who pays for its model calls (a subagent's parent's payer). */
+  private payers = new Map<string, Payer>();
   private inflight = new Set<Promise<TurnResult>>();
   private insertUsage;
 
@@ -153,8 +177,9 @@ export class AgentHostImpl implements AgentHost {
       this.global.concurrency = next.agents.max_concurrent;
     });
     this.insertUsage = ctx.db.prepare(
-      `INSERT INTO usage (session_id, session_key, agent_id, provider, model, request_id, input, output, cache_read,
-         cache_write, reasoning, total, cost, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      `INSERT INTO usage (channel, payer_agent, payer_session, session_id, session_key, agent_id, provider, model,
+         request_id, input, output, cache_read, cache_write, reasoning, total, cost, created_at)
+         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
     );
   }
 
@@ -244,6 +269,16 @@ export class AgentHostImpl implements AgentHost {
       this.rootOf.set(requestId, requestId);
       this.trees.set(requestId, { usage: { ...ZERO_USAGE }, cost: 0, subCalls: 0 });
     }
+    // Subagents pay from their parent's budget; a memory flush from the compacting turn's (payer scope).
+    this.payers.set(
+      requestId,
+      (msg.parentRequestId ? this.payers.get(msg.parentRequestId) : undefined) ??
+        currentPayer() ?? {
+          agentId: agent.id,
+          channel: msg.channel,
+          sessionKey: msg.ephemeral ? null : msg.sessionKey,
+        },
+    );
     let markStarted!: () => void;
     const started = new Promise<void>((r) => (markStarted = r));
     const task = async (): Promise<TurnResult> => {
@@ -280,6 +315,7 @@ export class AgentHostImpl implements AgentHost {
         this.inflight.delete(result);
         this.rootOf.delete(requestId);
         this.trees.delete(requestId);
+        this.payers.delete(requestId);
       });
     this.inflight.add(result);
     void ctx;
@@ -419,18 +455,39 @@ export class AgentHostImpl implements AgentHost {
       agent,
       ...(agentPrompt !== undefined ? { agentPrompt } : {}),
       ...(msg.lightContext || agent.light_context ? { light: true } : {}),
-      ...(msg.originLabel ? { originLabel: msg.originLabel } : {}),
       ...(this.deps.skillsSection ? { skillsSection: this.deps.skillsSection(agent, toolNames) ?? "" } : {}),
       toolNames,
       ...(msg.extraSystem ? { extra: msg.extraSystem } : {}),
       now: ctx.clock.now(),
     });
-    const messages: ChatMessage[] = [{ role: "system", content: system }, ...history];
+    // The clock and the origin change every turn: for the model loop they follow the newest message,
+    // so the system prompt and history stay a cacheable prefix; CLI engines get them in their prompt.
+    const modelLoop = agent.engine === "model" && !isEchoFallback(agent);
+    const note = this.prompt.volatile({
+      config: cfg,
+      ...(msg.originLabel ? { originLabel: msg.originLabel } : {}),
+      now: ctx.clock.now(),
+    });
+    const noted = (m: ChatMessage[]): ChatMessage[] => (modelLoop ? withContextNote(m, note) : m);
+    const systemText = modelLoop ? system : `${system}\n\n${note.split("\n").join("\n\n")}`;
+    const messages: ChatMessage[] = noted([{ role: "system", content: systemText }, ...history]);
 
     let finalStored: number | undefined;
     let persistSession = liveSession;
     const tree = this.trees.get(rootId);
+    const payer = this.payers.get(requestId) ?? {
+      agentId: agent.id,
+      channel: msg.channel,
+      sessionKey: msg.ephemeral ? null : msg.sessionKey,
+    };
+    const budget = this.deps.budget;
     const hooks: LoopHooks = {
+      gate: (msgs) => {
+        const block = budget?.check(payer, () =>
+          projectCall(cfg, modelRef, msgs, tools.specs(), agent.max_tokens),
+        );
+        return block ? { code: "BUDGET_EXCEEDED", message: block.notice } : undefined;
+      },
       onAssistantMessage: (m) => {
         if (!persistSession) return;
         const id = this.sessions.append(persistSession.id, {
@@ -466,6 +523,9 @@ export class AgentHostImpl implements AgentHost {
           requestId,
           usage: u.usage,
           cost,
+          channel: payer.channel,
+          payerAgent: payer.agentId,
+          payerSession: payer.sessionKey,
         };
         if (tree) {
           tree.usage = addUsage(tree.usage, u.usage);
@@ -481,6 +541,7 @@ export class AgentHostImpl implements AgentHost {
           name: `${u.provider}/${u.model}`,
           meta: u.usage,
         });
+        budget?.recorded(payer);
       },
       onToolCall: async (call, run) => {
         const id = this.traces.start({
@@ -503,32 +564,36 @@ export class AgentHostImpl implements AgentHost {
     if (compactor && liveSession) {
       hooks.beforeModelCall = async (msgs) => {
         const cur = this.sessions.get(persistSession?.id ?? sessionId) ?? liveSession;
-        const out = await compactor.beforeModelCall({
-          session: cur,
-          agent,
-          modelRef,
-          messages: msgs,
-          system,
-          runId,
-          emit,
-        });
+        const out = await withPayer(payer, () =>
+          compactor.beforeModelCall({
+            session: cur,
+            agent,
+            modelRef,
+            messages: msgs,
+            system: systemText,
+            runId,
+            emit,
+          }),
+        );
         if (out) persistSession = this.sessions.head(msg.sessionKey) ?? persistSession;
-        return out;
+        return out ? noted(out) : out;
       };
       hooks.onContextOverflow = async (msgs, attempt) => {
         const cur = this.sessions.get(persistSession?.id ?? sessionId) ?? liveSession;
-        const out = await compactor.onOverflow({
-          session: cur,
-          agent,
-          modelRef,
-          messages: msgs,
-          system,
-          runId,
-          emit,
-          attempt,
-        });
+        const out = await withPayer(payer, () =>
+          compactor.onOverflow({
+            session: cur,
+            agent,
+            modelRef,
+            messages: msgs,
+            system: systemText,
+            runId,
+            emit,
+            attempt,
+          }),
+        );
         if (out) persistSession = this.sessions.head(msg.sessionKey) ?? persistSession;
-        return out;
+        return out ? noted(out) : out;
       };
     }
     const toolContext: ToolContext = {
@@ -569,9 +634,22 @@ export class AgentHostImpl implements AgentHost {
     try {
       if (!engine && agent.engine !== "model")
         throw new Error(`engine "${agent.engine}" of agent "${agent.id}" is not available`);
-      const gen = engine
-        ? engine({ ...loopOpts, agent, sessionKey: msg.sessionKey, sessionId })
-        : runAgentLoop(loopOpts);
+      // The model loop checks the budget before each call; other engines are checked once up front.
+      const stop = engine && !isEchoFallback(agent) ? hooks.gate?.(messages, 1) : undefined;
+      const gen = stop
+        ? (async function* (): AsyncGenerator<AgentEvent, LoopOutcome> {
+            yield { type: "error", runId, code: stop.code, message: stop.message };
+            return {
+              text: stop.message,
+              finishReason: "error",
+              usage: { ...ZERO_USAGE },
+              iterations: 0,
+              error: stop,
+            };
+          })()
+        : engine
+          ? engine({ ...loopOpts, agent, sessionKey: msg.sessionKey, sessionId })
+          : runAgentLoop(loopOpts);
       for (;;) {
         const step = await gen.next();
         if (step.done) {
@@ -701,6 +779,9 @@ export class AgentHostImpl implements AgentHost {
       if (this.deps.recordUsage) return this.deps.recordUsage(rec);
       const u = rec.usage;
       this.insertUsage.run(
+        rec.channel ?? null,
+        rec.payerAgent ?? null,
+        rec.payerSession ?? null,
         rec.sessionId,
         rec.sessionKey,
         rec.agentId,
@@ -764,10 +845,15 @@ export class AgentHostImpl implements AgentHost {
     const agent = this.agentFor(session.agent_id);
     const modelRef = session.model_override ?? agent.model ?? undefined;
     // Run through the session queue so compaction never races a running turn.
+    // A /compact is paid by the session it compacts.
+    const payer: Payer = { agentId: agent.id, channel: channelOfKey(sessionKey), sessionKey };
     const out = await this.queueFor(sessionKey).add(() =>
-      c.compactNow({ session, agent, modelRef, ...(instructions ? { instructions } : {}) }),
+      withPayer(payer, () =>
+        c.compactNow({ session, agent, modelRef, ...(instructions ? { instructions } : {}) }),
+      ),
     );
     if (!out) throw new Error("compaction produced no result");
+    if (agent.engine !== "model") this.deps.onCompacted?.(sessionKey);
     this.deps.ctx.bus.emit("session.changed", {
       sessionKey,
       sessionId: out.successorId,
@@ -846,6 +932,13 @@ export class AgentHostImpl implements AgentHost {
     for (const r of this.running.values()) r.controller.abort(new Error("daemon shutting down"));
     await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 2000))]);
   }
+}
+
+/** The channel a session key belongs to (internal/session/keys.ts shapes). */
+function channelOfKey(key: string): string {
+  const p = parseSessionKey(key);
+  if (p.kind === "dm" || p.kind === "group") return p.channel;
+  return p.kind === "other" ? "unknown" : p.kind;
 }
 
 function toParts(text: string, images: { mime: string; data: string }[]): ContentPart[] {

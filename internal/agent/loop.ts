@@ -32,6 +32,11 @@ export interface LoopGuard {
 }
 
 export interface LoopHooks {
+  /**
+   * Before every model call, after `beforeModelCall`: a message here stops the turn without the call
+   * (a budget limit, internal/budgets); it becomes the turn's one error reply.
+   */
+  gate?(messages: ChatMessage[], iteration: number): { code: string; message: string } | undefined;
   /** Before every model call; may return replacement messages (pre-emptive compaction). */
   beforeModelCall?(messages: ChatMessage[], iteration: number): Promise<ChatMessage[] | void>;
   /** On a context-overflow error; returns compacted messages to retry with, or undefined to give up. */
@@ -102,6 +107,18 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
       };
     const replaced = await hooks.beforeModelCall?.(messages, iteration);
     if (replaced) messages = replaced;
+    const stop = hooks.gate?.(messages, iteration);
+    if (stop) {
+      yield { type: "error", runId, code: stop.code, message: stop.message };
+      return {
+        text: stop.message,
+        finishReason: "error",
+        usage,
+        ...(model ? { model } : {}),
+        iterations: iteration - 1,
+        error: stop,
+      };
+    }
 
     let text = "";
     let finishReason = "stop";

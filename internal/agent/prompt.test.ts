@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { configFromObject } from "../config/load.js";
 import { agentSchema, type Config } from "../config/schema.js";
 import type { AgentDef } from "./agents.js";
-import { PromptBuilder } from "./prompt.js";
+import { PromptBuilder, withContextNote } from "./prompt.js";
 import { WorkspaceFiles } from "./workspace-files.js";
 
 let ws: string;
@@ -66,15 +66,36 @@ describe("system prompt", () => {
     expect(p.indexOf("Speak like a sailor.")).toBeGreaterThan(p.indexOf("## MEMORY.md"));
     expect(p).toContain("## Skills\n- weather: forecasts");
     expect(p).toContain("memory_write");
-    expect(p).toContain("Now: Mon 2026-11-23 18:30 (Asia/Tokyo).");
-    expect(p.endsWith("Message from: Telegram DM from Ann.")).toBe(true);
+    // No clock and no origin in the system prompt: it stays byte-identical from turn to turn.
+    expect(p).not.toContain("Now: ");
+    expect(p).not.toContain("Message from");
+    expect(builder.build({ config, agent: agent(), originLabel: "Bob", now: AT + 3_600_000 })).toBe(
+      builder.build({ config, agent: agent(), originLabel: "Ann", now: AT }),
+    );
+    expect(builder.volatile({ config, originLabel: "Telegram DM from Ann", now: AT })).toBe(
+      "Now: Mon 2026-11-23 18:30 (Asia/Tokyo).\nMessage from: Telegram DM from Ann.",
+    );
+  });
+
+  it("puts the context note just before the newest user message, after the older history", () => {
+    const sys = { role: "system" as const, content: "rules" };
+    const hist = [sys, { role: "user" as const, content: "hi" }];
+    const note = { role: "system" as const, content: "[context] Now: x" };
+    expect(withContextNote(hist, "Now: x")).toEqual([sys, note, hist[1]]);
+    expect(hist).toHaveLength(2); // the input is not changed
+    // Mid-turn (after tool calls) the note stays before the user message the turn answers.
+    const turn = [
+      ...hist,
+      { role: "assistant" as const, content: "" },
+      { role: "tool" as const, content: "r", tool_call_id: "c" },
+    ];
+    expect(withContextNote(turn, "Now: x")).toEqual([sys, note, ...turn.slice(1)]);
   });
 
   it("leaves out missing files, the skills list without one, and the memory hint without the tool", () => {
     const p = builder.build({ config, agent: agent(), now: AT });
     expect(p).not.toContain("## ");
     expect(p).not.toContain("memory_write");
-    expect(p).toContain("Now: Mon 2026-11-23 18:30 (Asia/Tokyo).");
   });
 
   it("the light prompt (heartbeat, cron) has identity and HEARTBEAT.md, no user files or skills", () => {

@@ -1,7 +1,11 @@
 /**
  * System prompt builder. Lean by design (a "hi" turn must stay far below OpenClaw's 49,000
- * characters): identity and rules from the workspace files, skill names only, the time, the origin.
+ * characters): identity and rules from the workspace files, skill names only. The system prompt holds
+ * no clock and no per-message facts, so it is byte-identical from turn to turn and provider prompt
+ * caches hit; the time and the origin go in a short context note after the newest message
+ * ({@link PromptBuilder.volatile}, {@link withContextNote}).
  */
+import type { ChatMessage } from "../models/types.js";
 import type { Config } from "../config/schema.js";
 import type { AgentDef } from "./agents.js";
 import { WorkspaceFiles } from "./workspace-files.js";
@@ -59,10 +63,31 @@ export class PromptBuilder {
     if (!input.light && input.toolNames?.includes("memory_write"))
       parts.push("Save durable facts about the owner with memory_write; look things up with memory_search.");
     if (input.extra) parts.push(input.extra.trim());
-    parts.push(`${NOW_PREFIX}${formatNow(input.now, config.timezone)} (${config.timezone}).`);
-    if (input.originLabel) parts.push(`Message from: ${input.originLabel}.`);
     return parts.join("\n\n");
   }
+
+  /** The facts that change from turn to turn (the clock, who wrote): sent after the history. */
+  volatile(input: Pick<PromptInput, "config" | "originLabel" | "now">): string {
+    const tz = input.config.timezone;
+    const lines = [`${NOW_PREFIX}${formatNow(input.now, tz)} (${tz}).`];
+    if (input.originLabel) lines.push(`Message from: ${input.originLabel}.`);
+    return lines.join("\n");
+  }
+}
+
+/** Marks the context note sent after the newest message (never stored in the history). */
+export const CONTEXT_NOTE_PREFIX = "[context] ";
+
+/**
+ * The model messages with `note` as a system message just before the newest user message: the system
+ * prompt, tools and older history stay a byte-identical prefix of the next turn's request, and the
+ * newest message stays last (what the model answers). The user's own text is left as it is; history
+ * already carries mid-conversation system messages for system events, so providers see nothing new.
+ */
+export function withContextNote(messages: readonly ChatMessage[], note: string): ChatMessage[] {
+  const at = messages.findLastIndex((m) => m.role === "user");
+  const msg: ChatMessage = { role: "system", content: `${CONTEXT_NOTE_PREFIX}${note}` };
+  return at <= 0 ? [...messages, msg] : [...messages.slice(0, at), msg, ...messages.slice(at)];
 }
 
 const fmtCache = new Map<string, Intl.DateTimeFormat>();

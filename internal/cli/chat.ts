@@ -49,7 +49,12 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
   const tty = process.stdin.isTTY === true;
   const out = process.stdout;
   const open = (): Promise<GatewayClient> =>
-    GatewayClient.connect({ url: target.url, token: target.token, clientName: "familiar-chat" });
+    GatewayClient.connect({
+      url: target.url,
+      token: target.token,
+      clientName: "familiar-chat",
+      role: "owner",
+    });
   let first: GatewayClient;
   try {
     first = await open();

@@ -5,6 +5,7 @@
 import { loadConfigFile } from "../config/load.js";
 import { ConfigError, formatProblem, type ConfigProblem } from "../config/errors.js";
 import type { Config } from "../config/schema.js";
+import { contextWindowProblems } from "../models/context-window.js";
 
 /** True for addresses that only this machine can reach. */
 export function isLoopback(bind: string): boolean {
@@ -14,11 +15,7 @@ export function isLoopback(bind: string): boolean {
 /** Problems the schema cannot see but that stop the daemon from starting. */
 export function startProblems(cfg: Config): ConfigProblem[] {
   const out: ConfigProblem[] = [];
-  if (cfg.gateway.enabled && !isLoopback(cfg.gateway.bind) && !cfg.gateway.token)
-    out.push({
-      path: "gateway.token",
-      message: `required when gateway.bind is not loopback (bind is ${cfg.gateway.bind}), got nothing`,
-    });
+  // A non-loopback bind without gateway.token is fine: the daemon generates a token (doctor notes it).
   const providers = Object.keys(cfg.models.providers);
   // Without any provider the daemon runs on the echo model whatever the refs say (doctor warns).
   if (providers.length === 0) return out;
@@ -39,6 +36,8 @@ export function startProblems(cfg: Config): ConfigProblem[] {
         message: `expected a provider from models.providers (${providers.join(", ")}), got "${provider}"`,
       });
   }
+  // A window the daemon refuses at run time (REQ-401) is a start problem, not a surprise on turn one.
+  out.push(...contextWindowProblems(cfg));
   return out;
 }
 

@@ -277,6 +277,7 @@ export function registerCronCommands(program: Command, defaultConfig: string): v
           url: target.url,
           token: target.token,
           clientName: "familiar-cron",
+          role: "owner",
         });
         const res = await client.request<{ result: CronRunRecord | null }>("cron.run", { id });
         const r = res.result;

@@ -8,12 +8,14 @@
  * "unreachable" (refused connection, unknown host, timeout: fix the URL or the network).
  */
 import { accessSync, constants, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { tokenFilePath } from "../gateway/token-store.js";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { loadConfigFile } from "../config/load.js";
 import { ConfigError, formatProblem } from "../config/errors.js";
 import type { Config } from "../config/schema.js";
 import { isLoopback, startProblems, summarize } from "./config-check.js";
+import { unpricedWarning } from "../budgets/unpriced.js";
 
 export type CheckStatus = "ok" | "warn" | "fail";
 
@@ -82,6 +84,11 @@ export async function runDoctor(
   out.push({ name: "sandbox", ...(await checkSandbox(cfg)) });
   if (cfg.gateway.enabled) out.push(await checkGateway(cfg));
   out.push(...(await checkProviders(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS)));
+  // An unpriced model is not free: budgets count it at budgets.default_price.
+  const unpriced = unpricedWarning(cfg);
+  if (unpriced) out.push({ status: "warn", name: "pricing", detail: unpriced });
+  const { checkMemory } = await import("../memory/memory-doctor.js");
+  out.push(await checkMemory(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS));
   out.push(...checkChannels(cfg));
   return out;
 }
@@ -145,19 +152,18 @@ function checkWorkspace(dir: string): CheckResult {
 async function checkGateway(cfg: Config): Promise<CheckResult> {
   const { bind, port, token } = cfg.gateway;
   const where = `${bind}:${port}`;
-  if (!isLoopback(bind) && !token)
-    return {
-      status: "fail",
-      name: "gateway",
-      detail: `${where} is not loopback and gateway.token is not set`,
-    };
+  const auth = token ? " (token set)" : ` (token: ${tokenFilePath(cfg.data_dir)}, generated)`;
   const free = await new Promise<NodeJS.ErrnoException | undefined>((res) => {
     const s = createServer();
     s.once("error", (err: NodeJS.ErrnoException) => res(err));
     s.listen(port, bind, () => s.close(() => res(undefined)));
   });
   if (!free)
-    return { status: "ok", name: "gateway", detail: `${where} is free${token ? " (token set)" : ""}` };
+    return {
+      status: "ok",
+      name: "gateway",
+      detail: `${where} is free${auth}${isLoopback(bind) ? "" : "; reachable from other machines"}`,
+    };
   if (free.code === "EADDRINUSE")
     return lockPid(cfg.data_dir)
       ? { status: "ok", name: "gateway", detail: `${where} is in use by the running daemon` }

@@ -81,7 +81,7 @@ export function buildProgram(): Command {
     .option("-s, --session <name>", "session name or full session key", "cli")
     .option("-a, --agent <id>", "agent to talk to (default agent when absent)")
     .option("--url <url>", "gateway websocket URL (default from config)")
-    .option("--token <token>", "gateway token (default from config)")
+    .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
     .action(
       async (opts: { config: string; session?: string; agent?: string; url?: string; token?: string }) => {
         const { chatCommand } = await import("./chat.js");
@@ -94,12 +94,49 @@ export function buildProgram(): Command {
     .description("show the running daemon's status")
     .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
     .option("--url <url>", "gateway websocket URL (default from config)")
-    .option("--token <token>", "gateway token (default from config)")
+    .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
     .option("--json", "print the raw status as JSON")
     .action(async (opts: { config: string; url?: string; token?: string; json?: boolean }) => {
       const { statusCommand } = await import("./status.js");
       await statusCommand(opts);
     });
+
+  program
+    .command("dashboard")
+    .description("print a login link for the web chat (with --open, open it in the browser)")
+    .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
+    .option("--url <url>", "gateway URL (default: the running daemon, then the config)")
+    .option("--token <token>", "gateway token (default: found like the other commands)")
+    .option("--open", "open the link in the default browser")
+    .action(async (opts: { config: string; url?: string; token?: string; open?: boolean }) => {
+      const { dashboardCommand } = await import("./dashboard.js");
+      process.exitCode = await dashboardCommand(opts);
+    });
+
+  program
+    .command("approvals [action] [id]")
+    .description("list pending approval requests, or settle one: approvals approve|deny <id>")
+    .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
+    .option("--url <url>", "gateway websocket URL (default: the running daemon, then the config)")
+    .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
+    .option("--json", "print JSON (list)")
+    .action(
+      async (
+        action: string | undefined,
+        id: string | undefined,
+        opts: { config: string; url?: string; token?: string; json?: boolean },
+      ) => {
+        const a = action ?? "list";
+        if (a !== "list" && a !== "approve" && a !== "deny") {
+          process.stderr.write(`familiar approvals: unknown action "${a}" (list, approve, deny)
+`);
+          process.exitCode = 1;
+          return;
+        }
+        const { approvalsCommand } = await import("./approvals.js");
+        process.exitCode = await approvalsCommand(a, id, opts);
+      },
+    );
 
   program
     .command("usage")
@@ -143,7 +180,7 @@ export function buildProgram(): Command {
     .description("summarise a session now (asks the running daemon)")
     .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
     .option("--url <url>", "gateway websocket URL (default from config)")
-    .option("--token <token>", "gateway token (default from config)")
+    .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
     .option("--json", "print JSON")
     .action(
       async (
@@ -176,6 +213,29 @@ export function buildProgram(): Command {
     );
 
   registerCronCommands(program, DEFAULT_CONFIG);
+
+  const memory = program.command("memory").description("the memory index: status and rebuild");
+  type MemoryOpts = { config: string; url?: string; token?: string; json?: boolean };
+  const memoryOpts = (c: Command): Command =>
+    c
+      .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
+      .option("--url <url>", "gateway websocket URL (default from config)")
+      .option("--token <token>", "gateway token (default from config)")
+      .option("--json", "print JSON");
+  memoryOpts(
+    memory.command("status").description("files, chunks, vectors, embedding model and rebuild progress"),
+  ).action(async (opts: MemoryOpts) => {
+    const { memoryStatusCommand } = await import("./memory.js");
+    await memoryStatusCommand(opts);
+  });
+  memoryOpts(
+    memory
+      .command("reindex")
+      .description("re-read every memory file and re-embed every chunk in the background"),
+  ).action(async (opts: MemoryOpts) => {
+    const { memoryReindexCommand } = await import("./memory.js");
+    await memoryReindexCommand(opts);
+  });
 
   const pairing = program
     .command("pairing")

@@ -158,6 +158,7 @@ export async function sessionsCompactCommand(
       url: target.url,
       token: target.token,
       clientName: "familiar-cli",
+      role: "owner",
     });
   } catch (e) {
     process.stderr.write(`familiar sessions compact: ${(e as GatewayClientError).message}\n`);

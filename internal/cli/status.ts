@@ -80,6 +80,15 @@ export function formatStatus(s: Record<string, unknown>): string {
     }
   } else lines.push(`cron         ${compact(s.cron)}`);
   if (s.configError) lines.push(`config error ${String(s.configError)}`);
+  const pending = Array.isArray(s.pendingRestart) ? (s.pendingRestart as unknown[]).map(obj) : [];
+  if (pending.length) {
+    lines.push(`restart      needed to apply ${pending.map((p) => String(p.key)).join(", ")}`);
+    for (const p of pending)
+      if ("running" in p)
+        lines.push(
+          `  ${String(p.key).padEnd(16)} running ${JSON.stringify(p.running)}, config.yaml ${JSON.stringify(p.file)}`,
+        );
+  }
   return lines.join("\n");
 }
 
@@ -98,6 +107,7 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
       url: target.url,
       token: target.token,
       clientName: "familiar-status",
+      role: "owner",
     });
   } catch (err) {
     process.stderr.write(`familiar status: ${(err as GatewayClientError).message}\n`);

@@ -10,6 +10,7 @@ import Database from "better-sqlite3";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfigFile } from "../config/load.js";
+import { resolveGatewayTarget } from "../gateway/target.js";
 import { formatTraceReport, readTraceReport, type TraceReport } from "../agent/trace-report.js";
 
 export interface TraceCommandOptions {
@@ -32,9 +33,8 @@ export class TraceCommandError extends Error {
 }
 
 async function viaGateway(opts: TraceCommandOptions, url: string, requestId: string): Promise<TraceReport> {
-  let token = opts.token ?? (process.env.FAMILIAR_GATEWAY_TOKEN || undefined);
-  if (token === undefined && existsSync(opts.config))
-    token = loadConfigFile(opts.config).config.gateway.token;
+  // The token the other commands use: flag, env, the running daemon's card, the config, the data dir.
+  const { token } = resolveGatewayTarget({ config: opts.config, url, token: opts.token });
   const base = url.replace(/^ws/, "http").replace(/\/(ws)?\/?$/, "");
   const res = await fetch(`${base}/api/traces/${encodeURIComponent(requestId)}`, {
     headers: token ? { authorization: `Bearer ${token}` } : {},

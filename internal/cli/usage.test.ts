@@ -107,4 +107,49 @@ describe("familiar usage", () => {
     expect(out.text()).toContain("1,515");
     expect(out.text()).toMatch(/\$0\.0060\+/);
   });
+
+  it("shows spend against each budget limit and the prompt-cache hit rate", async () => {
+    writeFileSync(
+      cfgFile,
+      [
+        "data_dir: ./data",
+        "timezone: UTC",
+        "models:",
+        "  pricing:",
+        '    "openai/gpt-4o": { input: 2.5, output: 10 }',
+        "budgets:",
+        "  overall: { daily_usd: 1, monthly_tokens: 100000 }",
+        "  agents: { main: { daily_usd: 0.5 } }",
+        "  per_session: { daily_usd: 0.25 }",
+        "",
+      ].join("\n"),
+    );
+    const { config } = loadConfigFile(cfgFile);
+    writer = openDatabase(config.data_dir, { migrations: allMigrations });
+    new UsageTracker({ db: writer, config: () => config }).record({
+      sessionKey: "agent:main:telegram:dm:1",
+      agentId: "main",
+      provider: "openai",
+      model: "gpt-4o",
+      usage: { input: 40_000, output: 0, cacheRead: 30_000, cacheWrite: 0, reasoning: 0, total: 40_000 },
+      channel: "telegram",
+      payerAgent: "main",
+      payerSession: "agent:main:telegram:dm:1",
+    });
+    const out = capture();
+    await usageCommand({ config: cfgFile, json: true }, out.stream);
+    const report = JSON.parse(out.text()) as UsageReport;
+    // 10,000 uncached at $2.5/M + 30,000 cached at the input price = $0.1.
+    expect(report.budgets.map((b) => [b.id, Math.round(b.spent * 1000) / 1000, b.limit])).toEqual([
+      ["overall:daily_usd", 0.1, 1],
+      ["overall:monthly_tokens", 40_000, 100_000],
+      ["agent:main:daily_usd", 0.1, 0.5],
+      ["session:agent:main:telegram:dm:1:daily_usd", 0.1, 0.25],
+    ]);
+    expect(report.cacheHitRate).toBe(0.75);
+    const text = capture();
+    await usageCommand({ config: cfgFile }, text.stream);
+    expect(text.text()).toMatch(/agent "main"\s+daily\s+\$0\.10\s+\$0\.50\s+20%/);
+    expect(text.text()).toContain("prompt cache: 75.0% of input tokens were read from the provider's cache");
+  });
 });

@@ -17,6 +17,8 @@ import {
   type SessionUsage,
   type UsageTotals,
 } from "../agent/usage/usage-tracker.js";
+import { BudgetGuard, formatAmount, type LimitState } from "../budgets/budget-guard.js";
+import { formatReset } from "../budgets/periods.js";
 
 export interface UsageCommandOptions {
   config: string;
@@ -34,6 +36,10 @@ export interface UsageReport {
   byModel: ModelUsage[];
   byDay: DayUsage[];
   sessions: SessionUsage[];
+  /** Every configured budget limit with its spend in the current period (internal/budgets). */
+  budgets: LimitState[];
+  /** Share of input tokens served from the provider's prompt cache in the period; null with no input. */
+  cacheHitRate: number | null;
 }
 
 export const DEFAULT_SINCE = "30d";
@@ -57,16 +63,28 @@ export function buildUsageReport(db: Db, config: Config, since: number, now: num
   const hasTable =
     db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'usage'").get() !== undefined;
   const tracker = new UsageTracker({ db, config: () => config });
+  const total = hasTable ? tracker.aggregate(since) : zeroTotals();
   return {
     since: new Date(since).toISOString(),
     until: new Date(now).toISOString(),
     timezone: config.timezone,
     database: file,
-    total: hasTable ? tracker.aggregate(since) : zeroTotals(),
+    total,
     byModel: hasTable ? tracker.byModel(since) : [],
     byDay: hasTable ? tracker.byDay(since) : [],
     sessions: hasTable ? tracker.bySession(since, 20) : [],
+    budgets: hasTable ? budgetStates(db, config, now) : [],
+    cacheHitRate: total.input > 0 ? total.cacheRead / total.input : null,
   };
+}
+
+/** Budget limits now; a store not yet migrated for budgets (no payer columns) shows none. */
+export function budgetStates(db: Db, config: Config, now: number): LimitState[] {
+  try {
+    return new BudgetGuard({ db, config: () => config, now: () => now }).status();
+  } catch {
+    return [];
+  }
 }
 
 function zeroTotals(): UsageTotals {
@@ -111,10 +129,30 @@ const HEAD = ["", "calls", "input", "cached", "output", "total", "cost"];
 export function formatUsageReport(r: UsageReport): string {
   const lines: string[] = [];
   lines.push(`usage since ${r.since} (${r.timezone})`);
+  if (r.budgets.length > 0)
+    lines.push(
+      "",
+      ...table(
+        ["budget", "period", "spent", "limit", "used", "resets"],
+        r.budgets.map((b) => [
+          b.label,
+          b.period,
+          formatAmount(b.spent, b.unit),
+          formatAmount(b.limit, b.unit),
+          `${Math.floor(b.fraction * 100)}%`,
+          formatReset(b.resetsAt, r.timezone),
+        ]),
+      ),
+    );
   if (r.total.calls === 0) {
     lines.push("no model calls recorded in this period");
     return lines.join("\n") + "\n";
   }
+  if (r.cacheHitRate !== null)
+    lines.push(
+      "",
+      `prompt cache: ${(r.cacheHitRate * 100).toFixed(1)}% of input tokens were read from the provider's cache`,
+    );
   lines.push("", ...table(HEAD, [cols("total", r.total)]));
   lines.push(
     "",
@@ -158,6 +196,8 @@ export async function usageCommand(
       byModel: [],
       byDay: [],
       sessions: [],
+      budgets: [],
+      cacheHitRate: null,
     };
   } else {
     const db = new Database(file, { readonly: true, fileMustExist: true });

@@ -143,7 +143,13 @@ describe("ConfigManager hot reload (real file, real watcher)", () => {
     expect(live.gateway.token).toBe("new-token");
     expect(f.changes[0]?.changed).toEqual(["gateway"]);
     const warn = f.logs.find((l) => l.level === "warn" && /need a restart/.test(l.msg));
-    expect(warn?.msg).toBe("config keys changed that need a restart to apply: data_dir, gateway.port");
+    expect(warn?.msg).toMatch(
+      /^config keys changed that need a restart to apply: data_dir \(.*\), gateway.port \(18800 -> 18801\)$/,
+    );
+    expect(f.manager.pendingRestart()).toEqual([
+      { key: "data_dir", running: before.data_dir, file: expect.stringMatching(/other$/) },
+      { key: "gateway.port", running: 18800, file: 18801 },
+    ]);
   });
 
   it("stops reacting after close()", async () => {

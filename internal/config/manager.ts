@@ -21,6 +21,18 @@ export const RESTART_KEYS = [
   "channels.telegram.webhook",
 ] as const;
 
+/** A restart-only key whose value in the file differs from the running one. */
+export interface PendingRestartChange {
+  key: string;
+  /** The value the daemon runs with (omitted for keys that may hold secrets). */
+  running?: unknown;
+  /** The value in the config file, waiting for a restart. */
+  file?: unknown;
+}
+
+/** Restart keys whose values are safe to show (no secrets in them). */
+const SHOWN_KEYS = new Set(["data_dir", "gateway.bind", "gateway.port", "gateway.enabled"]);
+
 export interface ReloadOutcome {
   ok: boolean;
   changed: string[];
@@ -36,6 +48,7 @@ export class ConfigManager {
   private timer: NodeJS.Timeout | undefined;
   private watchReady: Promise<void> | undefined;
   private lastError: string | undefined;
+  private pending: PendingRestartChange[] = [];
 
   constructor(
     readonly file: string,
@@ -48,6 +61,14 @@ export class ConfigManager {
 
   get(): Config {
     return this.current;
+  }
+
+  /**
+   * Restart-only keys changed in the file since the daemon started (as of the last valid reload):
+   * `familiar status` shows them so the owner knows a restart is due.
+   */
+  pendingRestart(): PendingRestartChange[] {
+    return this.pending.map((p) => ({ ...p }));
   }
 
   /** The last reload error, cleared by the next successful reload. */
@@ -137,18 +158,27 @@ export class ConfigManager {
     const prev = this.current;
     const restartRequired: string[] = [];
     let next: Config = candidate;
+    const pending: PendingRestartChange[] = [];
     for (const key of RESTART_KEYS) {
-      if (JSON.stringify(getPath(prev, key)) !== JSON.stringify(getPath(next, key))) {
+      const running = getPath(prev, key);
+      const wanted = getPath(next, key);
+      if (JSON.stringify(running) !== JSON.stringify(wanted)) {
         restartRequired.push(key);
-        next = setPath(next, key, getPath(prev, key));
+        pending.push(SHOWN_KEYS.has(key) ? { key, running, file: wanted } : { key });
+        next = setPath(next, key, running);
       }
     }
+    this.pending = pending;
     const changed = diffSections(prev, next);
     this.lastError = undefined;
     if (restartRequired.length > 0)
       this.logger.warn(
         { keys: restartRequired },
-        `config keys changed that need a restart to apply: ${restartRequired.join(", ")}`,
+        `config keys changed that need a restart to apply: ${pending
+          .map((p) =>
+            "running" in p ? `${p.key} (${JSON.stringify(p.running)} -> ${JSON.stringify(p.file)})` : p.key,
+          )
+          .join(", ")}`,
       );
     if (changed.length === 0) return { ok: true, changed, restartRequired };
     this.current = next;

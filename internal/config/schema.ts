@@ -10,6 +10,8 @@ import { z } from "zod";
 import { mediaSchema } from "./media-schema.js";
 import { parseDuration } from "./duration.js";
 import { scheduleProblem } from "../cron/schedule.js";
+import { budgetsSchema } from "../budgets/budget-config.js";
+import { memoryProviderProblem, memorySchema } from "../memory/memory-schema.js";
 
 /** A duration such as `30m`, `1h30m`, `45s`, `0` or a number of milliseconds. Parsed to ms. */
 export const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -176,6 +178,8 @@ export const cronJobSchema = z
     timezone: z.string().optional(),
     message: z.string().min(1),
     agent: z.string().optional(),
+    /** A (cheaper) model for this job; the agent's model when absent. */
+    model: modelRef.optional(),
     session: z.enum(["isolated", "main"]).default("isolated"),
     deliver: z.string().default("none"),
     enabled: z.boolean().default(true),
@@ -269,6 +273,8 @@ export const configSchema = z
                 max_depth: z.number().int().min(1).max(20).default(5),
                 max_concurrent: z.number().int().min(1).max(100).default(5),
                 progress_updates: z.boolean().default(true),
+                // The spec's AsyncAgents: delegations to these agents always run as background tasks.
+                async_agents: z.array(z.string().min(1)).default([]),
               })
               .strict()
               .prefault({}),
@@ -303,6 +309,22 @@ export const configSchema = z
           .strict()
           .prefault({}),
         hooks: z.record(z.string(), hookSchema).default({}),
+        /** Extra web origins (`https://host[:port]`) allowed to call the gateway from a browser. */
+        allowed_origins: z
+          .array(
+            z.string().regex(/^https?:\/\/[^/\s]+$/, {
+              error: "expected an origin such as https://familiar.example.com or http://192.168.1.5:18790",
+            }),
+          )
+          .default([]),
+        /** Extra Host names the gateway answers to (DNS rebinding protection); `.example.com` admits subdomains. */
+        allowed_hosts: z
+          .array(
+            z.string().regex(/^\.?[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:.]+\]$/, {
+              error: "expected a host name such as familiar.example.com (no scheme, no port)",
+            }),
+          )
+          .default([]),
         allow_channel_writes: z.boolean().default(false),
       })
       .strict()
@@ -484,9 +506,16 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    budgets: budgetsSchema,
+    memory: memorySchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    const problem = memoryProviderProblem(c.memory, c.models.providers);
+    if (problem)
+      ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
+  });
 
 /** The validated, defaulted configuration object. Swapped whole on reload; never mutated. */
 export type Config = z.infer<typeof configSchema>;

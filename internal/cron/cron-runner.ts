@@ -46,6 +46,8 @@ export async function executeRun(
       ...(agentId ? { agentId } : {}),
       text: job.message,
       lightContext: job.light_context,
+      // A cheap model for background work; the agent's model when the job names none.
+      ...(job.model ? { model: job.model } : {}),
       originLabel: `scheduled job "${job.id}"`,
       ...(target && target !== "none" ? { replyTarget: target } : {}),
     });

@@ -8,7 +8,6 @@
 import type { AddressInfo } from "node:net";
 import { loadConfigFile } from "../config/load.js";
 import { ConfigManager } from "../config/manager.js";
-import type { Config } from "../config/schema.js";
 import { createLogger, SecretScrubber, type Logger } from "../log/logger.js";
 import { acquireInstanceLock, type InstanceLock } from "../store/lock.js";
 import { openDatabase, type Db } from "../store/db.js";
@@ -22,6 +21,8 @@ import { kvLastTargetStore } from "../channels/last-target-store.js";
 import { collectSecrets } from "./secrets.js";
 import { buildServices, type DaemonParts } from "./services.js";
 import { flushTraces } from "../agent/trace.js";
+import { tokenFilePath } from "../gateway/token-store.js";
+import { removeRuntimeFile, writeRuntimeFile } from "../gateway/runtime-file.js";
 
 export interface DaemonOptions {
   configPath: string;
@@ -38,6 +39,7 @@ export class Daemon {
   private services: Service[] = [];
   private stopping: Promise<void> | undefined;
   private ready = false;
+  private wroteRuntimeFile = false;
   address: AddressInfo | undefined;
   parts!: DaemonParts;
 
@@ -69,7 +71,6 @@ export class Daemon {
       logger.level = next.log.level;
     });
     const cfg = loaded.config;
-    checkGatewayBind(cfg);
     const lock = acquireInstanceLock(cfg.data_dir);
     let db: Db | undefined;
     try {
@@ -114,10 +115,28 @@ export class Daemon {
     }
     if (cfg.gateway.enabled) {
       this.address = await this.http.listen(cfg.gateway.port, cfg.gateway.bind);
+      const url = `http://${connectHost(cfg.gateway.bind)}:${this.address.port}`;
+      // Where the token is, never the token: log files and journald are read by more eyes than the data dir.
+      const tokenFile = tokenFilePath(cfg.data_dir);
       this.logger.info(
-        { bind: this.address.address, port: this.address.port },
-        `gateway listening on http://${cfg.gateway.bind}:${this.address.port}`,
+        {
+          bind: this.address.address,
+          port: this.address.port,
+          token: cfg.gateway.token ? "gateway.token (config)" : tokenFile,
+        },
+        `gateway listening on ${url} (token ${cfg.gateway.token ? "from gateway.token" : `in ${tokenFile}`}; \`familiar dashboard\` prints a login link)`,
       );
+      // The CLI's way to the running daemon, whatever config.yaml says by now.
+      writeRuntimeFile(cfg.data_dir, {
+        pid: process.pid,
+        url,
+        bind: cfg.gateway.bind,
+        port: this.address.port,
+        token: cfg.gateway.token ? { source: "config" } : { source: "file", file: tokenFile },
+        configFile: this.config.file,
+        startedAt: this.ctx.startedAt,
+      });
+      this.wroteRuntimeFile = true;
     }
     this.ready = true;
     this.logger.info({ ms: Math.round(performance.now()) }, "familiar is ready");
@@ -178,6 +197,13 @@ export class Daemon {
         }
       }
       await this.http.close().catch(() => undefined);
+      if (this.wroteRuntimeFile) {
+        try {
+          removeRuntimeFile(this.ctx.config().data_dir);
+        } catch (err) {
+          this.logger.warn({ err: (err as Error).message }, "could not remove the gateway runtime file");
+        }
+      }
       flushTraces(this.db);
       try {
         this.db.pragma("wal_checkpoint(TRUNCATE)");
@@ -192,14 +218,11 @@ export class Daemon {
   }
 }
 
-function checkGatewayBind(cfg: Config): void {
-  const loopback =
-    ["127.0.0.1", "::1", "localhost"].includes(cfg.gateway.bind) || cfg.gateway.bind.startsWith("127.");
-  if (cfg.gateway.enabled && !loopback && !cfg.gateway.token) {
-    throw new Error(
-      `gateway.bind is ${cfg.gateway.bind} (not loopback) but gateway.token is not set: refusing to expose the gateway without a token`,
-    );
-  }
+/** The address a local client dials for a bind address (a wildcard bind is reached on loopback). */
+function connectHost(bind: string): string {
+  if (bind === "0.0.0.0" || bind === "") return "127.0.0.1";
+  if (bind === "::") return "[::1]";
+  return bind.includes(":") ? `[${bind}]` : bind;
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {

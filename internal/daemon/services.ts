@@ -71,7 +71,11 @@ export async function buildServices(
   // skillsSection: () => tools.skills.promptSection(), requestApproval: tools.requestApproval.
   {
     const { createToolsService } = await import("../tools/service.js");
-    const tools = createToolsService(ctx, { channels, configFile: config.file });
+    const tools = createToolsService(ctx, {
+      channels,
+      configFile: config.file,
+      usage: parts.extra.usage as import("../agent/usage/usage-tracker.js").UsageTracker,
+    });
     parts.extra.tools = tools.registry;
     parts.extra.approvals = tools.approvals;
     parts.extra.skills = tools.skills;

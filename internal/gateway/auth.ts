@@ -1,7 +1,8 @@
 /**
  * Gateway authentication: one shared token, compared in constant time, with per-address rate limiting
- * of failures. With no token configured the gateway is open only on a loopback bind (the daemon refuses
- * to start otherwise, and a reload that drops the token on another bind closes every door).
+ * of failures. There is always a token: `gateway.token` when the config sets one, else the token the
+ * daemon generated in `<data_dir>/gateway-token` (see token-store.ts). A reload that removes
+ * `gateway.token` therefore falls back to the generated token; it never opens the gateway.
  *
  * Invariants:
  * - comparison hashes both sides first, so neither length nor content leaks through timing;
@@ -48,15 +49,23 @@ export type AuthOutcome = { ok: true } | { ok: false; error: HttpError };
 export class GatewayAuth {
   private failures = new Map<string, FailureEntry>();
 
+  /**
+   * @param generatedToken the data dir's generated token, used whenever `gateway.token` is unset.
+   */
   constructor(
     private config: () => Config,
     private clock: Clock,
+    private generatedToken: string,
   ) {}
 
-  /** True when no token is configured on a loopback bind (open loopback gateway). */
-  open(): boolean {
-    const gw = this.config().gateway;
-    return !gw.token && isLoopbackBind(gw.bind);
+  /** The token requests must present now (`gateway.token` wins over the generated one). */
+  token(): string {
+    return this.config().gateway.token || this.generatedToken;
+  }
+
+  /** Where the live token comes from, for health and the start-up log. */
+  source(): "config" | "generated" {
+    return this.config().gateway.token ? "config" : "generated";
   }
 
   /** A 429 HttpError when `addr` is currently limited, else undefined. */
@@ -102,20 +111,7 @@ export class GatewayAuth {
   check(addr: string, presented: string | undefined): AuthOutcome {
     const limited = this.limited(addr);
     if (limited) return { ok: false, error: limited };
-    const { token, bind } = this.config().gateway;
-    if (!token) {
-      if (isLoopbackBind(bind)) return { ok: true };
-      // The daemon refuses to start like this; a hot reload that drops the token (bind needs a restart,
-      // so it stays) must not open a network-facing gateway either.
-      return {
-        ok: false,
-        error: new HttpError(
-          503,
-          "token_required",
-          `gateway.bind is ${bind} (not loopback) and gateway.token is not set: set a token to use the gateway`,
-        ),
-      };
-    }
+    const token = this.token();
     if (presented !== undefined && safeEqual(presented, token)) return { ok: true };
     this.recordFailure(addr);
     return {
@@ -124,7 +120,7 @@ export class GatewayAuth {
         401,
         presented === undefined ? "unauthorized" : "invalid_token",
         presented === undefined
-          ? "missing gateway token: send Authorization: Bearer <gateway.token>"
+          ? "missing gateway token: send Authorization: Bearer <token> (gateway.token, or the generated <data_dir>/gateway-token; `familiar dashboard` prints a login link)"
           : "invalid gateway token",
         { "www-authenticate": 'Bearer realm="familiar"' },
       ),

@@ -43,6 +43,8 @@ export async function runGatewayCommand(
       chatScope: o.scope,
       chatId: o.chatId,
       sender: { id: `gateway:${conn.clientName}`, name: conn.clientName },
+      // A chat client settles only approvals sent to its own connection; the owner's clients any.
+      approver: conn.role === "owner" ? "owner" : { target: `gateway:conn:${conn.id}` },
     },
     {
       ctx: rt.ctx,

@@ -26,6 +26,8 @@ export interface GatewayClientOptions {
   token?: string | undefined;
   clientName: string;
   clientVersion?: string;
+  /** `owner` (the owner's CLI: may settle any approval) or `chat` (default: only its own). */
+  role?: "owner" | "chat";
   timeoutMs?: number;
 }
 
@@ -118,6 +120,7 @@ export class GatewayClient {
               ...(opts.token ? { token: opts.token } : {}),
               client: { name: opts.clientName, version: opts.clientVersion ?? "1" },
               protocol: PROTOCOL_VERSION,
+              ...(opts.role ? { role: opts.role } : {}),
             },
           }),
         );

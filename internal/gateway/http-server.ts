@@ -4,7 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { requestUrl } from "./http-util.js";
+import { requestUrl, sendError, type HttpError } from "./http-util.js";
 
 export type RouteHandler = (
   req: IncomingMessage,
@@ -15,9 +15,18 @@ export type RouteHandler = (
 export class HttpServer {
   readonly server: Server;
   private handlers: RouteHandler[] = [];
+  private guards: ((req: IncomingMessage) => HttpError | undefined)[] = [];
   constructor(private healthz: () => { status: string; [k: string]: unknown }) {
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.keepAliveTimeout = 65_000;
+  }
+
+  /**
+   * Adds a check that runs before every handler (not `/healthz`): an error it returns is sent as is
+   * and no handler runs. The gateway's Host and Origin checks live here.
+   */
+  guard(fn: (req: IncomingMessage) => HttpError | undefined): void {
+    this.guards.push(fn);
   }
 
   /** Adds a handler; handlers run in order until one returns true (handled). */
@@ -38,6 +47,15 @@ export class HttpServer {
         const h = this.healthz();
         sendJson(res, h.status === "ok" ? 200 : 503, h);
         return;
+      }
+      for (const g of this.guards) {
+        const refused = g(req);
+        if (refused) {
+          // The body is not read; drained so the connection can carry the answer.
+          req.resume();
+          sendError(res, refused);
+          return;
+        }
       }
       for (const h of this.handlers) if (await h(req, res, url)) return;
       sendJson(res, 404, {

@@ -1,6 +1,7 @@
 /**
- * Websocket methods beyond chat: agents.list, status, usage.get, config.get / config.reload,
- * cron.list / run / add / remove / runs, pairing.list / pairing.approve, logs.tail. Methods that
+ * Websocket methods beyond chat: agents.list, status, usage.get, usage.budgets, config.get /
+ * config.reload, cron.list / run / add / remove / runs, pairing.list / pairing.approve, logs.tail,
+ * memory.status / memory.reindex. Methods that
  * depend on parts other modules register (`parts.extra.cron`, `.usage`) answer `unavailable` without
  * them.
  */
@@ -12,6 +13,7 @@ import type { LogTail } from "./log-tail.js";
 import type { MethodHandler } from "./ws-server.js";
 import { redactConfig } from "./redact.js";
 import { buildStatus, startOfDay, usageSince } from "./status.js";
+import { BudgetGuard } from "../budgets/budget-guard.js";
 
 interface CronPart {
   list(): unknown;
@@ -22,6 +24,11 @@ interface CronAdminPart {
   add(input: unknown): unknown;
   remove(id: string): void;
   runs(jobId: string, limit?: number): unknown;
+}
+/** The memory index (internal/memory/memory-index.ts). */
+interface MemoryPart {
+  status(): unknown;
+  reindex(): unknown;
 }
 interface UsagePart {
   aggregate(since?: number): unknown;
@@ -75,6 +82,23 @@ export function adminMethods(
     return { since, totals: usageSince(rt, since), byModel };
   };
 
+  // Spend against every configured budget limit now, and today's prompt-cache hit rate (the console).
+  let guard: BudgetGuard | undefined;
+  const budgets: MethodHandler = () => {
+    guard ??= new BudgetGuard({
+      db: rt.ctx.db,
+      config: () => rt.ctx.config(),
+      now: () => rt.ctx.clock.now(),
+    });
+    const today = usageSince(rt, startOfDay(rt.ctx.clock.now()));
+    return {
+      timezone: rt.ctx.config().timezone,
+      warnAt: rt.ctx.config().budgets.warn_at,
+      limits: guard.status(),
+      cacheHitRateToday: today.input > 0 ? today.cacheRead / today.input : null,
+    };
+  };
+
   const cron = (): CronPart => {
     const c = rt.part<CronPart>("cron", ["list", "run"]);
     if (!c) throw new MethodError("unavailable", "the cron scheduler is not running");
@@ -109,6 +133,12 @@ export function adminMethods(
     }
   };
 
+  const memoryPart = (): MemoryPart => {
+    const m = rt.part<MemoryPart>("memory", ["status", "reindex"]);
+    if (!m) throw new MethodError("unavailable", "the memory index is not running");
+    return m;
+  };
+
   const tail: MethodHandler = (p, conn) => {
     if (!logs.attached) throw new MethodError("unavailable", "log capture is not available");
     const lines = logs.tail(p.optInt("lines", 1, 500) ?? 100);
@@ -120,6 +150,7 @@ export function adminMethods(
     ["agents.list", agents],
     ["status", () => buildStatus(rt, wsClients())],
     ["usage.get", usage],
+    ["usage.budgets", budgets],
     [
       "config.get",
       () => ({
@@ -196,6 +227,8 @@ export function adminMethods(
       },
     ],
     ["logs.tail", tail],
+    ["memory.status", () => memoryPart().status()],
+    ["memory.reindex", () => memoryPart().reindex()],
   ];
 }
 

@@ -17,6 +17,7 @@ import type { AgentEvent } from "../agent/events.js";
 import type { Usage } from "../models/types.js";
 import { sessionKeys } from "../session/keys.js";
 import { HttpError, decodePathSegment, readJsonObject, toHttpError } from "./http-util.js";
+import { requireJsonBody } from "./request-guard.js";
 import type { GatewayRuntime } from "./runtime.js";
 
 type HistoryEntry = { role: "user" | "assistant" | "system"; content: string };
@@ -27,6 +28,7 @@ const ERROR_TYPES: Record<number, string> = {
   403: "permission_error",
   404: "invalid_request_error",
   413: "invalid_request_error",
+  415: "invalid_request_error",
   429: "rate_limit_error",
   503: "server_error",
 };
@@ -129,6 +131,7 @@ export function openAiRoutes(rt: GatewayRuntime) {
       if (path === "/v1/chat/completions") {
         if (req.method !== "POST")
           throw new HttpError(405, "method_not_allowed", "use POST", { allow: "POST" });
+        requireJsonBody(req);
         await completions(rt, req, res);
         return true;
       }

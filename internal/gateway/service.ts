@@ -8,11 +8,15 @@ import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
 import type { TimerHandle } from "../core/clock.js";
 import { SessionStore } from "../session/session-store.js";
 import { GatewayAuth } from "./auth.js";
+import { doorWidening } from "./door-watch.js";
+import { checkRequest } from "./request-guard.js";
+import { ensureGatewayToken } from "./token-store.js";
 import { ChatEventMapper } from "./chat-events.js";
 import { clientAddress, bearerToken, sendError, HttpError } from "./http-util.js";
 import { LogTail } from "./log-tail.js";
 import { GatewayMetrics } from "./metrics.js";
 import { adminMethods } from "./methods-admin.js";
+import { approvalMethods } from "./methods-approvals.js";
 import { chatMethods } from "./methods-chat.js";
 import { fileMethods } from "./methods-files.js";
 import { openAiRoutes } from "./openai-api.js";
@@ -35,6 +39,8 @@ export interface GatewayService extends Service {
   readonly runtime: GatewayRuntime;
   readonly ws: WsGateway;
   readonly metrics: GatewayMetrics;
+  /** The generated token's file (used whenever `gateway.token` is unset). */
+  readonly tokenFile: string;
 }
 
 export function createGatewayService(
@@ -42,13 +48,21 @@ export function createGatewayService(
   deps: GatewayDeps,
   opts: GatewayOptions = {},
 ): GatewayService {
-  const auth = new GatewayAuth(ctx.config, ctx.clock);
+  // Created (0600) at first start, reused after: the gateway is never without a token.
+  const generated = ensureGatewayToken(ctx.config().data_dir);
+  if (generated.narrowedFrom)
+    ctx.logger.warn(
+      { file: generated.file, mode: generated.narrowedFrom },
+      "the gateway token file was readable by others; narrowed it to 0600 (consider replacing the token)",
+    );
+  const auth = new GatewayAuth(ctx.config, ctx.clock, generated.token);
   const runtime = new GatewayRuntime(ctx, deps, auth, new SessionStore(ctx.db, () => ctx.clock.now()));
   const logs = new LogTail();
   const metrics = new GatewayMetrics(ctx.bus, () => ctx.clock.now());
   const methods = new Map<string, MethodHandler>();
   const ws: WsGateway = new WsGateway({
     auth,
+    guard: (req) => checkRequest(req, ctx.config().gateway),
     logger: ctx.logger,
     maxPayload: () => ctx.config().gateway.max_body_bytes,
     methods,
@@ -63,6 +77,7 @@ export function createGatewayService(
     ...chatMethods(runtime),
     ...adminMethods(runtime, logs, () => ws.size),
     ...fileMethods(runtime),
+    ...approvalMethods(runtime),
   ])
     methods.set(name, fn);
   deps.parts.extra.gateway = runtime;
@@ -77,7 +92,7 @@ export function createGatewayService(
     url: URL,
   ): boolean => {
     if (url.pathname !== "/metrics" || req.method !== "GET") return false;
-    // Metrics reveal activity, so they need the token even on an open loopback gateway when one is set.
+    // Metrics reveal activity: they need the token like every other route.
     const r = auth.check(clientAddress(req), bearerToken(req));
     if (!r.ok) {
       sendError(res, r.error);
@@ -102,8 +117,11 @@ export function createGatewayService(
     runtime,
     ws,
     metrics,
+    tokenFile: generated.file,
     async start() {
       const { http } = deps;
+      // Host and Origin before any route does work (the websocket upgrade checks them itself).
+      http.guard((req) => checkRequest(req, ctx.config().gateway));
       http.route(metricsRoute);
       http.route(openAiRoutes(runtime));
       http.route(apiRoutes(runtime));
@@ -124,7 +142,13 @@ export function createGatewayService(
         ctx.bus.on("heartbeat", (p) => ws.broadcast("heartbeat", p)),
         ctx.bus.on("cron", (p) => ws.broadcast("cron", p)),
         ctx.bus.on("channel.state", (p) => ws.broadcast("channel.state", p)),
-        ctx.onConfig((next, _prev, changed) => {
+        ctx.onConfig((next, prev, changed) => {
+          const widened = doorWidening(prev.gateway, next.gateway);
+          if (widened.length)
+            ctx.logger.warn(
+              { changes: widened },
+              `gateway access widened by a reload: ${widened.join("; ")}`,
+            );
           ws.setMaxPayload(next.gateway.max_body_bytes);
           ws.broadcast("config.reloaded", { changed });
         }),
@@ -153,15 +177,12 @@ export function createGatewayService(
       metrics.close();
     },
     health(): ServiceHealth {
-      const gw = ctx.config().gateway;
-      if (!gw.token && !auth.open())
-        return {
-          state: "error",
-          detail: `gateway.bind is ${gw.bind} (not loopback) and gateway.token is not set: every request is refused`,
-          clients: ws.size,
-          auth: "closed",
-        };
-      return { state: "ok", clients: ws.size, auth: auth.open() ? "open (loopback, no token)" : "token" };
+      return {
+        state: "ok",
+        clients: ws.size,
+        // /healthz is public: say where the token comes from, not where it lives.
+        auth: auth.source() === "config" ? "token (gateway.token)" : "token (generated)",
+      };
     },
   };
 }

@@ -74,5 +74,7 @@ export async function buildStatus(rt: GatewayRuntime, wsClients: number): Promis
       : { state: "unknown", detail: "scheduler not running" },
     gatewayClients: wsClients,
     configError: rt.deps.config.error() ?? null,
+    // Restart-only keys edited in config.yaml since start: the daemon still runs with the old values.
+    pendingRestart: rt.deps.config.pendingRestart(),
   };
 }

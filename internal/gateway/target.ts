@@ -1,26 +1,66 @@
 /**
- * Where CLI commands reach the running daemon: `--url`/`--token` win, then FAMILIAR_GATEWAY_URL /
- * FAMILIAR_GATEWAY_TOKEN, then gateway.bind/port/token from the config file.
+ * Where CLI commands reach the running daemon, and with which token.
+ *
+ * Address: `--url`, then FAMILIAR_GATEWAY_URL, then the running daemon's card
+ * (`<data_dir>/gateway.json`, when its pid is alive), then gateway.bind/port of the config file. The
+ * card comes before the config so a port edited in config.yaml (which waits for a restart) or an
+ * invalid edit does not cut the CLI off from the daemon that actually runs.
+ *
+ * Token: `--token`, then FAMILIAR_GATEWAY_TOKEN, then the one the card names (the generated token
+ * file, or gateway.token of the config), then gateway.token, then `<data_dir>/gateway-token`. The
+ * owner's CLI runs as the owner's user, who can read that 0600 file; nobody else can.
  */
 import { existsSync } from "node:fs";
 import { loadConfigFile } from "../config/load.js";
+import type { Config } from "../config/schema.js";
 import { gatewayUrl } from "./client.js";
+import { dataDirOf, processAlive, readRuntimeFile } from "./runtime-file.js";
+import { readTokenFile, tokenFilePath } from "./token-store.js";
 
 export interface GatewayTarget {
+  /** ws://host:port/ws */
   url: string;
   token: string | undefined;
+  /** http://host:port (for the HTTP routes and the dashboard link). */
+  httpBase: string;
+  /** Where the address came from. */
+  via: "flag" | "env" | "runtime" | "config" | "default";
 }
 
-export function resolveGatewayTarget(opts: { config: string; url?: string; token?: string }): GatewayTarget {
-  let url = opts.url ?? (process.env.FAMILIAR_GATEWAY_URL || undefined);
-  let token = opts.token ?? (process.env.FAMILIAR_GATEWAY_TOKEN || undefined);
-  if ((!url || token === undefined) && existsSync(opts.config)) {
-    const cfg = loadConfigFile(opts.config).config;
-    url ??= gatewayUrl(cfg.gateway.bind, cfg.gateway.port);
-    token ??= cfg.gateway.token;
+function tryConfig(file: string, env: NodeJS.ProcessEnv): Config | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    return loadConfigFile(file, env).config;
+  } catch {
+    return undefined; // an invalid edit: the running daemon's card still leads the way
   }
+}
+
+export function resolveGatewayTarget(
+  opts: { config: string; url?: string | undefined; token?: string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): GatewayTarget {
+  const envUrl = env.FAMILIAR_GATEWAY_URL || undefined;
+  let url = opts.url ?? envUrl;
+  let via: GatewayTarget["via"] = opts.url ? "flag" : envUrl ? "env" : "default";
+  let token = opts.token ?? (env.FAMILIAR_GATEWAY_TOKEN || undefined);
+  const cfg = tryConfig(opts.config, env);
+  const dataDir = cfg?.data_dir ?? dataDirOf(opts.config, env);
+  const card = readRuntimeFile(dataDir);
+  const live = card && processAlive(card.pid) ? card : undefined;
+  if (!url && live) {
+    url = live.url;
+    via = "runtime";
+  }
+  if (!url && cfg) {
+    url = gatewayUrl(cfg.gateway.bind, cfg.gateway.port);
+    via = "config";
+  }
+  if (token === undefined && live?.token.source === "file") token = readTokenFile(live.token.file);
+  token ??= cfg?.gateway.token || readTokenFile(tokenFilePath(dataDir));
   url ??= gatewayUrl("127.0.0.1", 18790);
   if (!/^wss?:\/\//.test(url)) url = url.replace(/^http/, "ws");
-  if (!/\/ws$/.test(url)) url = url.replace(/\/?$/, "/ws");
-  return { url, token };
+  const base = url.replace(/\/(ws)?\/?$/, "");
+  if (!/\/ws$/.test(url)) url = `${base}/ws`;
+  return { url, token, httpBase: base.replace(/^ws/, "http"), via };
 }

@@ -53,16 +53,16 @@ export function webhookRoutes(rt: GatewayRuntime) {
   return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> => {
     if (!url.pathname.startsWith("/hooks/")) return false;
     try {
-      if (req.method !== "POST")
-        throw new HttpError(405, "method_not_allowed", "webhooks accept POST only", { allow: "POST" });
       const name = decodePathSegment(url.pathname.slice("/hooks/".length));
       const cfg = rt.ctx.config();
       const hook = Object.hasOwn(cfg.gateway.hooks, name) ? cfg.gateway.hooks[name] : undefined;
       const addr = clientAddress(req);
       const limited = rt.auth.limited(addr);
       if (limited) throw limited;
-      if (!hook)
-        throw new HttpError(404, "not_found", `no webhook named "${name}" (configure gateway.hooks.${name})`);
+      // The same 404 as any unknown route: a stranger cannot probe which hook names exist.
+      if (!hook) throw new HttpError(404, "not_found", `no route for ${req.method} ${url.pathname}`);
+      if (req.method !== "POST")
+        throw new HttpError(405, "method_not_allowed", "webhooks accept POST only", { allow: "POST" });
       const raw = await readBody(req, cfg.gateway.max_body_bytes);
       let ok: boolean;
       if (hook.hmac_secret) {

@@ -6,11 +6,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GatewayAuth } from "./auth.js";
 import { WsGateway } from "./ws-server.js";
+import { checkRequest } from "./request-guard.js";
 import { GatewayClient } from "./client.js";
 import { configFromObject } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
 import { silentLogger } from "../log/logger.js";
 
+const TOKEN = "test-token-0123456789abcdef";
 let server: Server | undefined;
 let gw: WsGateway | undefined;
 afterEach(async () => {
@@ -22,7 +24,8 @@ afterEach(async () => {
 async function start(maxBufferedBytes: number): Promise<string> {
   const cfg = configFromObject({ log: { level: "silent" } });
   gw = new WsGateway({
-    auth: new GatewayAuth(() => cfg, systemClock),
+    auth: new GatewayAuth(() => cfg, systemClock, TOKEN),
+    guard: (req) => checkRequest(req, cfg.gateway),
     logger: silentLogger(),
     maxPayload: () => 1024 * 1024,
     methods: new Map([["ping", () => ({ pong: true })]]),
@@ -39,8 +42,8 @@ async function start(maxBufferedBytes: number): Promise<string> {
 describe("WsGateway slow consumers", () => {
   it("disconnects a client that does not read once its buffer passes the limit; a reading client stays", async () => {
     const url = await start(256 * 1024);
-    const slow = await GatewayClient.connect({ url, clientName: "slow" });
-    const fast = await GatewayClient.connect({ url, clientName: "fast" });
+    const slow = await GatewayClient.connect({ url, clientName: "slow", token: TOKEN });
+    const fast = await GatewayClient.connect({ url, clientName: "fast", token: TOKEN });
     let received = 0;
     fast.on("big", () => received++);
     const closed = new Promise<{ code: number; reason: string }>((r) =>

@@ -29,16 +29,25 @@ export interface WsConn {
   readonly id: number;
   readonly clientName: string;
   readonly address: string;
+  /**
+   * `owner` when the client asked for it at connect (the owner's CLI, the console): it may settle
+   * any approval. `chat` (the default: the web chat, integrations): only its own.
+   */
+  readonly role: ClientRole;
   /** Sends an event to this client only. */
   send(event: string, payload: unknown): void;
   /** Runs `fn` when the socket closes (unsubscribe followers, etc.). */
   onClose(fn: () => void): void;
 }
 
+export type ClientRole = "owner" | "chat";
+
 export type MethodHandler = (p: Params, conn: WsConn) => unknown;
 
 export interface WsServerOptions {
   auth: GatewayAuth;
+  /** Host and Origin checks, run before the handshake (403/421 without any work). */
+  guard: (req: IncomingMessage) => HttpError | undefined;
   logger: Logger;
   maxPayload: () => number;
   methods: Map<string, MethodHandler>;
@@ -95,6 +104,15 @@ export class WsGateway {
     const url = requestUrl(req.url);
     if (!url || (url.pathname !== "/ws" && url.pathname !== "/"))
       return rejectUpgrade(socket, 404, "Not Found", "no websocket here");
+    const refused = this.o.guard(req);
+    if (refused)
+      return rejectUpgrade(
+        socket,
+        refused.status,
+        refused.status === 421 ? "Misdirected Request" : "Forbidden",
+        refused.message,
+        refused,
+      );
     const addr = clientAddress(req);
     const limited = this.o.auth.limited(addr);
     if (limited) return rejectUpgrade(socket, 429, "Too Many Requests", limited.message, limited);
@@ -203,6 +221,9 @@ export class WsGateway {
     const token = typeof p.o.token === "string" ? p.o.token : headerToken;
     const auth = this.o.auth.check(addr, token);
     if (!auth.ok) return fail(auth.error.code, auth.error.message, 1008);
+    const role = p.o.role ?? "chat";
+    if (role !== "owner" && role !== "chat")
+      return fail("invalid_params", 'params.role: expected "owner" or "chat"', 1008);
 
     const id = this.nextId++;
     const c: Client = {
@@ -213,6 +234,7 @@ export class WsGateway {
         id,
         clientName: name,
         address: addr,
+        role,
         send: (event, payload) => this.sendEvent(c, event, payload),
         onClose: (fn) => c.closers.push(fn),
       },
@@ -221,7 +243,7 @@ export class WsGateway {
       type: "res",
       id: frame.id,
       ok: true,
-      payload: { protocol: PROTOCOL_VERSION, connId: id, ...this.o.hello() },
+      payload: { protocol: PROTOCOL_VERSION, connId: id, role, ...this.o.hello() },
     });
     return c;
   }

@@ -1,222 +1,240 @@
 /**
- * Memory search index: SQLite FTS5 (bm25 ranking, snippets) over MEMORY.md, memory/*.md and past
- * session transcripts.
+ * The memory index: hybrid search over MEMORY.md, memory/*.md and past transcripts.
  *
- * Kept up to date incrementally, never rebuilt:
- * - files: each search (and each write through memory_write) stats the memory files; a file whose
- *   mtime or size changed is hashed, and re-chunked only if the hash changed; removed files are dropped;
- * - messages: rows of the core `messages` table with an id above the last synced id are indexed in
- *   batches; rows deleted since (session deletion cascades) are pruned when they show up in results.
+ * - Keyword: SQLite FTS5 (bm25, porter stemming, highlighted snippets), always on, works offline.
+ * - Meaning: chunk vectors in sqlite-vec (same database), when `memory.embeddings` is configured.
+ *   Transcript turns get vectors only with `memory.sessions: true` (they leave the machine to be
+ *   embedded); their keyword index is local and always kept.
+ * - The two rankings are fused by reciprocal rank fusion with a recency boost (hybrid-rank.ts).
+ *
+ * Never blocks a turn on embeddings: if the query cannot be embedded (outage, cooldown), keyword
+ * hits come back alone; missing chunk vectors are filled in the background (embedding-sync.ts).
  */
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import type { Config } from "../config/schema.js";
+import { systemClock, type Clock } from "../core/clock.js";
+import { silentLogger, type Logger } from "../log/logger.js";
 import type { Db } from "../store/db.js";
-
-/** One search hit. */
-export interface MemoryHit {
-  source: "file" | "session";
-  /** Workspace-relative file path, or `session <key>` for transcripts. */
-  where: string;
-  line?: number;
-  title: string;
-  snippet: string;
-  score: number;
-}
+import { ChunkSync } from "./chunk-sync.js";
+import { Embedder, type EmbedderHealth } from "./embedder.js";
+import { EmbeddingSync, type FillProgress } from "./embedding-sync.js";
+import { reciprocalRankFusion, recencyFactor } from "./hybrid-rank.js";
+import { ftsQuery } from "./keyword-query.js";
+import { toHit, type ChunkRow, type MemoryHit } from "./memory-hit.js";
+import { localDateTime } from "./local-date.js";
+import { loadSqliteVec, VectorStore } from "./vector-store.js";
 
 export interface MemorySearchOptions {
   limit?: number;
   sources?: "all" | "files" | "sessions";
+  /** Which rankings to use (tests and benchmarks compare them). Default `hybrid`. */
+  mode?: "hybrid" | "keyword" | "vector";
 }
 
-const CHUNK_CHARS = 1200;
-const SYNC_BATCH = 2000;
-
-interface Chunk {
-  body: string;
-  title: string;
-  line: number;
+/** What `familiar memory status` shows. */
+export interface MemoryStatus {
+  files: number;
+  chunks: number;
+  sessionChunks: number;
+  vectors: number;
+  pending: number;
+  dimensions: number | null;
+  embeddings: EmbedderHealth;
+  /** Model the stored vectors came from. */
+  storedModel: string | null;
+  vectorStore: "ok" | string;
+  sessions: boolean;
+  fill: FillProgress;
 }
 
-/** Splits markdown into paragraph-aligned chunks, each titled with its nearest heading. */
-export function chunkMarkdown(text: string): Chunk[] {
-  const lines = text.split("\n");
-  const out: Chunk[] = [];
-  let title = "";
-  let buf: string[] = [];
-  let start = 1;
-  const flush = (): void => {
-    const body = buf.join("\n").trim();
-    if (body) out.push({ body, title, line: start });
-    buf = [];
-  };
-  lines.forEach((l, i) => {
-    const heading = /^#{1,6}\s+(.*)$/.exec(l);
-    if (heading) {
-      flush();
-      title = heading[1]?.trim() ?? "";
-      start = i + 2;
-      return;
-    }
-    // A chunk starts at its first non-blank line (so `path:line` points at the text).
-    if (buf.every((b) => b.trim() === "")) {
-      if (l.trim() === "") return;
-      buf = [];
-      start = i + 1;
-    }
-    buf.push(l);
-    if (l.trim() === "" && buf.join("\n").length >= CHUNK_CHARS) flush();
-  });
-  flush();
-  return out;
+export interface MemoryIndexOptions {
+  config?: () => Config;
+  logger?: Logger;
+  clock?: Clock;
+  /** Records embedding calls in usage (tokens, cost). */
+  onUsage?: (provider: string, model: string, tokens: number) => void;
+  /** Router-style backoff/cooldown overrides (tests). */
+  backoff?: { baseMs?: number; maxMs?: number };
+  cooldown?: { baseMs?: number; maxMs?: number };
 }
 
-/** Builds an FTS5 MATCH expression from free text (each word quoted, so no syntax errors). */
-export function ftsQuery(text: string, op: "AND" | "OR"): string | undefined {
-  const words = text.match(/[\p{L}\p{N}_]+/gu)?.slice(0, 24) ?? [];
-  if (words.length === 0) return undefined;
-  return words.map((w) => `"${w.replace(/"/g, "")}"`).join(` ${op} `);
-}
+/** Candidates taken from each ranking before fusion. */
+const CANDIDATES = 40;
+/** Vector hits farther than this (cosine distance) are noise, not meaning. */
+const MAX_DISTANCE = 0.8;
 
 export class MemoryIndex {
-  private stmts;
+  readonly embedder: Embedder;
+  private readonly chunks: ChunkSync;
+  private readonly vectors: VectorStore;
+  private readonly fills: EmbeddingSync;
+  private readonly config: (() => Config) | undefined;
+  private readonly clock: Clock;
+  private s;
 
   constructor(
-    private db: Db,
-    private workspace: () => string,
+    private readonly db: Db,
+    workspace: () => string,
+    opts: MemoryIndexOptions = {},
   ) {
-    this.stmts = {
-      fileRow: db.prepare<[string], { mtime_ms: number; size: number; hash: string }>(
-        "SELECT mtime_ms, size, hash FROM memory_files WHERE path = ?",
+    this.config = opts.config;
+    this.clock = opts.clock ?? systemClock;
+    const logger = opts.logger ?? silentLogger();
+    this.vectors = new VectorStore(db, loadSqliteVec(db));
+    this.chunks = new ChunkSync(db, workspace, this.vectors);
+    const cfg = opts.config ?? (() => ({ memory: { sessions: false } }) as unknown as Config);
+    this.embedder = new Embedder({
+      config: cfg,
+      logger,
+      clock: this.clock,
+      ...(opts.onUsage ? { onUsage: opts.onUsage } : {}),
+      ...(opts.backoff ? { backoff: opts.backoff } : {}),
+      ...(opts.cooldown ? { cooldown: opts.cooldown } : {}),
+    });
+    this.fills = new EmbeddingSync(db, cfg, this.embedder, this.vectors, logger, () => this.clock.now());
+    this.s = {
+      // Ranked ids first (FTS5's rank is a fast top-k); snippets only for the ids kept.
+      keyword: db.prepare<[string, string, string, number], { id: number }>(
+        `SELECT rowid AS id FROM memory_fts WHERE memory_fts MATCH ? AND source IN (?, ?) ORDER BY rank LIMIT ?`,
       ),
-      allFiles: db.prepare<[], { path: string }>("SELECT path FROM memory_files"),
-      upsertFile: db.prepare(
-        `INSERT INTO memory_files (path, mtime_ms, size, hash) VALUES (?, ?, ?, ?)
-         ON CONFLICT(path) DO UPDATE SET mtime_ms = excluded.mtime_ms, size = excluded.size, hash = excluded.hash`,
+      snippets: db.prepare<[string, string], { id: number; snip: string }>(
+        `SELECT rowid AS id, snippet(memory_fts, 0, '**', '**', '…', 24) AS snip FROM memory_fts
+         WHERE memory_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
       ),
-      deleteFile: db.prepare("DELETE FROM memory_files WHERE path = ?"),
-      deleteChunks: db.prepare("DELETE FROM memory_fts WHERE source = 'file' AND ref = ?"),
-      insertChunk: db.prepare(
-        "INSERT INTO memory_fts (body, title, source, ref, line) VALUES (?, ?, ?, ?, ?)",
+      meta: db.prepare<[number], Omit<ChunkRow, "body">>(
+        `SELECT id, source, ref, message_id, heading, line_start, line_end, day FROM memory_chunks WHERE id = ?`,
       ),
-      getState: db.prepare<[string], { value: number }>("SELECT value FROM memory_state WHERE key = ?"),
-      setState: db.prepare(
-        "INSERT INTO memory_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-      ),
-      newMessages: db.prepare<
-        [number, number],
-        { id: number; role: string; content: string; created_at: number; key: string }
-      >(
-        `SELECT m.id, m.role, m.content, m.created_at, s.key FROM messages m JOIN sessions s ON s.id = m.session_id
-         WHERE m.id > ? ORDER BY m.id LIMIT ?`,
-      ),
+      body: db.prepare<[number], { body: string }>("SELECT body FROM memory_fts WHERE rowid = ?"),
       messageExists: db.prepare<[number], { one: number }>("SELECT 1 AS one FROM messages WHERE id = ?"),
-      deleteMessage: db.prepare("DELETE FROM memory_fts WHERE source = 'session' AND ref = ?"),
-      search: db.prepare<
-        [string, string, string, number],
-        {
-          rowid: number;
-          title: string;
-          source: string;
-          ref: string;
-          line: number | null;
-          snip: string;
-          score: number;
-        }
-      >(
-        `SELECT rowid, title, source, ref, line, snippet(memory_fts, 0, '**', '**', '…', 16) AS snip,
-                bm25(memory_fts) AS score
-         FROM memory_fts WHERE memory_fts MATCH ? AND (source = ? OR source = ?)
-         ORDER BY score LIMIT ?`,
+      counts: db.prepare<[], { files: number; chunks: number; sessions: number; vectors: number }>(
+        `SELECT (SELECT COUNT(*) FROM memory_files) AS files,
+                (SELECT COUNT(*) FROM memory_chunks WHERE source = 'file') AS chunks,
+                (SELECT COUNT(*) FROM memory_chunks WHERE source = 'session') AS sessions,
+                (SELECT COUNT(*) FROM memory_chunks WHERE embedded = 1) AS vectors`,
       ),
+      forgetFiles: db.prepare("DELETE FROM memory_files"),
     };
   }
 
-  /** The memory files of the workspace, relative paths: MEMORY.md and memory/*.md. */
-  private listFiles(): string[] {
-    const root = resolve(this.workspace());
-    const out: string[] = [];
-    for (const name of ["MEMORY.md", "memory.md"]) {
-      try {
-        if (statSync(join(root, name)).isFile()) {
-          out.push(name);
-          break;
-        }
-      } catch {
-        /* absent */
-      }
-    }
-    try {
-      for (const e of readdirSync(join(root, "memory"), { withFileTypes: true }))
-        if (e.isFile() && e.name.endsWith(".md")) out.push(`memory/${e.name}`);
-    } catch {
-      /* no memory folder yet */
-    }
-    return out;
+  private sessionsEmbedded(): boolean {
+    return this.config?.().memory.sessions ?? false;
   }
 
-  /** Re-indexes one workspace-relative file if it changed (or drops it if gone). Returns true if re-chunked. */
+  /** Re-indexes one workspace-relative file if it changed. Returns true if re-chunked. */
   syncFile(rel: string): boolean {
-    const abs = join(resolve(this.workspace()), rel);
-    let st;
-    try {
-      st = statSync(abs);
-    } catch {
-      this.db.transaction(() => {
-        this.stmts.deleteChunks.run(rel);
-        this.stmts.deleteFile.run(rel);
-      })();
-      return false;
-    }
-    const row = this.stmts.fileRow.get(rel);
-    if (row && row.mtime_ms === Math.floor(st.mtimeMs) && row.size === st.size) return false;
-    const text = readFileSync(abs, "utf8");
-    const hash = createHash("sha256").update(text).digest("hex");
-    if (row && row.hash === hash) {
-      this.stmts.upsertFile.run(rel, Math.floor(st.mtimeMs), st.size, hash);
-      return false;
-    }
-    this.db.transaction(() => {
-      this.stmts.deleteChunks.run(rel);
-      for (const c of chunkMarkdown(text)) this.stmts.insertChunk.run(c.body, c.title, "file", rel, c.line);
-      this.stmts.upsertFile.run(rel, Math.floor(st.mtimeMs), st.size, hash);
-    })();
-    return true;
+    const changed = this.chunks.syncFile(rel);
+    if (changed) void this.fills.fill();
+    return changed;
   }
 
   /** Syncs every memory file and drops files that disappeared. */
   syncFiles(): void {
-    const current = new Set(this.listFiles());
-    for (const rel of current) this.syncFile(rel);
-    for (const { path } of this.stmts.allFiles.all()) if (!current.has(path)) this.syncFile(path);
+    this.chunks.syncFiles();
   }
 
-  /** Indexes messages added since the last sync. Returns how many rows were indexed. */
+  /** Indexes transcript turns added since the last sync. */
   syncMessages(): number {
-    let last = this.stmts.getState.get("last_message_id")?.value ?? 0;
-    let n = 0;
-    for (;;) {
-      const rows = this.stmts.newMessages.all(last, SYNC_BATCH);
-      if (rows.length === 0) break;
-      this.db.transaction(() => {
-        for (const r of rows) {
-          if ((r.role === "user" || r.role === "assistant") && r.content.trim()) {
-            const day = new Date(r.created_at).toISOString().slice(0, 10);
-            this.stmts.insertChunk.run(r.content, `${r.key} ${day} ${r.role}`, "session", String(r.id), null);
-            n++;
-          }
-          last = r.id;
-        }
-        this.stmts.setState.run("last_message_id", last);
-      })();
-      if (rows.length < SYNC_BATCH) break;
-    }
-    return n;
+    const tz = this.config?.().timezone ?? "UTC";
+    // Every UTC offset is a multiple of 15 minutes, so one 15-minute bucket has one local date.
+    const days = new Map<number, string>();
+    return this.chunks.syncMessages((ms) => {
+      const bucket = Math.floor(ms / 900_000);
+      let day = days.get(bucket);
+      if (day === undefined) days.set(bucket, (day = localDateTime(ms, tz).date));
+      return day;
+    });
   }
 
-  /** Brings files and transcripts up to date, then searches (AND of words, falling back to OR). */
-  search(query: string, opts: MemorySearchOptions = {}): MemoryHit[] {
+  /** Start-up and config changes: sync files, check the model, fill missing vectors in the background. */
+  refresh(): void {
+    this.syncFiles();
+    if (this.sessionsEmbedded()) this.syncMessages();
+    void this.fills.fill();
+  }
+
+  /** Re-reads every file and re-embeds every chunk (`familiar memory reindex`). Runs in the background. */
+  reindex(): { chunks: number; embedding: boolean } {
+    this.s.forgetFiles.run();
+    this.syncFiles();
+    this.syncMessages();
+    const n = this.embedder.enabled() ? this.fills.resetAll() : 0;
+    void this.fills.fill();
+    return { chunks: n, embedding: this.embedder.enabled() && !this.vectors.unavailable() };
+  }
+
+  /** Resolves when the running vector fill (if any) ends; starts one if vectors are missing. */
+  settle(): Promise<void> {
+    return this.fills.fill();
+  }
+
+  status(): MemoryStatus {
+    const c = this.s.counts.get();
+    return {
+      files: c?.files ?? 0,
+      chunks: c?.chunks ?? 0,
+      sessionChunks: c?.sessions ?? 0,
+      vectors: c?.vectors ?? 0,
+      pending: this.embedder.enabled() ? this.fills.pendingCount() : 0,
+      dimensions: this.vectors.dimension() ?? null,
+      embeddings: this.embedder.health(),
+      storedModel: this.fills.storedModel() ?? null,
+      vectorStore: this.vectors.unavailable()
+        ? `sqlite-vec did not load: ${this.vectors.unavailable()}`
+        : "ok",
+      sessions: this.sessionsEmbedded(),
+      fill: this.fills.progress(),
+    };
+  }
+
+  /** Stops the background fill. */
+  close(): Promise<void> {
+    return this.fills.close();
+  }
+
+  /** Keyword ranking: all words first, then any word; ids best first (their snippets into `snippets`). */
+  private keyword(query: string, a: string, b: string, snippets: Map<number, string>): number[] {
+    const ids: number[] = [];
+    const seen = new Set<number>();
+    for (const op of ["AND", "OR"] as const) {
+      const q = ftsQuery(query, op);
+      if (!q) return ids;
+      for (const r of this.s.keyword.all(q, a, b, CANDIDATES))
+        if (!seen.has(r.id)) {
+          seen.add(r.id);
+          ids.push(r.id);
+        }
+      if (ids.length >= CANDIDATES) break;
+    }
+    const any = ftsQuery(query, "OR");
+    if (any && ids.length > 0)
+      for (const r of this.s.snippets.all(any, JSON.stringify(ids))) snippets.set(r.id, r.snip);
+    return ids;
+  }
+
+  /** Vector ranking, or [] when embeddings are off, down, or still missing. Never throws. */
+  private async vector(query: string, sources: "all" | "files" | "sessions"): Promise<number[]> {
+    if (!this.embedder.enabled() || this.vectors.unavailable() || this.embedder.coolingDown()) return [];
+    if (sources === "sessions" && !this.sessionsEmbedded()) return [];
+    // A few new chunks (a note just written) are embedded before answering; a big backlog is not.
+    const batch = this.config?.().memory.embeddings?.batch_size ?? 64;
+    const fill = this.fills.fill();
+    if (this.fills.pendingCount() <= batch) await fill;
+    try {
+      const [q] = await this.embedder.embed([query]);
+      if (!q) return [];
+      const source = sources === "files" ? "file" : sources === "sessions" ? "session" : undefined;
+      return this.vectors
+        .nearest(q, CANDIDATES, source)
+        .filter((h) => h.distance <= MAX_DISTANCE)
+        .map((h) => h.id);
+    } catch {
+      return []; // the embedder warned once; keyword hits still answer
+    }
+  }
+
+  /** Hybrid search; brings files (and transcripts) up to date first. */
+  async search(query: string, opts: MemorySearchOptions = {}): Promise<MemoryHit[]> {
     const sources = opts.sources ?? "all";
+    const mode = opts.mode ?? "hybrid";
     if (sources !== "sessions") this.syncFiles();
     if (sources !== "files") this.syncMessages();
     const limit = Math.min(Math.max(opts.limit ?? 8, 1), 50);
@@ -226,27 +244,33 @@ export class MemoryIndex {
         : sources === "sessions"
           ? ["session", "session"]
           : ["file", "session"];
-    for (const op of ["AND", "OR"] as const) {
-      const q = ftsQuery(query, op);
-      if (!q) return [];
-      const hits: MemoryHit[] = [];
-      for (const r of this.stmts.search.all(q, a, b, limit + 5)) {
-        if (r.source === "session" && !this.stmts.messageExists.get(Number(r.ref))) {
-          this.stmts.deleteMessage.run(r.ref);
-          continue;
-        }
-        hits.push({
-          source: r.source === "session" ? "session" : "file",
-          where: r.source === "session" ? `session ${r.title}` : r.ref,
-          ...(r.line !== null ? { line: r.line } : {}),
-          title: r.source === "session" ? "" : r.title,
-          snippet: r.snip.replace(/\s+/g, " ").trim(),
-          score: r.score,
-        });
-        if (hits.length >= limit) break;
-      }
-      if (hits.length > 0 || op === "OR") return hits;
+    const snippets = new Map<number, string>();
+    const kw = mode === "vector" ? [] : this.keyword(query, a, b, snippets);
+    const vec = mode === "keyword" ? [] : await this.vector(query, sources);
+    const halfLife = this.config?.().memory.recency_half_life_days ?? 30;
+    const now = this.clock.now();
+    const fused = reciprocalRankFusion(kw, vec);
+    const scored: { row: Omit<ChunkRow, "body">; f: (typeof fused)[number]; score: number }[] = [];
+    for (const f of fused) {
+      const row = this.s.meta.get(f.id);
+      if (!row) continue;
+      scored.push({ row, f, score: f.score * recencyFactor(row.day, now, halfLife) });
     }
-    return [];
+    scored.sort((x, y) => y.score - x.score);
+    const hits: MemoryHit[] = [];
+    for (const { row, f, score } of scored) {
+      if (hits.length >= limit) break;
+      if (row.source === "session" && row.message_id !== null && !this.s.messageExists.get(row.message_id)) {
+        this.chunks.pruneMessage(row.id);
+        continue;
+      }
+      const body = this.s.body.get(row.id)?.body ?? "";
+      hits.push(toHit({ ...row, body }, f, snippets.get(row.id), score));
+    }
+    return hits;
   }
 }
+
+export { ftsQuery } from "./keyword-query.js";
+export type { MemoryHit } from "./memory-hit.js";
+export { chunkMarkdown } from "./chunk-markdown.js";

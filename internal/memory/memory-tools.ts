@@ -9,7 +9,10 @@ import { z } from "zod";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
 import { defineTool, type Tool } from "../tools/tool.js";
-import type { MemoryIndex } from "./memory-index.js";
+import type { MemoryHit, MemoryIndex } from "./memory-index.js";
+import { localDateTime } from "./local-date.js";
+
+export { localDateTime } from "./local-date.js";
 
 const writeSchema = z
   .object({
@@ -23,7 +26,7 @@ const writeSchema = z
 
 const searchSchema = z
   .object({
-    query: z.string().min(1).describe("words to look for"),
+    query: z.string().min(1).describe("what to recall, in words or as a question"),
     sources: z
       .enum(["all", "files", "sessions"])
       .optional()
@@ -31,24 +34,6 @@ const searchSchema = z
     limit: z.number().int().min(1).max(50).optional(),
   })
   .strict();
-
-/** `YYYY-MM-DD` and `HH:MM` of an instant in a time zone. */
-export function localDateTime(ms: number, timeZone: string): { date: string; time: string } {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-CA", {
-      timeZone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      hourCycle: "h23",
-    })
-      .formatToParts(ms)
-      .map((p) => [p.type, p.value]),
-  ) as Record<string, string>;
-  return { date: `${parts.year}-${parts.month}-${parts.day}`, time: `${parts.hour}:${parts.minute}` };
-}
 
 async function exists(p: string): Promise<boolean> {
   return stat(p).then(
@@ -102,22 +87,45 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
     name: "memory_search",
     group: "memory",
     description:
-      "Search long-term memory (MEMORY.md, daily notes in memory/) and past conversations; returns ranked snippets with where they came from.",
+      "Search long-term memory (MEMORY.md, daily notes in memory/) and past conversations by words and by meaning; returns ranked snippets with file:lines (open them with read_file), date and score.",
     schema: searchSchema,
     async execute(args) {
-      const hits = deps.index.search(args.query, {
+      const hits = await deps.index.search(args.query, {
         ...(args.limit ? { limit: args.limit } : {}),
         ...(args.sources ? { sources: args.sources } : {}),
       });
       if (hits.length === 0) return `nothing in memory matches "${args.query}"`;
-      return hits
-        .map((h, i) => {
-          const where = h.line !== undefined ? `${h.where}:${h.line}` : h.where;
-          return `${i + 1}. ${where}${h.title ? ` (${h.title})` : ""}\n   ${h.snippet}`;
-        })
-        .join("\n");
+      return formatHits(hits, deps.config().memory.max_result_chars);
     },
   });
 
   return [write, search] as Tool[];
+}
+
+/** One line per hit, then its snippet; stops before `maxChars` so a search never floods the prompt. */
+export function formatHits(hits: MemoryHit[], maxChars: number): string {
+  const out: string[] = [];
+  let used = 0;
+  for (const [i, h] of hits.entries()) {
+    const lines =
+      h.line === undefined
+        ? ""
+        : h.lineEnd !== undefined && h.lineEnd !== h.line
+          ? `:${h.line}-${h.lineEnd}`
+          : `:${h.line}`;
+    const turn = h.session ? `, turn ${h.session.messageId}` : "";
+    const meta = [h.date && h.date !== h.title ? h.date : "", `score ${h.score.toFixed(4)}`, h.match]
+      .filter(Boolean)
+      .join(", ");
+    const entry = `${i + 1}. ${h.where}${lines}${turn}${h.title ? ` (${h.title})` : ""} [${meta}]\n   ${h.snippet}`;
+    if (used + entry.length + 1 > maxChars) {
+      out.push(
+        `(${hits.length - i} more hit(s) left out to stay under ${maxChars} characters; narrow the query)`,
+      );
+      break;
+    }
+    out.push(entry);
+    used += entry.length + 1;
+  }
+  return out.join("\n");
 }

@@ -83,7 +83,7 @@ describe("validateContextWindow", () => {
     expect(err).toBeInstanceOf(ModelError);
     expect(err.code).toBe("MODEL_NOT_CONFIGURED");
     expect(err.message).toContain("p/tiny");
-    expect(err.message).toContain("16384");
+    expect(err.message).toContain("16000");
     validateContextWindow(20_000, { logger, modelRef: "p/custom" });
     expect(lines.some((l) => l.includes('"warn"') && l.includes("p/custom"))).toBe(true);
     lines.length = 0;

@@ -289,7 +289,7 @@ describe("model router", () => {
     const evs = await run(router(), hi);
     expect(text(evs)).toBe("from backup");
     expect(primary.requests).toHaveLength(0);
-    expect(logLines.some((l) => l.includes("main/tiny is 8000 tokens, below the minimum of 16384"))).toBe(
+    expect(logLines.some((l) => l.includes("main/tiny is 8000 tokens, below the minimum of 16000"))).toBe(
       true,
     );
     // As the only model: one clear configuration error, still no call.
@@ -301,7 +301,7 @@ describe("model router", () => {
     });
     const err = (await run(router(), hi).catch((e: unknown) => e)) as ModelError;
     expect(err.code).toBe("MODEL_NOT_CONFIGURED");
-    expect(err.message).toMatch(/context window of main\/tiny is 8000 tokens, below the minimum of 16384/);
+    expect(err.message).toMatch(/context window of main\/tiny is 8000 tokens, below the minimum of 16000/);
     expect(primary.requests).toHaveLength(0);
   });
 

@@ -15,6 +15,7 @@ import { telegramMigrations } from "../channels/telegram/telegram-migrations.js"
 import { discordMigrations } from "../channels/discord/discord-migrations.js";
 import { compactionMigrations } from "../agent/compaction/compaction-migrations.js";
 import { memoryMigrations } from "../memory/memory-migrations.js";
+import { budgetMigrations } from "../budgets/budget-migrations.js";
 
 export const allMigrations: MigrationSets = {
   core: coreMigrations,
@@ -29,4 +30,5 @@ export const allMigrations: MigrationSets = {
   discord: discordMigrations,
   compaction: compactionMigrations,
   memory: memoryMigrations,
+  budgets: budgetMigrations,
 };

@@ -6,9 +6,13 @@
  * Invariants:
  * - `request` always settles: approved, denied, or expired after `tools.exec.approval_timeout_s`
  *   (on the injected clock); with no reply target or a failed delivery it is denied at once;
- * - an id resolves at most once; later `resolve` calls return false.
+ * - an id resolves at most once; later `resolve` calls return false;
+ * - an id is 14 symbols of a 31-letter alphabet drawn with `crypto.randomInt` (unbiased, ~69 bits),
+ *   so nobody guesses a pending id;
+ * - only the chat a request was sent to (`fromTarget` equal to its reply target), or the owner
+ *   (no `fromTarget`: the owner's CLI or an owner-role gateway client), settles it.
  */
-import { randomBytes } from "node:crypto";
+import { randomInt } from "node:crypto";
 import type { Clock, TimerHandle } from "../core/clock.js";
 import type { Logger } from "../log/logger.js";
 import type { SendOptions } from "../channels/channel.js";
@@ -59,6 +63,11 @@ export interface ApprovalManagerOptions {
 }
 
 const ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
+/** 14 symbols x log2(31) = 69 bits of entropy. */
+const ID_LENGTH = 14;
+
+/** Who may settle a pending id: `ok`, `unknown` (absent or settled) or `foreign` (another chat's). */
+export type ApprovalAccess = "ok" | "unknown" | "foreign";
 
 export class ApprovalManager {
   private pending = new Map<string, Entry>();
@@ -67,9 +76,8 @@ export class ApprovalManager {
 
   private newId(): string {
     for (;;) {
-      const bytes = randomBytes(6);
       let id = "";
-      for (const b of bytes) id += ID_ALPHABET[b % ID_ALPHABET.length];
+      for (let i = 0; i < ID_LENGTH; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
       if (!this.pending.has(id)) return id;
     }
   }
@@ -126,13 +134,18 @@ export class ApprovalManager {
    */
   resolve(id: string, decision: "approved" | "denied", opts: { fromTarget?: string } = {}): boolean {
     const key = id.trim().toLowerCase();
-    const e = this.pending.get(key);
-    if (!e) return false;
-    if (opts.fromTarget !== undefined && opts.fromTarget !== e.replyTarget) return false;
+    if (this.access(key, opts.fromTarget) !== "ok") return false;
     return this.finish(key, {
       decision,
       reason: decision === "approved" ? "approved by the owner" : "denied by the owner",
     });
+  }
+
+  /** Whether `fromTarget` (undefined: the owner) may settle `id` now. */
+  access(id: string, fromTarget?: string): ApprovalAccess {
+    const e = this.pending.get(id.trim().toLowerCase());
+    if (!e) return "unknown";
+    return fromTarget === undefined || fromTarget === e.replyTarget ? "ok" : "foreign";
   }
 
   /** Pending requests, oldest first. */

@@ -26,6 +26,8 @@ export interface ToolsServiceDeps {
   approvals?: ApprovalManager;
   /** Bundled skills folder override (tests). */
   bundledSkillsDir?: string;
+  /** Records embedding calls of the memory index (usage and cost). */
+  usage?: { record(input: import("../agent/usage/usage-tracker.js").UsageRecordInput): unknown };
   /** First MCP reconnect delay (default 1000 ms). */
   mcpBaseBackoffMs?: number;
   /** The config file: never visible to a sandboxed command. */
@@ -65,7 +67,23 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
     ...(deps.bundledSkillsDir ? { bundledDir: deps.bundledSkillsDir } : {}),
     logger: ctx.logger,
   });
-  const memory = new MemoryIndex(ctx.db, () => ctx.config().workspace);
+  const memory = new MemoryIndex(ctx.db, () => ctx.config().workspace, {
+    config,
+    logger: ctx.logger,
+    clock: ctx.clock,
+    // Embedding calls are billed like model calls: one usage row each (agent "memory").
+    ...(deps.usage
+      ? {
+          onUsage: (provider: string, model: string, tokens: number) =>
+            deps.usage?.record({
+              provider,
+              model,
+              agentId: "memory",
+              usage: { input: tokens, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: tokens },
+            }),
+        }
+      : {}),
+  });
   const mcp = new McpManager({
     config,
     clock: ctx.clock,
@@ -108,9 +126,16 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
               ctx.logger.warn({ err: (err as Error).message }, "skills watcher restart failed"),
             );
         else if (changed.some((c) => c === "skills" || c.startsWith("skills."))) skills.reload();
+        // A new embedding model (or provider URL) rebuilds the vectors in the background.
+        if (changed.some((c) => c === "memory" || c.startsWith("memory.") || c.startsWith("models")))
+          try {
+            memory.refresh();
+          } catch (err) {
+            ctx.logger.warn({ err: (err as Error).message }, "memory index refresh failed");
+          }
       });
       try {
-        memory.syncFiles();
+        memory.refresh();
       } catch (err) {
         ctx.logger.warn({ err: (err as Error).message }, "memory index sync failed");
       }
@@ -124,7 +149,7 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
     async stop() {
       offConfig?.();
       approvals.denyAll();
-      await Promise.all([skills.close(), mcp.stop()]);
+      await Promise.all([skills.close(), mcp.stop(), memory.close()]);
       state = "disabled";
     },
     health() {

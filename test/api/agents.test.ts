@@ -235,6 +235,15 @@ describe("/api agent templates", () => {
     const unknown = await api.req("POST", "/api/agents/from-template", { templateId: "nope" });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ error: { code: "template_not_found", field: "templateId" } });
+    // The seed catalog's templateIds (bobby, maven, quill, sage) are aliases of ours.
+    const seedId = await api.req("POST", "/api/agents/from-template", { templateId: "sage", name: "sage2" });
+    expect(seedId.status).toBe(201);
+    expect(seedId.body).toMatchObject({
+      id: "sage2",
+      system_prompt: tpl?.system_prompt,
+      template: { id: "grounded-qa" },
+    });
+    expect(t.body.templates.find((x) => x.id === "data-analyst")).toMatchObject({ aliases: ["bobby"] });
     const missing = await api.req("POST", "/api/agents/from-template", {});
     expect(missing.body).toMatchObject({ error: { code: "invalid_body", field: "templateId" } });
 

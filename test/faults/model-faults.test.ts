@@ -69,7 +69,7 @@ async function ask(
 ): Promise<{ status: number; json?: Record<string, unknown>; events?: Record<string, unknown>[] }> {
   const res = await fetch(`${h.base}/v1/chat/completions`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-familiar-session": name },
+    headers: h.headers({ "x-familiar-session": name }),
     body: JSON.stringify({ model: "familiar", stream, messages: [{ role: "user", content: text }] }),
   });
   if (!stream || res.headers.get("content-type")?.includes("application/json"))
@@ -228,7 +228,7 @@ describe("model faults through the daemon", () => {
   });
 
   it("over the websocket: a 500 then fallback, and a cut stream, each end with exactly one terminal event", async () => {
-    const c = await GatewayClient.connect({ url: h.wsUrl, clientName: "faults" });
+    const c = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "faults" });
     const events: ChatEventPayload[] = [];
     c.on("chat", (p) => events.push(p as ChatEventPayload));
     try {

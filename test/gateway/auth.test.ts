@@ -1,17 +1,14 @@
 /**
- * Gateway auth and input limits against a real daemon: tokens over HTTP and websocket, open loopback
- * vs refused non-loopback bind, failure rate limiting, oversize bodies and frames, malformed frames.
+ * Gateway auth and input limits against a real daemon: tokens over HTTP and websocket, the generated
+ * default token (0600, reused, never logged) and its fallback on reload, failure rate limiting, oversize bodies and frames, malformed frames.
  */
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
-import { Daemon } from "../../internal/daemon/daemon.js";
 import { GatewayClient, GatewayClientError } from "../../internal/gateway/client.js";
-import { freePort, harnessConfig, startGatewayDaemon, type GatewayHarness } from "./harness.js";
+import { harnessConfig, startGatewayDaemon, type GatewayHarness } from "./harness.js";
 
 const TOKEN = "test-gateway-token-123";
 
@@ -195,65 +192,73 @@ describe("failure rate limiting", () => {
   });
 });
 
-describe("open loopback gateway and bind checks", () => {
+describe("the default token and bind checks", () => {
   let h: GatewayHarness | undefined;
   afterEach(async () => {
     await h?.close();
     h = undefined;
   });
 
-  it("without a token on loopback, HTTP and websocket are open", async () => {
+  it("without gateway.token the daemon generates one: requests without it are refused", async () => {
     h = await startGatewayDaemon();
-    expect((await fetch(`${h.base}/metrics`)).status).toBe(200);
-    const c = await GatewayClient.connect({ url: h.wsUrl, clientName: "open" });
+    const file = join(h.dir, "data", "gateway-token");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(h.token).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 random bytes, base64url
+    expect((await fetch(`${h.base}/metrics`)).status).toBe(401);
+    expect((await fetch(`${h.base}/v1/models`)).status).toBe(401);
+    await expect(GatewayClient.connect({ url: h.wsUrl, clientName: "stranger" })).rejects.toThrow(
+      /missing gateway token/,
+    );
+    expect((await fetch(`${h.base}/v1/models`, { headers: h.headers() })).status).toBe(200);
+    const c = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "owner" });
     expect(c.hello.defaultAgent).toBe("main");
     await c.close();
+    // The start-up log says where the token is, never the token itself.
+    const logs = h.logs();
+    expect(logs.some((l) => l.includes(file) && /gateway listening/.test(l))).toBe(true);
+    expect(logs.some((l) => l.includes(h!.token))).toBe(false);
+    // Reused across restarts.
+    const before = h.token;
+    await h.restart();
+    expect(readFileSync(file, "utf8").trim()).toBe(before);
+    expect((await fetch(`${h.base}/v1/models`, { headers: h.headers() })).status).toBe(200);
   });
 
-  it("refuses to start on a non-loopback bind without a token", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "familiar-gw-bind-"));
-    try {
-      const port = await freePort();
-      const configPath = join(dir, "config.yaml");
-      writeFileSync(
-        configPath,
-        JSON.stringify(harnessConfig(dir, port, "http://127.0.0.1:9/v1", { gateway: { bind: "0.0.0.0" } })),
-      );
-      const sink = new PassThrough().resume();
-      await expect(
-        Daemon.start({ configPath, watchConfig: false, logDestination: sink, env: {} }),
-      ).rejects.toThrow(/not loopback.*gateway.token is not set/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  it("an explicit gateway.token wins over the generated one", async () => {
+    h = await startGatewayDaemon({ gateway: { token: TOKEN } });
+    const generated = readFileSync(join(h.dir, "data", "gateway-token"), "utf8").trim();
+    const with_ = (t: string) => fetch(`${h!.base}/v1/models`, { headers: { authorization: `Bearer ${t}` } });
+    expect((await with_(TOKEN)).status).toBe(200);
+    expect((await with_(generated)).status).toBe(401);
   });
 
-  it("on a non-loopback bind with a token, requests need the token", async () => {
-    h = await startGatewayDaemon({ gateway: { bind: "0.0.0.0", token: TOKEN } });
+  it("starts on a non-loopback bind with the generated token, and requests need it", async () => {
+    h = await startGatewayDaemon({ gateway: { bind: "0.0.0.0" } });
     expect((await fetch(`${h.base}/v1/models`)).status).toBe(401);
-    expect(
-      (await fetch(`${h.base}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } })).status,
-    ).toBe(200);
+    expect((await fetch(`${h.base}/v1/models`, { headers: h.headers() })).status).toBe(200);
   });
 
-  it("a hot reload that drops the token on a non-loopback bind does not open the gateway", async () => {
+  it("a hot reload that drops gateway.token falls back to the generated token and warns", async () => {
     h = await startGatewayDaemon({ gateway: { bind: "0.0.0.0", token: TOKEN } });
     writeFileSync(
       h.configPath,
       JSON.stringify(harnessConfig(h.dir, h.port, h.fake.baseUrl, { gateway: { bind: "0.0.0.0" } })),
     );
     expect(h.daemon.config.reload()).toMatchObject({ ok: true, changed: ["gateway"] });
-    const r = await fetch(`${h.base}/v1/models`);
-    expect(r.status).toBe(503);
-    expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(
-      /not loopback.*gateway.token is not set/,
-    );
-    expect((await fetch(`${h.base}/metrics`)).status).toBe(503);
+    expect((await fetch(`${h.base}/v1/models`)).status).toBe(401);
+    expect((await fetch(`${h.base}/metrics`)).status).toBe(401);
+    expect(
+      (await fetch(`${h.base}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } })).status,
+    ).toBe(401);
+    const generated = readFileSync(join(h.dir, "data", "gateway-token"), "utf8").trim();
+    expect(
+      (await fetch(`${h.base}/v1/models`, { headers: { authorization: `Bearer ${generated}` } })).status,
+    ).toBe(200);
     await expect(GatewayClient.connect({ url: h.wsUrl, clientName: "sneaky" })).rejects.toThrow(
-      /gateway.token is not set/,
+      /missing gateway token/,
     );
-    expect((await (await fetch(`${h.base}/healthz`)).json()) as unknown).toMatchObject({
-      services: { gateway: { state: "error", auth: "closed" } },
-    });
+    const warn = h.logs().find((l) => /gateway access widened/.test(l));
+    expect(warn).toMatch(/gateway.token removed/);
+    expect(warn).not.toContain(TOKEN);
   });
 });

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { Daemon } from "../../internal/daemon/daemon.js";
 import type { Clock } from "../../internal/core/clock.js";
+import { readTokenFile, tokenFilePath } from "../../internal/gateway/token-store.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 
 export interface GatewayHarness {
@@ -21,6 +22,12 @@ export interface GatewayHarness {
   wsUrl: string;
   dir: string;
   configPath: string;
+  /** The gateway token (the generated `<data_dir>/gateway-token`, or `gateway.token` when set). */
+  token: string;
+  /** `authorization: Bearer <token>` plus a JSON content type, merged with `extra`. */
+  headers(extra?: Record<string, string>): Record<string, string>;
+  /** The daemon's JSON log lines so far. */
+  logs(): string[];
   /** Stops the daemon and starts a new one on the same port, config and data (a daemon restart). */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -77,7 +84,13 @@ export async function startGatewayDaemon(opts: HarnessOptions = {}): Promise<Gat
   const configPath = join(dir, "config.yaml");
   writeFileSync(configPath, JSON.stringify(harnessConfig(dir, port, fake.baseUrl, opts), null, 2));
   const sink = new PassThrough();
-  sink.resume();
+  const logLines: string[] = [];
+  let partial = "";
+  sink.on("data", (chunk: Buffer) => {
+    const parts = (partial + chunk.toString("utf8")).split("\n");
+    partial = parts.pop() ?? "";
+    logLines.push(...parts.filter(Boolean));
+  });
   let daemon: Daemon;
   try {
     daemon = await Daemon.start({
@@ -92,9 +105,19 @@ export async function startGatewayDaemon(opts: HarnessOptions = {}): Promise<Gat
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  const explicit = (opts.gateway as { token?: unknown } | undefined)?.token;
+  const token =
+    typeof explicit === "string" ? explicit : (readTokenFile(tokenFilePath(join(dir, "data"))) ?? "");
   const harness: GatewayHarness = {
     daemon,
     fake,
+    token,
+    logs: () => [...logLines],
+    headers: (extra = {}) => ({
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      ...extra,
+    }),
     port,
     base: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}/ws`,

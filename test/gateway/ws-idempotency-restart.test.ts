@@ -29,14 +29,14 @@ describe("idempotency across a restart", () => {
   it("a repeated idempotencyKey after a restart returns the first answer without a second turn", async () => {
     const params = { sessionKey: "bills", message: "pay the gas bill", idempotencyKey: "k-restart-1" };
     h.fake.enqueue({ text: "Paid: 42 EUR." });
-    const c1 = await GatewayClient.connect({ url: h.wsUrl, clientName: "before" });
+    const c1 = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "before" });
     const first = await c1.request<SendResult>("chat.send", { ...params, wait: true });
     expect(first.result?.text).toBe("Paid: 42 EUR.");
     await c1.close();
 
     await h.restart();
     const calls = h.fake.requests.length;
-    const c2 = await GatewayClient.connect({ url: h.wsUrl, clientName: "after" });
+    const c2 = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "after" });
     const again = await c2.request<SendResult>("chat.send", params);
     expect(again).toMatchObject({
       runId: first.runId,
@@ -69,7 +69,7 @@ describe("idempotency across a restart", () => {
   it("a key whose turn was cut off by a crash answers with the resumed turn's stored reply", async () => {
     const params = { sessionKey: "crashy", message: "book the table", idempotencyKey: "k-crash-1" };
     h.fake.enqueue({ text: "Booked for 8 pm." });
-    const c1 = await GatewayClient.connect({ url: h.wsUrl, clientName: "before" });
+    const c1 = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "before" });
     const first = await c1.request<SendResult>("chat.send", { ...params, wait: true });
     await c1.close();
     // What kill -9 leaves behind: the key was stored at submission, its result never was (the host
@@ -84,7 +84,7 @@ describe("idempotency across a restart", () => {
 
     await h.restart();
     const calls = h.fake.requests.length;
-    const c2 = await GatewayClient.connect({ url: h.wsUrl, clientName: "after" });
+    const c2 = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "after" });
     const again = await c2.request<SendResult>("chat.send", params);
     expect(again).toMatchObject({
       runId: first.runId,
@@ -98,7 +98,7 @@ describe("idempotency across a restart", () => {
 
   it("the same key in another session is a new message, before and after a restart", async () => {
     const key = "k-shared-1";
-    const c1 = await GatewayClient.connect({ url: h.wsUrl, clientName: "scoped" });
+    const c1 = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "scoped" });
     h.fake.enqueue({ text: "Groceries noted." }, { text: "Gym noted." });
     const a = await c1.request<SendResult>("chat.send", {
       sessionKey: "groceries",
@@ -128,7 +128,7 @@ describe("idempotency across a restart", () => {
     await c1.close();
 
     await h.restart();
-    const c2 = await GatewayClient.connect({ url: h.wsUrl, clientName: "scoped-after" });
+    const c2 = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "scoped-after" });
     // After the restart each session answers its own first result for the shared key...
     const againB = await c2.request<SendResult>("chat.send", {
       sessionKey: "gym",
@@ -161,7 +161,7 @@ describe("idempotency across a restart", () => {
     h.daemon.db
       .prepare("INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)")
       .run("gw_idem:k-legacy-1", JSON.stringify(legacy), h.daemon.ctx.clock.now());
-    const c = await GatewayClient.connect({ url: h.wsUrl, clientName: "legacy" });
+    const c = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "legacy" });
     const calls = h.fake.requests.length;
     const same = await c.request<SendResult>("chat.send", {
       sessionKey: "old",
@@ -183,7 +183,7 @@ describe("idempotency across a restart", () => {
   }, 60_000);
 
   it("a slash command repeated with its key in the same session runs once; in another session it runs again", async () => {
-    const c = await GatewayClient.connect({ url: h.wsUrl, clientName: "commands" });
+    const c = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "commands" });
     const headOf = (key: string): string | undefined =>
       (
         h.daemon.db.prepare("SELECT session_id AS id FROM session_heads WHERE key = ?").get(key) as
@@ -219,7 +219,7 @@ describe("idempotency across a restart", () => {
 
     // After a restart the retry still answers the first reply and does not reset again.
     await h.restart();
-    const c2 = await GatewayClient.connect({ url: h.wsUrl, clientName: "commands-after" });
+    const c2 = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "commands-after" });
     const afterRestart = await c2.request<SendResult & { command?: string }>("chat.send", {
       sessionKey: "notes",
       message: "/new",

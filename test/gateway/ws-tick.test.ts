@@ -13,7 +13,7 @@ let c: GatewayClient;
 
 beforeAll(async () => {
   h = await startGatewayDaemon({ clock, config: { heartbeat: { every: 0 } } });
-  c = await GatewayClient.connect({ url: h.wsUrl, clientName: "tick-test" });
+  c = await GatewayClient.connect({ url: h.wsUrl, token: h.token, clientName: "tick-test" });
 });
 afterAll(async () => {
   await c?.close();

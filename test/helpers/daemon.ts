@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { parse } from "yaml";
+import { readTokenFile, tokenFilePath } from "../../internal/gateway/token-store.js";
 
 /** Repository root (where package.json and cmd/ live). */
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
@@ -43,6 +45,10 @@ export interface DaemonProcess {
   workspace: string;
   configPath: string;
   child: ChildProcess;
+  /** The gateway token (the generated `<data_dir>/gateway-token`, or gateway.token when set). */
+  token(): string;
+  /** `authorization: Bearer <token>` plus a JSON content type, merged with `extra`. */
+  headers(extra?: Record<string, string>): Record<string, string>;
   /** Lines printed on stdout so far (JSON log lines). */
   stdoutLines(): string[];
   /** Lines printed on stderr so far. */
@@ -157,6 +163,12 @@ export async function startDaemonProcess(opts: StartDaemonOptions = {}): Promise
     }
   };
 
+  // Read when asked: the daemon creates the file at its first start.
+  const token = (): string => {
+    const gw = (parse(text) as { gateway?: { token?: unknown } } | null)?.gateway;
+    const explicit = typeof gw?.token === "string" && !gw.token.includes("${") ? gw.token : undefined;
+    return explicit ?? readTokenFile(tokenFilePath(dataDir)) ?? "";
+  };
   const proc: DaemonProcess = {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -165,6 +177,12 @@ export async function startDaemonProcess(opts: StartDaemonOptions = {}): Promise
     workspace,
     configPath,
     child,
+    token,
+    headers: (extra = {}) => ({
+      authorization: `Bearer ${token()}`,
+      "content-type": "application/json",
+      ...extra,
+    }),
     stdoutLines: () => [...out],
     stderrLines: () => [...err],
     async stop(signal = "SIGTERM") {

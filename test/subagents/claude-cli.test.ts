@@ -151,24 +151,39 @@ describe("claude-cli engine in the agent host", () => {
     expect(pids()).toHaveLength(1);
   });
 
-  it("resumes with --resume after its subprocess is killed", async () => {
+  it("resumes with --resume after its subprocess is stopped; after a SIGKILL it answers in a seeded fresh session", async () => {
     const h = await setup();
     const first = await say(h, "one");
     const sid = sessionOf(first.text);
     const [pid] = pids();
-    process.kill(pid ?? 0, "SIGKILL");
+    // SIGTERM (a reap, systemd stopping it): the CLI flushes its transcript, so it can be resumed.
+    process.kill(pid ?? 0, "SIGTERM");
     await waitFor(() => !alive(pid ?? 0), "the subprocess to die");
     const second = await say(h, "two");
-    expect(second.finishReason).toBe("stop");
+    expect(second.finishReason, second.text).toBe("stop");
     expect(second.text).toBe(`turn 2 in ${sid}: two`);
     const argv = argvLog();
     expect(argv).toHaveLength(2);
     expect(argv[1]).toEqual(expect.arrayContaining(["--resume", sid]));
-    // Killed right before the next message (its exit not yet seen): the message is not lost.
-    process.kill(pids()[1] ?? 0, "SIGKILL");
+    // Stopped right before the next message (its exit not yet seen): the message is not lost.
+    process.kill(pids()[1] ?? 0, "SIGTERM");
     const third = await say(h, "three");
     expect(third.text).toBe(`turn 3 in ${sid}: three`);
     expect(argvLog().at(-1)).toEqual(expect.arrayContaining(["--resume", sid]));
+    // SIGKILL (the OOM killer): the last turn was never flushed and the CLI refuses --resume; the turn
+    // still answers, in a fresh CLI session given the conversation from Familiar's store. (One more
+    // turn first: whether "three" was answered by the stopped process or its successor is a race.)
+    expect((await say(h, "four")).text).toBe(`turn 4 in ${sid}: four`);
+    const live = pids().filter(alive);
+    expect(live).toHaveLength(1);
+    process.kill(live[0] ?? 0, "SIGKILL");
+    const fifth = await say(h, "five");
+    expect(fifth.finishReason, fifth.text).toBe("stop");
+    expect(fifth.text).toMatch(/^turn 1 in \S+: Conversation so far:\n\nUser: one\n\n/);
+    expect(fifth.text).toContain(`Assistant: turn 4 in ${sid}: four`);
+    expect(fifth.text.endsWith("Current message:\nfive")).toBe(true);
+    expect(argvLog().at(-2)).toEqual(expect.arrayContaining(["--resume", sid]));
+    expect(argvLog().at(-1)).not.toContain("--resume");
   });
 
   it("a crash gives a clear error reply and the next turn restarts and resumes", async () => {
@@ -230,6 +245,31 @@ describe("claude-cli engine in the agent host", () => {
     // Familiar's own tools are not the CLI's: no tool hints, no skill list.
     expect(prompt).not.toContain("memory_write");
     expect(prompt).not.toContain("## Skills");
+  });
+
+  it("/compact drops the CLI session: the next turn starts a fresh one seeded with our summary", async () => {
+    const h = await setup({ compact: { keep_last_n: 2 } });
+    const one = await say(h, "my name is Ada");
+    const sid = sessionOf(one.text);
+    await say(h, "I live in Lyon");
+    await say(h, "I like tea");
+    fake.enqueue({ text: "Ada lives in Lyon and likes tea." });
+    const out = await h.agents.host.compact(OWNER_KEY);
+    expect(out.summary).toContain("Ada lives in Lyon");
+    const next = await say(h, "who am I?");
+    const fresh = sessionOf(next.text);
+    expect(fresh).not.toBe(sid);
+    expect(next.text).toMatch(
+      /^turn 1 in \S+: Conversation so far:\n\n\[Summary of earlier conversation\].*Ada lives in Lyon and likes tea\./s,
+    );
+    // The kept messages follow the summary; the turns it replaces do not.
+    expect(next.text).toContain(`Assistant: turn 3 in ${sid}: I like tea`);
+    expect(next.text).not.toContain("User: my name is Ada");
+    expect(next.text.endsWith("Current message:\nwho am I?")).toBe(true);
+    expect(argvLog().at(-1)).not.toContain("--resume");
+    // From then on the new CLI session is resumed as usual.
+    expect((await say(h, "again")).text).toBe(`turn 2 in ${fresh}: again`);
+    fake.reset(); // the summary was written by Familiar's model, not the CLI
   });
 
   it("a session model change (/model) restarts the subprocess with --model and resumes the session", async () => {
@@ -323,7 +363,7 @@ describe("claude-cli as the daemon's primary engine", () => {
     const post = async (body: object): Promise<Response> =>
       fetch(`${gw?.base}/v1/chat/completions`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: gw?.headers(),
         body: JSON.stringify({ model: "familiar", ...body }),
       });
     const r1 = await post({ user: "alice", messages: [{ role: "user", content: "hi" }] });

@@ -121,7 +121,7 @@ describe("memory", () => {
       "- The car is a blue Volvo (2026-03-15)",
     );
     const s = await h.call("memory_search", { query: "green tea" });
-    expect(s.content).toMatch(/^1\. memory\/2026-03-15\.md:3 \(2026-03-15\)\n/);
+    expect(s.content).toMatch(/^1\. memory\/2026-03-15\.md:3 \(2026-03-15\) \[score [\d.]+, keyword\]\n/);
     expect(s.content).toContain("**green** **tea**");
     const fact = await h.call("memory_search", { query: "volvo" });
     expect(fact.content).toContain("MEMORY.md");

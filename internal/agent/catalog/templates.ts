@@ -1,10 +1,14 @@
 /**
  * The agent template catalog shipped with the code: personas a user can instantiate in one step
  * (`POST /api/agents/from-template`). Ids are stable kebab-case slugs; `familiar init` seeds the
- * `defaultOn` ones into `<workspace>/agents/`.
+ * `defaultOn` ones into `<workspace>/agents/`. The seed catalog (workspace-agents) names the same four
+ * personas `bobby`, `maven`, `quill` and `sage`: those are accepted as aliases, so a client written
+ * against the seed finds them.
  */
 export interface AgentTemplate {
   id: string;
+  /** Other ids that resolve to this template (the seed catalog's templateIds). */
+  aliases: readonly string[];
   name: string;
   description: string;
   system_prompt: string;
@@ -16,6 +20,7 @@ export interface AgentTemplate {
 export const AGENT_TEMPLATES: readonly AgentTemplate[] = [
   {
     id: "data-analyst",
+    aliases: ["bobby"],
     name: "Bobby",
     description: "Direct, terse data analyst",
     defaultOn: true,
@@ -25,6 +30,7 @@ export const AGENT_TEMPLATES: readonly AgentTemplate[] = [
   },
   {
     id: "research-synthesiser",
+    aliases: ["maven"],
     name: "Maven",
     description: "Multi-source research synthesis",
     defaultOn: true,
@@ -34,6 +40,7 @@ export const AGENT_TEMPLATES: readonly AgentTemplate[] = [
   },
   {
     id: "technical-writer",
+    aliases: ["quill"],
     name: "Quill",
     description: "Concise, code-forward technical writer",
     defaultOn: false,
@@ -43,6 +50,7 @@ export const AGENT_TEMPLATES: readonly AgentTemplate[] = [
   },
   {
     id: "grounded-qa",
+    aliases: ["sage"],
     name: "Sage",
     description: "Strict-grounding Q&A; declines confidently when it lacks evidence",
     defaultOn: false,
@@ -52,6 +60,8 @@ export const AGENT_TEMPLATES: readonly AgentTemplate[] = [
   },
 ];
 
+/** The template with this id or alias (case-insensitive: the seed's ids are lowercase slugs). */
 export function findTemplate(id: string): AgentTemplate | undefined {
-  return AGENT_TEMPLATES.find((t) => t.id === id);
+  const want = id.trim().toLowerCase();
+  return AGENT_TEMPLATES.find((t) => t.id === want || t.aliases.includes(want));
 }

@@ -97,6 +97,6 @@ describe("auto-compaction failure", () => {
     expect(sessions[0]!.archived_at).toBeNull();
     expect(host.sessions.messages(sessions[0]!.id)).toHaveLength(16);
     // The last turn still sent the whole history.
-    expect(fake.requests.at(-1)!.body!.messages!.length).toBe(16);
+    expect(fake.requests.at(-1)!.body!.messages!.length).toBe(17); // + the context note (clock)
   });
 });

@@ -66,6 +66,7 @@ async function setup(turns: number): Promise<{ host: AgentHostImpl; send: (t: st
     chatScope: "telegram:42",
     chatId: "42",
     sender: { id: "42" },
+    approver: { target: "telegram:42" },
   };
   const deps = { ctx, host, choices: new AgentChoiceStore(ctx.db) };
   const send = (text: string) => runCommand(parseCommand(text)!, c, deps);

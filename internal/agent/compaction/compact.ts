@@ -8,12 +8,29 @@
  * - a trailing user message (the pending question) is always kept when it fits, whatever keepLastN;
  * - the result always fits `budgetTokens` (summary message + kept messages, as estimated);
  * - it never throws because the summariser failed: it falls back full -> partial -> note -> hard clear.
- *   It only rethrows when `signal` aborts (the turn itself was cancelled).
+ *   It only rethrows when `signal` aborts (the turn itself was cancelled);
+ * - it is incremental: a history that starts with an earlier compaction's summary is compacted as that
+ *   summary plus the new messages (one call when they fit one chunk), never re-summarised from its text,
+ *   and a failing summariser never loses the earlier summary.
  */
 import type { ChatMessage } from "../../models/types.js";
 import { defaultTokenEstimator, type TokenEstimator } from "./token-estimator.js";
-import { keepSplitIndex, nextSafeSplit, chunkTokenBudget, packChunks, type Block } from "./chunking.js";
-import { chunkSummaryInstructions, mergeInstructions, summaryMessageContent } from "./prompts.js";
+import {
+  keepSplitIndex,
+  nextSafeSplit,
+  chunkTokenBudget,
+  packChunks,
+  SAFETY_MARGIN,
+  SUMMARIZATION_OVERHEAD_TOKENS,
+  type Block,
+} from "./chunking.js";
+import {
+  chunkSummaryInstructions,
+  mergeInstructions,
+  previousSummaryOf,
+  summaryMessageContent,
+  updateInstructions,
+} from "./prompts.js";
 import { renderMessage } from "./transcript.js";
 
 /** Calls the summary model with a prompt and returns its text. Injected (the host passes the router). */
@@ -142,7 +159,9 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
   const keptBudget = opts.budgetTokens - summaryCap - 64;
   while (keptFrom < msgs.length && est.messages(msgs.slice(keptFrom)) > keptBudget)
     keptFrom = nextSafeSplit(msgs, keptFrom);
-  const older = msgs.slice(0, keptFrom);
+  // The previous compaction's summary is carried forward as such, not summarised as a message.
+  const previous = keptFrom > 0 ? previousSummaryOf(msgs[0]) : undefined;
+  const older = msgs.slice(previous !== undefined ? 1 : 0, keptFrom);
   const kept = msgs.slice(keptFrom);
   if (older.length === 0) {
     return {
@@ -164,8 +183,14 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
     return { index, text, tokens: est.text(text) };
   });
   const avg = blocks.reduce((a, b) => a + b.tokens, 0) / blocks.length;
-  const chunkBudget = chunkTokenBudget(avg, opts.summaryContextWindow);
-  const chunks = packChunks(blocks, chunkBudget, (t) => est.text(t));
+  // One call when the whole older part (with the running summary) fits the summariser's window beside
+  // its instructions and reply; ratio-sized chunks plus a merge only when it does not.
+  const prevTokens = previous ? est.text(previous) : 0;
+  const olderTokens = blocks.reduce((a, b) => a + b.tokens, 0);
+  const fitsOne =
+    olderTokens * SAFETY_MARGIN + prevTokens <= opts.summaryContextWindow - SUMMARIZATION_OVERHEAD_TOKENS;
+  const chunkBudget = Math.max(256, chunkTokenBudget(avg, opts.summaryContextWindow) - prevTokens);
+  const chunks = fitsOne ? [blocks] : packChunks(blocks, chunkBudget, (t) => est.text(t));
 
   // 3. Summarise each chunk; a failing chunk is retried as two halves ("summarise what fits").
   const call = async (prompt: ChatMessage[], stage: "chunk" | "merge"): Promise<string | undefined> => {
@@ -196,10 +221,30 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
       ],
       "chunk",
     );
+  const update = previous
+    ? updateInstructions({
+        observationMask: opts.observationMask,
+        ...(opts.instructions ? { instructions: opts.instructions } : {}),
+      })
+    : undefined;
   const summaries: string[] = [];
   const dropped: ChatMessage[] = [];
   let failedChunks = 0;
-  for (let i = 0; i < chunks.length; i++) {
+  let updated: string | undefined;
+  if (update && chunks.length === 1) {
+    // Incremental: previous summary + the new part -> the updated summary, in one call.
+    updated = await call(
+      [
+        { role: "system", content: update },
+        {
+          role: "user",
+          content: `Previous summary:\n${previous}\n\nNew part of the conversation, oldest first:\n\n${chunks[0]!.map((b) => b.text).join("\n\n")}`,
+        },
+      ],
+      "chunk",
+    );
+  }
+  for (let i = 0; i < chunks.length && updated === undefined; i++) {
     const chunk = chunks[i]!;
     const label = chunks.length > 1 ? `part ${i + 1} of ${chunks.length}` : "excerpt";
     const s = await summarizeBlocks(chunk, label);
@@ -221,9 +266,16 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
   // 4. Merge, or fall back to a note.
   let level: CompactionLevel;
   let summary: string;
-  if (summaries.length === 0) {
-    level = "note";
-    summary = dropNote(older, "the summariser failed", summaryCap, est);
+  // The earlier summary goes first, so a merge (or its fallback) keeps it.
+  if (updated === undefined && previous && summaries.length > 0) summaries.unshift(previous);
+  if (updated !== undefined) {
+    level = "full";
+    summary = fitText(updated, summaryCap, est);
+  } else if (summaries.length === 0) {
+    level = previous ? "partial" : "note";
+    summary = previous
+      ? `${fitText(previous, summaryCap - Math.max(64, Math.floor(summaryCap / 4)), est)}\n\nNot summarised: ${dropNote(older, "the summariser failed", Math.max(64, Math.floor(summaryCap / 4)), est)}`
+      : dropNote(older, "the summariser failed", summaryCap, est);
   } else {
     let merged: string | undefined = summaries[0];
     if (summaries.length > 1) {
@@ -277,7 +329,8 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
     tokensAfter,
     keptMessages: [...keptMessages],
     keptIndexes,
-    messagesSummarised: older.length,
+    // Everything before the kept tail, the carried-forward summary message included.
+    messagesSummarised: keptFrom,
     chunks: chunks.length,
     failedChunks,
   };

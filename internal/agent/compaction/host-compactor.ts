@@ -27,7 +27,7 @@ import { resolveCompactionSettings, type CompactionSettings } from "./compaction
 import { applyCompaction, CompactionError } from "./lineage.js";
 import { memoryFlushPrompt } from "./memory-flush.js";
 import { modelSummarizer } from "./model-summarizer.js";
-import { compactionBudget, shouldCompact } from "./should-compact.js";
+import { compactionBudget, compactionTarget, shouldCompact } from "./should-compact.js";
 import { defaultTokenEstimator, type TokenEstimator } from "./token-estimator.js";
 
 export interface HostCompactorDeps {
@@ -199,11 +199,12 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
     return [{ role: "system", content: system }, ...toChatMessages(store.messages.all(successorId))];
   }
 
+  /** What the compacted history must fit in: under the gate's budget and at most half the window. */
   function budgetFor(args: CompactionArgs, settings: CompactionSettings): number {
     const window = deps.contextWindow(args.modelRef, args.agent.id);
     const fixed =
       est.messages([{ role: "system", content: args.system }]) + (deps.toolTokens?.(args.agent) ?? 0);
-    return Math.max(256, compactionBudget(settings, window) - fixed);
+    return compactionTarget(Math.max(256, compactionBudget(settings, window) - fixed), window, fixed);
   }
 
   async function guarded<T>(sessionId: string, f: () => Promise<T>): Promise<T | undefined> {

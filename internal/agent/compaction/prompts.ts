@@ -23,6 +23,28 @@ export function chunkSummaryInstructions(opts: { observationMask: boolean; instr
   ].join("\n\n");
 }
 
+/**
+ * System prompt for an incremental compaction: the previous summary plus the newest part of the
+ * conversation in, one updated summary out (one call instead of re-summarising everything). It starts
+ * like the chunk prompt on purpose: it is a chunk summary that also carries the running one.
+ */
+export function updateInstructions(opts: { observationMask: boolean; instructions?: string }): string {
+  return [
+    "You compress part of a conversation between a user and an AI assistant (its newest messages) into the running summary of the earlier part, so the assistant can continue without the original messages. You get the previous summary, then the new messages. Output the complete updated summary in the conversation's language, as bullet points under these headings when they apply: Context, Facts and identifiers, Decisions, Active tasks and TODOs, Commitments (what the assistant promised), Open questions.",
+    "Keep everything from the previous summary that still holds; when the new part resolves or overrides something, keep only the outcome. Remove duplicates.",
+    IDENTIFIERS,
+    opts.observationMask ? MASKED : RAW,
+    "Do not invent anything, do not address the user, and do not add commentary about the summary itself. Output only the summary.",
+    ...(opts.instructions ? [`Additional instructions from the user: ${opts.instructions}`] : []),
+  ].join("\n\n");
+}
+
+/** The previous summary when `m` is a successor's summary message, else undefined. */
+export function previousSummaryOf(m: { role: string; content: unknown } | undefined): string | undefined {
+  if (m?.role !== "system" || typeof m.content !== "string") return undefined;
+  return m.content.startsWith(`${SUMMARY_MARKER}\n`) ? m.content.slice(SUMMARY_MARKER.length + 1) : undefined;
+}
+
 /** System prompt for merging several chunk summaries into one. */
 export function mergeInstructions(opts: { instructions?: string }): string {
   return [

@@ -2,7 +2,9 @@
  * The `claude-cli` engine (reference: StreamingCLIAgent): one long-lived
  * `claude -p --input-format stream-json --output-format stream-json --verbose` subprocess per session,
  * reaped after an idle TTL. Unlike the reference, the CLI's session id is persisted per session key, so
- * after a reap, a crash or a daemon restart the next turn resumes with `--resume <id>`.
+ * after a reap, a crash or a daemon restart the next turn resumes with `--resume <id>`. When the CLI
+ * cannot resume (its copy of the session was lost, e.g. a SIGKILL before it flushed the last turn), the
+ * turn falls back, once, to a fresh CLI session seeded with the conversation from Familiar's store.
  * Protocol details: docs/claude-cli.md.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
@@ -13,11 +15,12 @@ import type { Logger } from "../../log/logger.js";
 import type { Engine } from "../host.js";
 import type { AgentEvent } from "../events.js";
 import type { LoopOutcome } from "../loop.js";
-import { ZERO_USAGE, type ChatMessage, type Usage } from "../../models/types.js";
+import { ZERO_USAGE, type Usage } from "../../models/types.js";
 import { systemClock, type Clock, type TimerHandle } from "../../core/clock.js";
 import { resolveCommand } from "./cli-engine.js";
 import { parseClaudeLine, type ClaudeLine } from "./claude-stream.js";
-import { NOW_PREFIX } from "../prompt.js";
+import { imageBlocks, lastText, seedText, systemText } from "./claude-seed.js";
+import { ClaudeSessionIds } from "./claude-session-ids.js";
 
 export interface ClaudeCliOptions {
   command: string;
@@ -50,33 +53,14 @@ interface Proc {
   system: string | undefined;
   /** The process's last reported `total_cost_usd`: a running total over its lifetime (stream-json). */
   costSoFar: number;
+  /** The CLI session id it was started to resume (undefined: a fresh CLI session). */
+  resumed: string | undefined;
+  /** Turns written to it so far. */
+  turns: number;
+  /** It printed its `system/init` line (a failed resume never does). */
+  sawInit: boolean;
   /** Resolves when the process has exited and its stdio is closed. */
   closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Persisted CLI session ids per session key. */
-class ClaudeSessionIds {
-  private get;
-  private set;
-  private del;
-  constructor(db: Db) {
-    this.get = db.prepare<[string], { cli_session_id: string }>(
-      "SELECT cli_session_id FROM claude_sessions WHERE session_key = ?",
-    );
-    this.set = db.prepare(
-      "INSERT INTO claude_sessions (session_key, cli_session_id, updated_at) VALUES (?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET cli_session_id = excluded.cli_session_id, updated_at = excluded.updated_at",
-    );
-    this.del = db.prepare("DELETE FROM claude_sessions WHERE session_key = ?");
-  }
-  load(key: string): string | undefined {
-    return this.get.get(key)?.cli_session_id;
-  }
-  save(key: string, id: string): void {
-    this.set.run(key, id, Date.now());
-  }
-  clear(key: string): void {
-    this.del.run(key);
-  }
 }
 
 export class ClaudeCliEngine {
@@ -121,6 +105,7 @@ export class ClaudeCliEngine {
    * resume, nothing persisted, not kept in the map (killed when the turn ends).
    */
   private spawnFor(sessionKey: string | undefined, model?: string, systemPrompt?: string): Proc {
+    if (sessionKey !== undefined && this.procs.has(sessionKey)) this.kill(sessionKey);
     const args = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"];
     if (this.opts.partialMessages) args.push("--include-partial-messages");
     const m = model ?? this.opts.model;
@@ -146,6 +131,9 @@ export class ClaudeCliEngine {
       model: m,
       system,
       costSoFar: 0,
+      resumed: resume,
+      turns: 0,
+      sawInit: false,
       closed,
     };
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
@@ -177,6 +165,22 @@ export class ClaudeCliEngine {
     proc.idleTimer.unref?.();
   }
 
+  /**
+   * True when `p` was started with `--resume` and the CLI refused it before doing anything: an error
+   * result before any `init` line on the process's first turn, or no output at all and "No
+   * conversation found" on stderr (older CLIs exit without a result line).
+   */
+  private async resumeFailed(
+    p: Proc,
+    final: Extract<ClaudeLine, { kind: "result" }> | undefined,
+  ): Promise<boolean> {
+    if (p.resumed === undefined || p.turns !== 1 || p.sawInit) return false;
+    if (final) return final.isError;
+    // stdout ended: the stderr lines may still be in flight.
+    await Promise.race([p.closed, delay(2000, undefined, { ref: false })]);
+    return /no conversation found/i.test(p.stderr);
+  }
+
   /** The Engine function for the host. */
   engine(): Engine {
     return (loop) => this.run(loop);
@@ -188,7 +192,7 @@ export class ClaudeCliEngine {
     // the given history inlined: it must neither resume nor pollute a persistent CLI session.
     const ephemeral = loop.sessionId === "";
     const sessionKey = loop.sessionKey;
-    const text = ephemeral ? transcript(loop.messages) : lastText(loop.messages);
+    const plain = lastText(loop.messages);
     const model = loop.modelRef?.split("/").slice(1).join("/") || undefined;
     // The host's system prompt for this agent (workspace identity files, the agent's own prompt or
     // prompt_file, origin; the time line left out as it changes every minute) goes to the subprocess.
@@ -223,18 +227,26 @@ export class ClaudeCliEngine {
     const reused = proc !== undefined && !proc.dead;
     let cur: Proc =
       proc && !proc.dead ? proc : this.spawnFor(ephemeral ? undefined : sessionKey, model, system);
-    const line = JSON.stringify({
-      type: "user",
-      message: { role: "user", content: [{ type: "text", text }, ...imageBlocks(loop.messages)] },
-    });
+    const images = imageBlocks(loop.messages);
+    // A process's first turn in a fresh CLI session (no `--resume`: an ephemeral turn, the first after
+    // `/compact` or a failed resume) carries the stored conversation; otherwise the CLI has it.
+    const lineFor = (p: Proc): string => {
+      const text = p.turns === 0 && p.resumed === undefined ? seedText(loop.messages).text : plain;
+      return JSON.stringify({
+        type: "user",
+        message: { role: "user", content: [{ type: "text", text }, ...images] },
+      });
+    };
     let streamed = "";
     let final = undefined as Extract<ClaudeLine, { kind: "result" }> | undefined;
     let usage: Usage = { ...ZERO_USAGE };
+    let fellBack = false;
     for (let attempt = 0; ; attempt++) {
       const p = cur;
       p.busy = true;
       if (p.idleTimer) this.clock.clearTimeout(p.idleTimer);
-      p.child.stdin.write(`${line}\n`);
+      p.child.stdin.write(`${lineFor(p)}\n`);
+      p.turns++;
       const onAbort = (): void => {
         // Claude Code has no in-band cancel: stop the subprocess; the next turn resumes the session.
         if (ephemeral) p.child.kill("SIGTERM");
@@ -258,6 +270,7 @@ export class ClaudeCliEngine {
           if (parsed.sessionId && !ephemeral) this.ids.save(sessionKey, parsed.sessionId);
           switch (parsed.kind) {
             case "init":
+              p.sawInit = true;
               break;
             case "partial_text":
               sawPartial = true;
@@ -302,6 +315,22 @@ export class ClaudeCliEngine {
         loop.signal.removeEventListener("abort", onAbort);
         p.busy = false;
         if (ephemeral) p.child.kill("SIGTERM");
+      }
+      if (!fellBack && !ephemeral && !loop.signal.aborted && (await this.resumeFailed(p, final))) {
+        // The CLI lost its copy of the session (the real CLI exits with `error_during_execution`,
+        // "No conversation found"): continue, once, in a fresh CLI session given our stored copy.
+        fellBack = true;
+        const seed = seedText(loop.messages);
+        const why = (final?.text || p.stderr.trim().split("\n").pop() || final?.subtype || "").slice(0, 200);
+        this.opts.logger.warn(
+          { sessionKey, cliSessionId: p.resumed, why, seeded: seed.included, omitted: seed.omitted },
+          `claude-cli: resuming CLI session ${p.resumed ?? "?"} failed (${why}); answering in a fresh CLI session seeded with ${seed.included} stored message${seed.included === 1 ? "" : "s"}`,
+        );
+        this.ids.clear(sessionKey);
+        final = undefined;
+        streamed = "";
+        cur = this.spawnFor(sessionKey, model, system);
+        continue;
       }
       if (final || loop.signal.aborted || seen > 0 || attempt > 0 || !reused) break;
       // The kept subprocess was already dead: it never saw this message. Start a fresh one (it
@@ -366,58 +395,4 @@ export class ClaudeCliEngine {
       model: `claude-cli/${final.model ?? "claude"}`,
     };
   }
-}
-
-function textOf(m: ChatMessage | undefined): string {
-  if (!m) return "";
-  if (typeof m.content === "string") return m.content;
-  return (m.content ?? []).flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
-}
-
-/**
- * The system prompt the host built for this turn (its first message), if any, without the clock
- * line: a subprocess lives for hours with the prompt it started with, and Claude Code states the
- * date itself.
- */
-function systemText(messages: readonly ChatMessage[]): string | undefined {
-  const first = messages[0];
-  if (first?.role !== "system") return undefined;
-  const text = textOf(first)
-    .split("\n\n")
-    .filter((p) => !p.startsWith(NOW_PREFIX))
-    .join("\n\n")
-    .trim();
-  return text || undefined;
-}
-
-/**
- * The images of the current user message (ChatWithImages: `data:` URLs) as Anthropic image blocks,
- * which the stream-json input takes as they are. Other URLs are left out (the CLI cannot fetch them).
- */
-function imageBlocks(messages: readonly ChatMessage[]): object[] {
-  const last = messages.at(-1);
-  if (last?.role !== "user" || typeof last.content === "string") return [];
-  const out: object[] = [];
-  for (const p of last.content) {
-    if (p.type !== "image_url") continue;
-    const m = /^data:([^;,]+);base64,(.*)$/s.exec(p.image_url.url);
-    if (m) out.push({ type: "image", source: { type: "base64", media_type: m[1], data: m[2] } });
-  }
-  return out;
-}
-
-/** The current message: the last user message or system event. */
-function lastText(messages: readonly ChatMessage[]): string {
-  return textOf([...messages].reverse().find((m) => m.role === "user" || m.role === "system"));
-}
-
-/** An ephemeral turn's history (everything after the system prompt) as one message. */
-function transcript(messages: readonly ChatMessage[]): string {
-  const turns = messages.slice(1).filter((m) => m.role === "user" || m.role === "assistant");
-  if (turns.length <= 1) return lastText(messages);
-  const earlier = turns
-    .slice(0, -1)
-    .map((m) => `${m.role === "user" ? "User" : "Assistant"}: ${textOf(m)}`)
-    .join("\n\n");
-  return `Conversation so far:\n\n${earlier}\n\nCurrent message:\n${textOf(turns.at(-1))}`;
 }

@@ -1,6 +1,8 @@
 /**
  * The `delegate` tool: hand a message to another agent, synchronously or as a persisted async task;
- * `status` and `cancel` manage async tasks. The depth limit is an error result, never a crash.
+ * `status` and `cancel` manage async tasks (background dispatches included). Delegations to an agent in
+ * `agents.defaults.subagents.async_agents` (the spec's AsyncAgents) are always async: they never block
+ * the turn. The depth limit is an error result, never a crash.
  */
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../../tools/tool.js";
@@ -8,6 +10,7 @@ import type { CoreContext } from "../../core/context.js";
 import { listAgents, type AgentSource } from "../agents.js";
 import { formatCapabilities, matchCapabilities } from "./capabilities.js";
 import type { SubagentTaskManager } from "./task-manager.js";
+import { cancelTaskText, taskStatusText } from "./task-actions.js";
 
 const schema = z.object({
   action: z
@@ -19,7 +22,7 @@ const schema = z.object({
   mode: z
     .enum(["sync", "async"])
     .default("sync")
-    .describe("sync waits for the answer; async returns a task id"),
+    .describe("sync waits for the answer; async returns a task id (always async for some agents)"),
   model: z.string().optional().describe("model override <provider>/<model>"),
   task_id: z.string().optional().describe("task id (actions status, cancel)"),
 });
@@ -37,28 +40,8 @@ export function createDelegateTool(
     schema,
     async execute(args, signal, tctx) {
       const cfg = ctx.config();
-      if (args.action === "status") {
-        if (!args.task_id) {
-          const recent = tasks.recent(tctx.sessionKey);
-          if (recent.length === 0) return "No background tasks for this session.";
-          return recent
-            .map(
-              (t) =>
-                `${t.id} ${t.agent_id} ${t.status}${t.announce_status === "failed" ? " (announcement failed)" : ""}`,
-            )
-            .join("\n");
-        }
-        const t = tasks.status(args.task_id);
-        if (!t) throw new ToolError("TASK_NOT_FOUND", `no task ${args.task_id}`);
-        const out = t.result ? `\nresult: ${t.result.slice(0, 4000)}` : "";
-        return `task ${t.id}: agent ${t.agent_id}, status ${t.status}${t.error ? `, error: ${t.error}` : ""}${out}`;
-      }
-      if (args.action === "cancel") {
-        if (!args.task_id) throw new ToolError("TASK_ID_REQUIRED", "task_id: required for cancel");
-        return tasks.cancel(args.task_id)
-          ? `task ${args.task_id} cancelled`
-          : `task ${args.task_id} is not running`;
-      }
+      if (args.action === "status") return taskStatusText(tasks, tctx.sessionKey, args.task_id);
+      if (args.action === "cancel") return cancelTaskText(tasks, tctx.sessionKey, args.task_id);
       if (!args.message) throw new ToolError("MESSAGE_REQUIRED", "message: required for run");
       const depth = tctx.depth + 1;
       const max = cfg.agents.defaults.subagents.max_depth;
@@ -100,7 +83,7 @@ export function createDelegateTool(
           : {}),
         signal,
       };
-      if (args.mode === "async") {
+      if (args.mode === "async" || cfg.agents.defaults.subagents.async_agents.includes(agentId)) {
         const id = tasks.startAsync(req);
         return `Started background task ${id} on agent ${agentId}. Its result will be announced here when it finishes.`;
       }

@@ -1,5 +1,7 @@
 /**
- * Subagent task manager: runs delegated work synchronously or as persisted async tasks.
+ * Subagent task manager: runs delegated work synchronously or as persisted async tasks (an async
+ * delegation, or a whole dispatch graph run in the background: the same rows, status, cancel and
+ * announcement).
  *
  * Invariants:
  * - every async task is a row in `subagent_tasks` before it is queued; a restart marks queued and
@@ -67,6 +69,9 @@ export interface RunOutcome {
   stopped?: "timeout" | "caller" | "host";
   result?: TurnResult;
 }
+
+/** The `agent_id` of a background dispatch's task row (no agent is named `dispatch`: it is a tool). */
+export const DISPATCH_LABEL = "dispatch";
 
 /** Waits between announcement attempts (turn or delivery): 1 s, 5 s, 30 s, then give up. */
 export const ANNOUNCE_BACKOFF_MS: readonly number[] = [1000, 5000, 30_000];
@@ -200,10 +205,31 @@ export class SubagentTaskManager {
 
   /** Queues an async task; returns its id at once. */
   startAsync(req: RunRequest): string {
+    return this.enqueue(req, req.agentId, (signal, id) => this.runSync({ ...req, signal }, id));
+  }
+
+  /**
+   * Queues background work that is not one child turn (a dispatch graph): persisted, listed, cancelled
+   * and announced like an async delegation. `label` is what `status` shows as its agent (`dispatch`);
+   * `work` gets the task's signal (aborted by `cancel`) and its id.
+   */
+  startBackground(
+    req: RunRequest,
+    label: string,
+    work: (signal: AbortSignal, id: string) => Promise<RunOutcome>,
+  ): string {
+    return this.enqueue(req, label, work);
+  }
+
+  private enqueue(
+    req: RunRequest,
+    label: string,
+    work: (signal: AbortSignal, id: string) => Promise<RunOutcome>,
+  ): string {
     const id = randomUUID().slice(0, 8);
     this.s.insert.run({
       id,
-      agent_id: req.agentId,
+      agent_id: label,
       message: req.message,
       model: req.model ?? null,
       depth: req.depth,
@@ -225,7 +251,7 @@ export class SubagentTaskManager {
       this.maxRunningSeen = Math.max(this.maxRunningSeen, this.runningNow);
       let announce = true;
       try {
-        const out = await this.runSync({ ...req, signal: controller.signal }, id);
+        const out = await work(controller.signal, id);
         const now = this.ctx.clock.now();
         if (controller.signal.aborted) this.s.finish.run("cancelled", out.text, "cancelled", now, id);
         else if (out.stopped === "host") {
@@ -278,10 +304,11 @@ export class SubagentTaskManager {
    * separately with backoff, so a delivery retry never re-runs the turn.
    */
   private async announce(row: TaskRow): Promise<void> {
+    const what = row.agent_id === DISPATCH_LABEL ? "a dispatch" : `agent ${row.agent_id}`;
     const body =
       row.status === "done"
-        ? `Background task ${row.id} (agent ${row.agent_id}) finished. Result:\n${row.result ?? ""}`
-        : `Background task ${row.id} (agent ${row.agent_id}) ended with status ${row.status}: ${row.error ?? "no details"}`;
+        ? `Background task ${row.id} (${what}) finished. Result:\n${row.result ?? ""}`
+        : `Background task ${row.id} (${what}) ended with status ${row.status}: ${row.error ?? "no details"}${row.agent_id === DISPATCH_LABEL && row.result ? `\n${row.result}` : ""}`;
     this.s.announce.run("pending", null, row.id);
     let reply: string | undefined;
     let lastErr = "";

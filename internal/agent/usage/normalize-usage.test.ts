@@ -122,6 +122,67 @@ const cases: { name: string; raw: unknown; want: Usage }[] = [
     },
     want: u({ input: 12, output: 3, total: 15 }),
   },
+  {
+    name: "Bedrock Converse (camelCase cache keys; inputTokens excludes cache reads)",
+    raw: {
+      inputTokens: 30,
+      outputTokens: 10,
+      totalTokens: 1540,
+      cacheReadInputTokens: 1000,
+      cacheWriteInputTokens: 500,
+    },
+    want: u({ input: 1030, output: 10, cacheRead: 1000, cacheWrite: 500, total: 1540 }),
+  },
+  {
+    name: "Bedrock ConverseStream metadata event",
+    raw: {
+      metadata: {
+        usage: { inputTokens: 12, outputTokens: 4, totalTokens: 216, cacheReadInputTokens: 200 },
+        metrics: { latencyMs: 812 },
+      },
+    },
+    want: u({ input: 212, output: 4, cacheRead: 200, total: 216 }),
+  },
+  {
+    name: "Bedrock InvokeModel invocation metrics (...TokenCount keys)",
+    raw: {
+      "amazon-bedrock-invocationMetrics": {
+        inputTokenCount: 25,
+        outputTokenCount: 7,
+        invocationLatency: 900,
+        firstByteLatency: 300,
+        cacheReadInputTokenCount: 2000,
+        cacheWriteInputTokenCount: 100,
+      },
+    },
+    want: u({ input: 2025, output: 7, cacheRead: 2000, cacheWrite: 100, total: 2132 }),
+  },
+  {
+    name: "AI SDK v5 (cachedInputTokens is part of inputTokens)",
+    raw: {
+      inputTokens: 900,
+      outputTokens: 80,
+      totalTokens: 980,
+      cachedInputTokens: 512,
+      reasoningTokens: 20,
+    },
+    want: u({ input: 900, output: 80, cacheRead: 512, reasoning: 20, total: 980 }),
+  },
+  {
+    name: "OpenRouter (prompt_tokens_details.cache_write_tokens is part of prompt_tokens)",
+    raw: {
+      prompt_tokens: 1500,
+      completion_tokens: 50,
+      total_tokens: 1550,
+      prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 400 },
+    },
+    want: u({ input: 1100, output: 50, cacheRead: 1000, cacheWrite: 400, total: 1550 }),
+  },
+  {
+    name: "top-level cache_write_tokens beside input_tokens, total computed",
+    raw: { input_tokens: 60, output_tokens: 6, cache_write_tokens: 30 },
+    want: u({ input: 60, output: 6, cacheWrite: 30, total: 96 }),
+  },
   { name: "garbage", raw: "nope", want: u({}) },
   { name: "null", raw: null, want: u({}) },
 ];

@@ -55,6 +55,8 @@ const KNOWN_KEYS = [
   "eval_count",
   "inputTokens",
   "outputTokens",
+  "inputTokenCount",
+  "outputTokenCount",
   "promptTokens",
   "completionTokens",
   "input",
@@ -64,10 +66,22 @@ const KNOWN_KEYS = [
   "totalTokenCount",
 ];
 
-/** Unwraps `{usage: {...}}` / `{usageMetadata: {...}}` envelopes when the top level has no counts. */
+/**
+ * Envelopes around the counts: `{usage}`, Gemini's `{usageMetadata}`, Bedrock ConverseStream's
+ * `{metadata: {usage, metrics}}` and InvokeModel's `{"amazon-bedrock-invocationMetrics": {...}}`.
+ */
+const ENVELOPES = [
+  "usage",
+  "usageMetadata",
+  "usage_metadata",
+  "metadata",
+  "amazon-bedrock-invocationMetrics",
+];
+
+/** Unwraps envelopes ({@link ENVELOPES}) when the top level has no counts. */
 function unwrap(raw: Rec): Rec {
   if (KNOWN_KEYS.some((k) => k in raw)) return raw;
-  for (const k of ["usage", "usageMetadata", "usage_metadata"]) {
+  for (const k of ENVELOPES) {
     const inner = raw[k];
     if (isRec(inner)) return unwrap(inner);
   }
@@ -79,13 +93,20 @@ export function normalizeUsage(raw: unknown): Usage {
   if (!isRec(raw)) return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 0 };
   const o = unwrap(raw);
 
-  // Anthropic (and Bedrock) report cache reads/writes beside an input count that excludes them.
-  const anthropicRead = pick(o, "cache_read_input_tokens", "cacheReadInputTokens");
+  // Anthropic (and Bedrock: Converse's camelCase, InvokeModel's `...TokenCount` metrics) report cache
+  // reads/writes beside an input count that excludes them.
+  const anthropicRead = pick(
+    o,
+    "cache_read_input_tokens",
+    "cacheReadInputTokens",
+    "cacheReadInputTokenCount",
+  );
   const anthropicWrite = pick(
     o,
     "cache_creation_input_tokens",
     "cacheWriteInputTokens",
     "cacheCreationInputTokens",
+    "cacheWriteInputTokenCount",
   );
   const anthropicStyle = anthropicRead !== undefined || anthropicWrite !== undefined;
 
@@ -94,7 +115,7 @@ export function normalizeUsage(raw: unknown): Usage {
 
   let input =
     pick(o, "prompt_tokens", "input_tokens", "promptTokenCount", "prompt_eval_count") ??
-    pick(o, "inputTokens", "promptTokens", "input");
+    pick(o, "inputTokens", "promptTokens", "inputTokenCount", "input");
   if (input === undefined && (deepseekHit !== undefined || deepseekMiss !== undefined))
     input = (deepseekHit ?? 0) + (deepseekMiss ?? 0);
 
@@ -114,7 +135,13 @@ export function normalizeUsage(raw: unknown): Usage {
       "cacheRead",
     ) ??
     0;
-  const cacheWrite = anthropicWrite ?? pick(o, "cacheWriteTokens", "cache_write_tokens", "cacheWrite") ?? 0;
+  // OpenRouter reports cache writes inside prompt_tokens_details, as part of prompt_tokens: taken out
+  // of `input` below so `input` keeps excluding writes (they are priced apart).
+  const detailWrite = nested(o, [["prompt_tokens_details", "cache_write_tokens"]]);
+  const cacheWrite =
+    anthropicWrite ?? detailWrite ?? pick(o, "cacheWriteTokens", "cache_write_tokens", "cacheWrite") ?? 0;
+  if (anthropicWrite === undefined && detailWrite !== undefined && input !== undefined)
+    input = Math.max(0, input - detailWrite);
   if (anthropicStyle && input !== undefined && anthropicRead !== undefined) input += anthropicRead;
 
   const reasoning =
@@ -127,7 +154,7 @@ export function normalizeUsage(raw: unknown): Usage {
 
   let output =
     pick(o, "completion_tokens", "output_tokens", "eval_count") ??
-    pick(o, "outputTokens", "completionTokens", "output");
+    pick(o, "outputTokens", "completionTokens", "outputTokenCount", "output");
   const candidates = pick(o, "candidatesTokenCount");
   // Gemini counts thoughts apart from candidates; both are billed as output.
   if (output === undefined && candidates !== undefined)

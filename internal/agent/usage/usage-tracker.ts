@@ -27,6 +27,10 @@ export interface UsageRecordInput {
   cost?: number | null;
   /** Epoch ms; defaults to the clock's now. */
   at?: number;
+  /** Who pays (internal/budgets): the channel, agent and session key of the call tree's root turn. */
+  channel?: string | null;
+  payerAgent?: string | null;
+  payerSession?: string | null;
 }
 
 /** Summed usage over some calls. `cost` sums priced calls only (USD). */
@@ -131,8 +135,8 @@ export class UsageTracker {
       // Prepared lazily so a read-only connection (the CLI) can still build a tracker.
       this.insertStmt ??= this.db.prepare<unknown[]>(
         `INSERT INTO usage (session_id, session_key, agent_id, provider, model, request_id, input, output,
-           cache_read, cache_write, reasoning, total, cost, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           cache_read, cache_write, reasoning, total, cost, created_at, channel, payer_agent, payer_session)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const res = this.insertStmt.run(
         input.sessionId ?? null,
@@ -149,6 +153,9 @@ export class UsageTracker {
         u.total,
         cost,
         input.at ?? this.clock.now(),
+        input.channel ?? null,
+        input.payerAgent ?? null,
+        input.payerSession ?? null,
       );
       return { id: Number(res.lastInsertRowid), cost };
     } catch (err) {

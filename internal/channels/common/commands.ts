@@ -70,11 +70,24 @@ export interface CommandContext {
   chatScope: string;
   chatId: string;
   sender: { id: string; name?: string };
+  /**
+   * Who answers approval requests from here: the chat's reply target (`telegram:123[:topic]`,
+   * `gateway:conn:7`), which settles only requests sent to it, or `owner`, which settles any (the
+   * owner's CLI and owner-role gateway clients).
+   */
+  approver: { target: string } | "owner";
 }
 
 /** Resolves approval requests (internal/tools/approvals.ts implements it). */
 export interface ApprovalResolver {
-  resolve(id: string, decision: "approved" | "denied"): boolean;
+  resolve(id: string, decision: "approved" | "denied", opts?: { fromTarget?: string }): boolean;
+  /** Why an id cannot be settled from `fromTarget` (see ApprovalManager.access). */
+  access?(id: string, fromTarget?: string): "ok" | "unknown" | "foreign";
+}
+
+/** The refusal for an approval that was sent to another chat. */
+export function foreignApproval(id: string): string {
+  return `Approval ${id} was sent to another chat: only that chat or the owner (familiar approvals, or an owner gateway client) can decide it.`;
 }
 
 export interface CommandDeps {
@@ -161,7 +174,9 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
       const id = cmd.args.split(/\s+/)[0] ?? "";
       if (!id) return `Usage: /${cmd.name} <id>`;
       if (!deps.approvals) return "Approvals are not available.";
-      const ok = deps.approvals.resolve(id, cmd.name === "approve" ? "approved" : "denied");
+      const from = c.approver === "owner" ? {} : { fromTarget: c.approver.target };
+      const ok = deps.approvals.resolve(id, cmd.name === "approve" ? "approved" : "denied", from);
+      if (!ok && deps.approvals.access?.(id, from.fromTarget) === "foreign") return foreignApproval(id);
       if (!ok) return `No pending approval ${id} (it may have expired or been decided).`;
       return cmd.name === "approve" ? `Approved ${id}.` : `Denied ${id}.`;
     }

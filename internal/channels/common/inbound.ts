@@ -125,6 +125,8 @@ export class InboundRouter {
         chatScope: this.chatScope(m),
         chatId: m.chatId,
         sender: m.sender,
+        // Approvals go to the reply target; only that chat (topic included) settles them.
+        approver: { target: replyTarget },
       };
       const reply = await runCommand(cmd, c, {
         ctx: this.deps.ctx,

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { decodePathSegment, HttpError, toHttpError } from "../http-util.js";
+import { requireJsonBody } from "../request-guard.js";
 import type { GatewayRuntime } from "../runtime.js";
 import { ApiContext } from "./api-context.js";
 import { apiError, sendApiError } from "./api-errors.js";
@@ -73,6 +74,8 @@ export function apiRoutes(rt: GatewayRuntime) {
         }
         const params: Record<string, string> = {};
         r.names.forEach((n, i) => (params[n] = decodePathSegment(m[i + 1] ?? "")));
+        // JSON routes take JSON only: a cross-site "simple request" (text/plain, a form) is 415.
+        if (req.method !== "GET" && req.method !== "DELETE") requireJsonBody(req);
         await r.handler({ req, res, url, params });
         return true;
       }

@@ -1,0 +1,19 @@
+import type { Migration } from "../store/migrations.js";
+
+/**
+ * Namespace `budgets`: who pays for a model call. `channel`, `payer_agent` and `payer_session` are
+ * those of the turn that started the call tree, so a subagent's or a compaction's spend counts
+ * against its parent's budget. Rows written before this migration have NULLs and count only overall.
+ */
+export const budgetMigrations: readonly Migration[] = [
+  {
+    version: 1,
+    description: "usage payer columns",
+    sql: `
+ALTER TABLE usage ADD COLUMN channel TEXT;
+ALTER TABLE usage ADD COLUMN payer_agent TEXT;
+ALTER TABLE usage ADD COLUMN payer_session TEXT;
+CREATE INDEX usage_payer_time ON usage(created_at, payer_agent, payer_session);
+`,
+  },
+];

@@ -1,0 +1,67 @@
+/**
+ * Wires budgets into the daemon: the guard (with warnings delivered to `budgets.warn_target`), the
+ * metered model for compaction summaries, and the unpriced-model warning at start and on reload.
+ */
+import type { CoreContext } from "../core/context.js";
+import type { ModelClient } from "../models/types.js";
+import type { UsageTracker } from "../agent/usage/usage-tracker.js";
+import { BudgetGuard } from "./budget-guard.js";
+import { meteredModel } from "./metered-model.js";
+import { unpricedWarning } from "./unpriced.js";
+
+/** What the agent host section gets. */
+export interface Budgets {
+  guard: BudgetGuard;
+  /** `model` with compaction calls checked and recorded against the current payer. */
+  compactionModel(model: ModelClient): ModelClient;
+}
+
+/** Builds the guard and logs the unpriced-model warning now and after each reload. */
+export function createBudgets(
+  ctx: CoreContext,
+  deps: { usage: UsageTracker; deliver: (target: string, text: string) => Promise<void> },
+): Budgets {
+  const log = ctx.logger.child({ module: "budgets" });
+  const guard = new BudgetGuard({
+    db: ctx.db,
+    config: () => ctx.config(),
+    now: () => ctx.clock.now(),
+    warn: deps.deliver,
+    log: (fields, msg) => log.warn(fields, msg),
+  });
+  let lastWarning: string | undefined;
+  const checkPrices = (): void => {
+    const w = unpricedWarning(ctx.config());
+    if (w && w !== lastWarning) log.warn(w);
+    lastWarning = w;
+  };
+  checkPrices();
+  ctx.onConfig(() => checkPrices());
+  return {
+    guard,
+    compactionModel: (model) =>
+      meteredModel({
+        model,
+        config: () => ctx.config(),
+        guard,
+        purpose: "compaction",
+        record: (r) => {
+          try {
+            deps.usage.record({
+              sessionKey: r.payer?.sessionKey ?? null,
+              agentId: r.payer?.agentId ?? null,
+              provider: r.provider,
+              model: r.model,
+              requestId: `${r.purpose}`,
+              usage: r.usage,
+              channel: r.payer?.channel ?? null,
+              payerAgent: r.payer?.agentId ?? null,
+              payerSession: r.payer?.sessionKey ?? null,
+            });
+          } catch (err) {
+            log.error({ err: (err as Error).message }, "could not record a compaction call's usage");
+          }
+        },
+      }),
+  };
+}

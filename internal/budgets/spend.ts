@@ -1,0 +1,103 @@
+/**
+ * Spend of one budget scope in the current day and month, read from the `usage` table. A call with no
+ * configured price (cost NULL) counts at `budgets.default_price`, never as free; the offline echo
+ * model is free.
+ */
+import type { Statement } from "better-sqlite3";
+import type { Db } from "../store/db.js";
+import type { Config } from "../config/schema.js";
+import type { Usage } from "../models/types.js";
+
+/** Who pays for a model call: the turn that started the call tree. */
+export interface Payer {
+  agentId: string;
+  channel: string;
+  /** Null for ephemeral turns (one-shot API calls): they count overall, per agent and per channel. */
+  sessionKey: string | null;
+}
+
+/** What a budget limit covers. */
+export type Scope =
+  | { kind: "overall" }
+  | { kind: "agent"; id: string }
+  | { kind: "channel"; id: string }
+  | { kind: "session"; id: string };
+
+/** Spend in USD and tokens. */
+export interface Spend {
+  usd: number;
+  tokens: number;
+}
+
+const COLUMN: Record<Exclude<Scope["kind"], "overall">, string> = {
+  agent: "payer_agent",
+  channel: "channel",
+  session: "payer_session",
+};
+
+/** USD of a row: its recorded cost, else the default price; echo is free. Parameters: input, output price. */
+const COST_SQL = `CASE WHEN cost IS NOT NULL THEN cost WHEN provider = 'echo' THEN 0
+  ELSE (input * ? + output * ?) / 1000000.0 END`;
+
+interface Row {
+  day_usd: number | null;
+  day_tokens: number | null;
+  month_usd: number | null;
+  month_tokens: number | null;
+}
+
+/** Reads spend per scope; statements are prepared once per scope kind. */
+export class SpendReader {
+  private stmts = new Map<string, Statement<unknown[], Row>>();
+
+  constructor(private readonly db: Db) {}
+
+  private stmt(kind: Scope["kind"]): Statement<unknown[], Row> {
+    let s = this.stmts.get(kind);
+    if (!s) {
+      const where = kind === "overall" ? "" : `AND ${COLUMN[kind]} = ?`;
+      s = this.db.prepare<unknown[], Row>(
+        `SELECT SUM(CASE WHEN created_at >= ? THEN ${COST_SQL} END) AS day_usd,
+                SUM(CASE WHEN created_at >= ? THEN total END) AS day_tokens,
+                SUM(${COST_SQL}) AS month_usd, SUM(total) AS month_tokens
+         FROM usage WHERE created_at >= ? ${where}`,
+      );
+      this.stmts.set(kind, s);
+    }
+    return s;
+  }
+
+  /** Spend of `scope` since `dayStart` and since `monthStart`. */
+  spend(
+    scope: Scope,
+    dayStart: number,
+    monthStart: number,
+    price: Config["budgets"]["default_price"],
+  ): { daily: Spend; monthly: Spend } {
+    const args: unknown[] = [dayStart, price.input, price.output, dayStart, price.input, price.output];
+    // The month contains the day, so one scan from the month's start serves both sums.
+    args.push(monthStart);
+    if (scope.kind !== "overall") args.push(scope.id);
+    const r = this.stmt(scope.kind).get(...args);
+    return {
+      daily: { usd: r?.day_usd ?? 0, tokens: r?.day_tokens ?? 0 },
+      monthly: { usd: r?.month_usd ?? 0, tokens: r?.month_tokens ?? 0 },
+    };
+  }
+}
+
+/** The price of a model (USD per 1M tokens): `models.pricing`, else null. */
+export function knownPrice(
+  cfg: Config,
+  provider: string,
+  model: string,
+): { input: number; output: number } | null {
+  return cfg.models.pricing[`${provider}/${model}`] ?? cfg.models.pricing[model] ?? null;
+}
+
+/** Cost of a call at the model's price, or at the default price when it has none (echo is free). */
+export function costWithDefault(cfg: Config, provider: string, model: string, u: Usage): number {
+  if (provider === "echo") return 0;
+  const p = knownPrice(cfg, provider, model) ?? cfg.budgets.default_price;
+  return (Math.max(0, u.input) * p.input + u.output * p.output) / 1_000_000;
+}

@@ -1,0 +1,70 @@
+/**
+ * `familiar approvals [list]`, `familiar approvals approve <id>` and `familiar approvals deny <id>`:
+ * the owner settles approval requests from the terminal, whichever chat they were sent to. The CLI
+ * connects as an owner-role client (it holds the token from the owner's 0600 file).
+ */
+import { GatewayClient } from "../gateway/client.js";
+import { resolveGatewayTarget } from "../gateway/target.js";
+
+export interface ApprovalsOptions {
+  config: string;
+  url?: string;
+  token?: string;
+  json?: boolean;
+}
+
+interface Pending {
+  id: string;
+  kind: string;
+  summary: string;
+  replyTarget: string;
+  expiresAt: number;
+}
+
+async function withOwner<T>(opts: ApprovalsOptions, fn: (c: GatewayClient) => Promise<T>): Promise<T> {
+  const target = resolveGatewayTarget(opts);
+  const c = await GatewayClient.connect({
+    url: target.url,
+    token: target.token,
+    clientName: "familiar-approvals",
+    role: "owner",
+  });
+  try {
+    return await fn(c);
+  } finally {
+    await c.close();
+  }
+}
+
+/** Runs `list` (no id) or settles `id`; returns the exit code. */
+export async function approvalsCommand(
+  action: "list" | "approve" | "deny",
+  id: string | undefined,
+  opts: ApprovalsOptions,
+  out: (s: string) => void = (s) => process.stdout.write(s),
+): Promise<number> {
+  try {
+    if (action === "list") {
+      const { approvals } = await withOwner(opts, (c) =>
+        c.request<{ approvals: Pending[] }>("approvals.list", {}),
+      );
+      if (opts.json) out(JSON.stringify(approvals, null, 2) + "\n");
+      else if (approvals.length === 0) out("no pending approvals\n");
+      else
+        for (const a of approvals)
+          out(
+            `${a.id}  ${a.kind} via ${a.replyTarget}, expires ${new Date(a.expiresAt).toLocaleTimeString()}\n  ${a.summary.replace(/\n/g, "\n  ")}\n`,
+          );
+      return 0;
+    }
+    if (!id) throw new Error(`usage: familiar approvals ${action} <id>`);
+    const r = await withOwner(opts, (c) =>
+      c.request<{ id: string; decision: string }>("approvals.resolve", { id, decision: action }),
+    );
+    out(`${r.decision} ${r.id}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`familiar approvals: ${(err as Error).message}\n`);
+    return 1;
+  }
+}

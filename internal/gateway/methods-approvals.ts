@@ -1,0 +1,66 @@
+/**
+ * `approvals.list` and `approvals.resolve`: approval requests over the websocket. An owner-role
+ * client (the owner's CLI, the console) sees and settles every pending request; a chat-role client
+ * only those sent to its own connection (`gateway:conn:<id>`), and gets `forbidden` for the others,
+ * so a chat integration that holds the token cannot decide what was asked on Telegram.
+ */
+import { foreignApproval } from "../channels/common/commands.js";
+import type { ApprovalAccess, PendingApproval } from "../tools/approvals.js";
+import { MethodError } from "./protocol.js";
+import type { GatewayRuntime } from "./runtime.js";
+import type { MethodHandler, WsConn } from "./ws-server.js";
+
+interface ApprovalsPart {
+  list(): PendingApproval[];
+  resolve(id: string, decision: "approved" | "denied", opts?: { fromTarget?: string }): boolean;
+  access(id: string, fromTarget?: string): ApprovalAccess;
+}
+
+/** The approval target of a connection, or undefined for the owner (any target). */
+export function approverTarget(conn: WsConn): string | undefined {
+  return conn.role === "owner" ? undefined : `gateway:conn:${conn.id}`;
+}
+
+export function approvalMethods(rt: GatewayRuntime): [string, MethodHandler][] {
+  const part = (): ApprovalsPart => {
+    const p = rt.part<ApprovalsPart>("approvals", ["list", "resolve", "access"]);
+    if (!p) throw new MethodError("unavailable", "approvals are not available (tools are not running)");
+    return p;
+  };
+  const list: MethodHandler = (_p, conn) => {
+    const target = approverTarget(conn);
+    return {
+      approvals: part()
+        .list()
+        .filter((a) => target === undefined || a.replyTarget === target),
+    };
+  };
+  const resolve: MethodHandler = (p, conn) => {
+    const id = p.str("id").trim().toLowerCase();
+    const decision = p.str("decision");
+    if (decision !== "approve" && decision !== "deny")
+      throw new MethodError("invalid_params", 'params.decision: expected "approve" or "deny"');
+    const approvals = part();
+    const target = approverTarget(conn);
+    const access = approvals.access(id, target);
+    if (access === "foreign") throw new MethodError("forbidden", foreignApproval(id));
+    const done =
+      access === "ok" &&
+      approvals.resolve(
+        id,
+        decision === "approve" ? "approved" : "denied",
+        target === undefined ? {} : { fromTarget: target },
+      );
+    if (!done)
+      throw new MethodError("not_found", `no pending approval ${id} (it may have expired or been decided)`);
+    rt.ctx.logger.info(
+      { id, decision, client: conn.clientName, role: conn.role },
+      "approval settled over the gateway",
+    );
+    return { id, decision: decision === "approve" ? "approved" : "denied" };
+  };
+  return [
+    ["approvals.list", list],
+    ["approvals.resolve", resolve],
+  ];
+}
