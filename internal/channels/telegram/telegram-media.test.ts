@@ -272,6 +272,24 @@ describe("telegram media", () => {
     expect(tg.sentFiles).toHaveLength(1);
   });
 
+  it("a failing transcription is reported once; a failing speech call still delivers the text", async () => {
+    await setup();
+    const id = tg.addFile(Buffer.from("OggS-x"), "voice/f.oga");
+    audio.failNext = 500;
+    tg.pushVoice(owner, id, 6);
+    await tg.waitFor(() => texts().length === 1, 15_000, "failure reply");
+    expect(texts()[0]).toMatch(/^The transcription service \(voice\) failed \(500\)/);
+    expect(llm.requests).toHaveLength(0);
+
+    tg.pushText(owner, "/voice on");
+    await tg.waitFor(() => texts().length === 2, 15_000, "voice on");
+    audio.failNext = 500;
+    llm.enqueue({ text: "Answer in text after all." });
+    tg.pushText(owner, "talk to me");
+    await tg.waitFor(() => texts().includes("Answer in text after all."), 15_000, "text fallback");
+    expect(tg.sentFiles).toHaveLength(0);
+  });
+
   it("/voice on without a speech provider says what to configure", async () => {
     await setup({ transcription: ON.transcription });
     tg.pushText(owner, "/voice on");
