@@ -44,6 +44,11 @@ describe("sending workspace files through the gateway", () => {
     await tg?.close();
   });
 
+  it("the daemon gives agents the send_file tool", () => {
+    const tools = h.daemon.parts.extra.tools as { get(name: string): { group: string } | undefined };
+    expect(tools.get("send_file")?.group).toBe("messaging");
+  });
+
   it("POST /api/files/send uploads the file as a document with its caption", async () => {
     const r = await waitFor(async () => {
       const res = await api.req("POST", "/api/files/send", {
