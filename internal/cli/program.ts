@@ -42,9 +42,10 @@ export function buildProgram(): Command {
     .command("run", { isDefault: true })
     .description("run the daemon")
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
-    .action(async (opts: { config: string }) => {
+    .option("-p, --port <port>", "gateway port, over gateway.port and FAMILIAR_PORT (env)")
+    .action(async (opts: { config: string; port?: string }) => {
       const { runCommand } = await import("./run.js");
-      await runCommand(opts.config);
+      await runCommand(opts.config, opts.port);
     });
 
   program

@@ -42,11 +42,8 @@ export async function buildServices(
     parts.extra.usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
     const checkModels = (): void => {
       if (router.usingEcho()) {
-        ctx.logger.warn(
-          { module: "models" },
-          "NO MODEL PROVIDER CONFIGURED: the offline echo model (echo/echo) will answer every message. " +
-            "Add a provider under models.providers and set models.primary.",
-        );
+        // The router warns once (here at start, or when a reload removes the last provider).
+        router.chain();
         return;
       }
       try {

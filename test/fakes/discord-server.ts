@@ -665,7 +665,7 @@ export class FakeDiscord {
       const ch = this.channelPayload(m[1] ?? "");
       return ch ? reply(200, ch) : reply(404, { message: "Unknown Channel", code: 10003 });
     }
-    if ((m = /^\/channels\/(\d+)\/typing$/.exec(path)) && method === "POST") return reply(204);
+    if (/^\/channels\/(\d+)\/typing$/.test(path) && method === "POST") return reply(204);
     if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === "POST") {
       const stored = this.storeMessage(m[1] ?? "", b);
       for (const u of uploads)

@@ -9,6 +9,7 @@ import { listAgents, type AgentSource } from "../../agent/agents.js";
 import type { AgentChoiceStore } from "./agent-choice.js";
 import type { MediaParts } from "../../media/media-parts.js";
 import { voiceCommand } from "./voice-command.js";
+import { modelChoiceProblem } from "../../models/model-choice.js";
 
 /** Metadata of one command (Telegram setMyCommands, Discord slash registration, /help). */
 export interface CommandSpec {
@@ -152,7 +153,9 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
         host.clearSessionModel(c.sessionKey);
         return `Model reset to the default: ${host.resolveModel(c.sessionKey, c.agentId)}`;
       }
-      if (!/^[^/\s]+\/\S+$/.test(arg)) return "Usage: /model <provider>/<model> (or /model default)";
+      const problem = modelChoiceProblem(ctx.config(), arg);
+      if (problem)
+        return `Model not changed: ${problem}.\nUsage: /model <provider>/<model> (or /model default)`;
       host.setSessionModel(c.sessionKey, arg);
       return `Model for this chat: ${arg}`;
     }

@@ -369,6 +369,12 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     expect(status).toMatch(/Model: a\/m1\n/);
     expect(status).toMatch(/Session: 2 messages/);
     expect(status).toMatch(/Uptime: /);
+    // A provider that does not exist is refused with the configured list; the chat's model stays.
+    expect(await ask("/model nosuch/gpt-4o", (t) => t.startsWith("Model not changed"))).toBe(
+      'Model not changed: unknown provider "nosuch"; configured: a (m1).\n' +
+        "Usage: /model <provider>/<model> (or /model default)",
+    );
+    expect(await ask("/status", (t) => t.startsWith("Agent:"))).toMatch(/Model: a\/m1\n/);
     expect(await ask("/model a/m2", (t) => t.startsWith("Model for this chat"))).toBe(
       "Model for this chat: a/m2",
     );
