@@ -61,3 +61,21 @@ export const mediaSchema = z
   .prefault({});
 
 export type MediaConfig = z.infer<typeof mediaSchema>;
+
+/** Problems of `media.*.provider` naming a provider that is not in `models.providers`. */
+export function mediaProviderProblems(
+  media: MediaConfig,
+  providers: Record<string, unknown>,
+): { path: (string | number)[]; message: string }[] {
+  const known = Object.keys(providers);
+  const out: { path: (string | number)[]; message: string }[] = [];
+  for (const part of ["transcription", "speech"] as const) {
+    const name = media[part].provider;
+    if (name === undefined || name in providers) continue;
+    out.push({
+      path: ["media", part, "provider"],
+      message: `expected a provider configured under models.providers (${known.length ? known.join(", ") : "none configured"}), got "${name}"`,
+    });
+  }
+  return out;
+}
