@@ -2,9 +2,15 @@
  * The one small interface every chat channel adapter implements. The core never imports grammy or
  * discord.js: only `internal/channels/<name>/` does, loaded lazily when the channel is enabled.
  */
-import type { SendOptions } from "../core/outbox.js";
+import type { OutboundFile, OutboundFileKind, SendOptions } from "../core/outbox.js";
 
-export { ChannelError, type ChannelErrorCode, type SendOptions } from "../core/outbox.js";
+export {
+  ChannelError,
+  type ChannelErrorCode,
+  type OutboundFile,
+  type OutboundFileKind,
+  type SendOptions,
+} from "../core/outbox.js";
 
 export type ChannelState = "starting" | "connected" | "reconnecting" | "stopped" | "error" | "disabled";
 
@@ -27,4 +33,11 @@ export interface Channel {
    * chunking as replies. Rejects with a ChannelError when delivery finally fails.
    */
   send(target: string, text: string, opts?: SendOptions): Promise<void>;
+  /**
+   * Sends a file to a target. Rejects with a ChannelError (CHANNEL_FILE_TOO_LARGE before any upload
+   * when the platform's limit for that kind is exceeded). Absent on channels without files.
+   */
+  sendFile?(target: string, file: OutboundFile): Promise<void>;
+  /** The platform's upload limit for a kind of file, in bytes. */
+  maxFileBytes?(kind: OutboundFileKind): number;
 }

@@ -29,6 +29,7 @@ import {
 } from "./schema-parts.js";
 import { budgetsSchema } from "./budget-config.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
+import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 
 export { agentSchema, cronJobSchema, durationSchema, type AgentConfig } from "./schema-parts.js";
 
@@ -47,6 +48,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    media: mediaSchema,
     models: z
       .object({
         providers: z.record(z.string(), providerSchema).default({}),
@@ -315,6 +317,8 @@ export const configSchema = z
     const problem = memoryProviderProblem(c.memory, c.models.providers);
     if (problem)
       ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
+    for (const p of mediaProviderProblems(c.media, c.models.providers))
+      ctx.addIssue({ code: "custom", path: p.path, message: p.message });
   });
 
 /** The validated, defaulted configuration object. Swapped whole on reload; never mutated. */

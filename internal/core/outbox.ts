@@ -13,6 +13,18 @@ export interface SendOptions {
   silent?: boolean;
 }
 
+/** How a file is shown in the chat. */
+export type OutboundFileKind = "document" | "photo" | "audio" | "voice";
+
+/** A file to send to a chat (send_file, voice replies). */
+export interface OutboundFile {
+  name: string;
+  data: Buffer;
+  kind: OutboundFileKind;
+  mime?: string;
+  caption?: string;
+}
+
 export interface Outbox {
   /**
    * Delivers text to `<channel>:<rest>`, or to `last` (the owner's last target). `none` and `""` are
@@ -25,7 +37,12 @@ export interface Outbox {
 
 /** Delivery error codes: `CHANNEL_REFUSED` = the remote said no (4xx); `CHANNEL_UNREACHABLE` = no answer. */
 export type ChannelErrorCode =
-  "CHANNEL_REFUSED" | "CHANNEL_UNREACHABLE" | "CHANNEL_UNKNOWN_TARGET" | "CHANNEL_NOT_RUNNING";
+  | "CHANNEL_REFUSED"
+  | "CHANNEL_UNREACHABLE"
+  | "CHANNEL_UNKNOWN_TARGET"
+  | "CHANNEL_NOT_RUNNING"
+  | "CHANNEL_FILE_TOO_LARGE"
+  | "CHANNEL_NO_FILES";
 
 /** Why a delivery failed. Thrown by outboxes and by the channel adapters behind them. */
 export class ChannelError extends Error {

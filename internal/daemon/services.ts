@@ -20,6 +20,8 @@ import type { ModelRouter } from "../models/router.js";
 import type { HeartbeatService } from "../heartbeat/heartbeat-service.js";
 import type { CronService } from "../cron/cron-service.js";
 import type { ToolsParts } from "./tools-service.js";
+import type { MediaParts } from "../media/media-parts.js";
+import type { Tool } from "../tools/tool.js";
 
 /** Every part of a running daemon, for the daemon itself, the CLI's in-process uses and tests. */
 export interface DaemonParts {
@@ -34,6 +36,10 @@ export interface DaemonParts {
   host: AgentHostImpl;
   heartbeat: HeartbeatService;
   cron: CronService;
+  /** Transcription, speech and the per-chat voice switch, shared by the channels. */
+  media: MediaParts;
+  /** The send_file tool (registered in `tools`). */
+  sendFile: Tool;
   /** Undefined when `gateway.enabled` is false. */
   gateway: GatewayService | undefined;
   telegram: DeferredChannel;
@@ -90,7 +96,15 @@ export async function buildServices(
     });
   }
 
-  // 6. Telegram and Discord: grammy + marked and discord.js load only when their channel is enabled,
+  // 6. Media: transcription, speech, documents, and the send_file tool. The openai SDK and unpdf
+  //    load on the first voice note / PDF, never at start.
+  const { createMediaParts } = await import("../media/media-parts.js");
+  const { createSendFileTool } = await import("../tools/send-file-tool.js");
+  const media = createMediaParts(ctx, usage);
+  const sendFile = createSendFileTool({ config: () => ctx.config(), channels });
+  tools.registry.register(sendFile);
+
+  // 7. Telegram and Discord: grammy + marked and discord.js load only when their channel is enabled,
   //    and only after the daemon is up (the import is most of a cold start). A channel connects in the
   //    background; a bad token leaves it in state "error" (shown in /healthz) while the daemon runs.
   //    Built (but not loaded) when off too: a hot reload that sets enabled: true starts it.
@@ -101,6 +115,7 @@ export async function buildServices(
     // File and API agents, so `/agent <id>` and routing reach them too.
     agentSources: [agents.fileAgents, agents.apiAgents],
     approvals: tools.approvals,
+    media,
   };
   const deferred = (id: "telegram" | "discord", load: () => Promise<ServiceChannel>) =>
     new DeferredChannel(id, load, ctx.logger, afterDaemonReady(ctx), {
@@ -127,6 +142,8 @@ export async function buildServices(
     heartbeat,
     cron,
     gateway,
+    media,
+    sendFile,
     telegram,
     discord,
   };

@@ -9,6 +9,7 @@ import type { CoreContext } from "../runtime/context.js";
 import type { Outbox } from "../core/outbox.js";
 import type { ConfigManager } from "../config/manager.js";
 import type { ChannelStatus } from "../channels/channel.js";
+import type { FileDelivery } from "../tools/send-file.js";
 import type { ApprovalResolver } from "../inbound/commands.js";
 import type { ApprovalManager } from "../tools/approvals.js";
 import type { HttpServer } from "./http-server.js";
@@ -43,7 +44,7 @@ export interface GatewayDeps {
   /** Config file, last error and reload for `config.get` / `config.reload`. */
   config: Pick<ConfigManager, "file" | "error" | "reload" | "pendingRestart">;
   /** Delivery for webhooks and channel states for `status`. */
-  channels: Outbox & { statuses(): Record<string, ChannelStatus> };
+  channels: Outbox & FileDelivery & { statuses(): Record<string, ChannelStatus> };
   /** The agent host and its file and API agent stores. */
   agents?: Pick<AgentHostParts, "fileAgents" | "apiAgents"> & { host: AgentHostImpl };
   router?: Pick<ModelRouter, "status" | "usingEcho" | "chain">;

@@ -20,6 +20,7 @@ import { approvalMethods } from "./methods-approvals.js";
 import { chatMethods } from "./methods-chat.js";
 import { consoleMethods } from "./methods-console.js";
 import { pairingLoader } from "./pairing-access.js";
+import { fileMethods } from "./methods-files.js";
 import { openAiRoutes } from "./openai-api.js";
 import { apiRoutes } from "./api/api-router.js";
 import { GatewayRuntime, type GatewayDeps } from "./runtime.js";
@@ -80,6 +81,7 @@ export function createGatewayService(
     ...consoleMethods(runtime, pairingLoader(runtime)),
     ...chatMethods(runtime),
     ...adminMethods(runtime, logs, () => ws.size),
+    ...fileMethods(runtime),
     ...approvalMethods(runtime),
   ])
     methods.set(name, fn);

@@ -8,6 +8,8 @@ import type { AgentHost } from "../core/host.js";
 import { listAgents, type AgentSource } from "../agent/agents.js";
 import type { AgentChoiceStore } from "./agent-choice.js";
 import { modelChoiceProblem } from "../models/model-choice.js";
+import type { MediaParts } from "../media/media-parts.js";
+import { voiceCommand } from "./voice-command.js";
 
 /** Metadata of one command (Telegram setMyCommands, Discord slash registration, /help). */
 export interface CommandSpec {
@@ -36,6 +38,7 @@ export const CHAT_COMMANDS: readonly CommandSpec[] = [
   { name: "approve", description: "Approve a pending action", args: "<id>" },
   { name: "deny", description: "Deny a pending action", args: "<id>" },
   { name: "agent", description: "Show or choose the agent of this chat", args: "[id|default]" },
+  { name: "voice", description: "Answer this chat with voice notes", args: "[on|off]" },
 ];
 
 const NAMES = new Set(CHAT_COMMANDS.map((c) => c.name));
@@ -94,6 +97,8 @@ export interface CommandDeps {
   choices: AgentChoiceStore;
   approvals?: ApprovalResolver;
   agentSources?: readonly AgentSource[];
+  /** Speech settings and the per-chat voice switch (`/voice`). */
+  media?: MediaParts;
 }
 
 /** Runs a command. Returns the reply text. Never throws: failures become a short reply. */
@@ -180,6 +185,8 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
     }
     case "agent":
       return agentCommand(cmd.args, c, deps);
+    case "voice":
+      return voiceCommand(cmd.args, c, deps.media);
     default:
       return helpText();
   }

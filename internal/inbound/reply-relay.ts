@@ -5,6 +5,7 @@
  */
 import type { AgentEvent } from "../core/agent-events.js";
 import type { Logger } from "../log/logger.js";
+import type { OutboundFile } from "../core/outbox.js";
 
 /** How a turn's reply went out. */
 export interface RelayOutcome {
@@ -32,7 +33,10 @@ export interface DeliveryRecord {
 /** A channel's renderer of replies. `chatId` is opaque (the channel may encode a thread in it). */
 export interface ReplyRelay {
   sendText(chatId: string, text: string, opts: { markdown: boolean }): Promise<unknown>;
-  stream(chatId: string, sessionKey?: string): ReplyStreamPort;
+  /** `override.mode: "off"` holds the preview back (a spoken answer goes out whole at the end). */
+  stream(chatId: string, sessionKey?: string, override?: { mode?: "edit" | "off" }): ReplyStreamPort;
+  /** The platform side: `sendFile` is absent on platforms without files. */
+  readonly adapter: { sendFile?(chatId: string, file: OutboundFile): Promise<string> };
   readonly deliveries?: DeliveryRecord | undefined;
   readonly logger?: Logger | undefined;
 }

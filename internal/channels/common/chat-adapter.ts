@@ -3,6 +3,7 @@
  * file of its own so the relay and its per-turn stream can share it without importing each other.
  */
 import type { ChunkLimits } from "./chunking.js";
+import type { OutboundFile, OutboundFileKind } from "../../core/outbox.js";
 
 export interface OutboundOptions {
   /** Render markdown (the adapter falls back to plain text when the platform rejects it). */
@@ -23,6 +24,10 @@ export interface ChatAdapter {
   edit(chatId: string, messageId: string, text: string, opts: OutboundOptions): Promise<void>;
   delete(chatId: string, messageId: string): Promise<void>;
   typing(chatId: string): Promise<void>;
+  /** Uploads a file (document, photo, audio, voice note) with its caption; returns the message id. */
+  sendFile?(chatId: string, file: OutboundFile): Promise<string>;
+  /** The platform's upload limit for a kind of file, in bytes. */
+  maxFileBytes?(kind: OutboundFileKind): number;
 }
 
 export interface RelayOptions {

@@ -11,6 +11,7 @@ import type { AgentHost } from "../../core/host.js";
 import type { ApprovalResolver } from "../../inbound/commands.js";
 import type { ChannelState, ChannelStatus } from "../channel.js";
 import type { ChannelRegistry } from "../registry.js";
+import { createMediaParts, type MediaParts } from "../../media/media-parts.js";
 
 /** What every chat channel receives from the wiring. */
 export interface ChatChannelDeps {
@@ -20,6 +21,8 @@ export interface ChatChannelDeps {
   approvals?: ApprovalResolver;
   /** File and API agents, so `/agent <id>` and routing reach them too. */
   agentSources?: readonly AgentSource[];
+  /** Transcription, speech and the voice reply switch (shared by the channels; built when absent). */
+  media?: MediaParts;
 }
 
 export abstract class ChatChannelBase {
@@ -29,12 +32,17 @@ export abstract class ChatChannelBase {
   /** Reconfigurations run one after another: two quick reloads never leave two transports running. */
   protected lifecycle: Promise<void> = Promise.resolve();
 
+  /** Transcription, speech and the voice reply switch (the daemon's shared parts, or built here). */
+  protected readonly media: MediaParts;
+
   constructor(
     protected ctx: CoreContext,
     /** Label for logs: `telegram`, `discord`. */
     private label: string,
+    media?: MediaParts,
   ) {
     this.st = { state: "stopped", since: ctx.clock.now() };
+    this.media = media ?? createMediaParts(ctx);
   }
 
   /** The bot's name for `status` (`@name`) once known. */

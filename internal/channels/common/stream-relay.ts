@@ -54,8 +54,8 @@ export class StreamRelay implements ReplyRelay {
   ) {}
 
   /** Starts relaying one turn to `chatId` (for session `sessionKey`). Feed it the turn's events. */
-  stream(chatId: string, sessionKey?: string): ReplyStream {
-    return new ReplyStream(this, chatId, this.options(), this.clock, sessionKey);
+  stream(chatId: string, sessionKey?: string, override?: Partial<RelayOptions>): ReplyStream {
+    return new ReplyStream(this, chatId, { ...this.options(), ...override }, this.clock, sessionKey);
   }
 
   /**

@@ -24,7 +24,7 @@ import {
   type GatewayDispatchPayload,
   type GatewayMessageCreateDispatchData,
 } from "discord.js";
-import type { Channel, ChannelState, SendOptions } from "../channel.js";
+import type { Channel, ChannelState, OutboundFile, OutboundFileKind, SendOptions } from "../channel.js";
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import type { TimerHandle } from "../../core/clock.js";
@@ -44,8 +44,6 @@ import { commandText, slashCommandBodies } from "./slash-commands.js";
 export const DEFAULT_API_BASE = "https://discord.com/api";
 const EPHEMERAL = 1 << 6;
 
-type DiscordConfig = ReturnType<CoreContext["config"]>["channels"]["discord"];
-
 export type DiscordDeps = ChatChannelDeps;
 
 /** The Discord channel: a Channel plus the Service lifecycle and health. */
@@ -59,7 +57,6 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
   private seen: SeenStore;
   private client: Client | undefined;
   private me: { id: string; username: string; appId: string } | undefined;
-  private dmChannels = new Map<string, string>();
   private identities: ChannelIdentities;
   private retryTimer: TimerHandle | undefined;
   private retryDelayMs = 1000;
@@ -70,7 +67,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     ctx: CoreContext,
     private deps: DiscordDeps,
   ) {
-    super(ctx, "discord");
+    super(ctx, "discord", deps.media);
     this.identities = new ChannelIdentities(() => this.requireClient(), ctx.logger);
     this.pairing = new PairingStore(ctx.db, ctx.clock);
     this.seen = new SeenStore(ctx.db, () => ctx.clock.now());
@@ -85,6 +82,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
+      media: this.media,
       stream: () => this.cfg().stream,
     }));
   }
@@ -95,7 +93,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     return cfg.dm_policy === "open" || this.pairing.isAllowed("discord", userId, cfg.allow_from);
   }
 
-  private cfg(): DiscordConfig {
+  private cfg(): ReturnType<CoreContext["config"]>["channels"]["discord"] {
     return this.ctx.config().channels.discord;
   }
 
@@ -305,6 +303,8 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       seen: this.seen,
       relay: this.relay,
       identities: this.identities,
+      router: this.router,
+      audio: this.media.audio,
     };
     const chat = await translateMessage(env, d);
     if (chat) await this.router.handle(chat);
@@ -369,25 +369,27 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
 
   /** Proactive delivery: `<channelId>` or `user:<userId>` (a DM channel is opened). */
   async send(target: string, text: string, opts?: SendOptions): Promise<void> {
-    if (!this.client || this.st.state === "error" || this.st.state === "stopped")
-      throw new ChannelError("CHANNEL_NOT_RUNNING", `the Discord channel is not running (${this.st.state})`);
-    let channelId = target;
-    const user = /^user:(\d+)$/.exec(target);
-    if (user) {
-      const uid = user[1] ?? "";
-      channelId = this.dmChannels.get(uid) ?? (await this.adapter.openDm(uid));
-      this.dmChannels.set(uid, channelId);
-    } else if (!/^\d+$/.test(target)) {
-      throw new ChannelError(
-        "CHANNEL_UNKNOWN_TARGET",
-        `invalid Discord target "discord:${target}" (expected discord:<channelId> or discord:user:<userId>)`,
-      );
-    }
-    await this.relay.sendText(channelId, text, {
+    await this.relay.sendText(await this.runningTarget(target), text, {
       markdown: opts?.markdown ?? true,
       ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
       ...(opts?.silent ? { silent: true } : {}),
     });
+  }
+
+  /** Sends a file to `<channelId>` or `user:<userId>` (size checked before the upload). */
+  async sendFile(target: string, file: OutboundFile): Promise<void> {
+    await this.adapter.sendFile(await this.runningTarget(target), file);
+  }
+
+  maxFileBytes(kind: OutboundFileKind): number {
+    return this.adapter.maxFileBytes(kind);
+  }
+
+  /** The channel id of a proactive target, once the channel runs. */
+  private async runningTarget(target: string): Promise<string> {
+    if (!this.client || this.st.state === "error" || this.st.state === "stopped")
+      throw new ChannelError("CHANNEL_NOT_RUNNING", `the Discord channel is not running (${this.st.state})`);
+    return this.adapter.targetChannel(target);
   }
 }
 

@@ -2,17 +2,19 @@
  * Discord messages in: translates a MESSAGE_CREATE dispatch into the front desk's `InboundChat`,
  * after the channel's gates (bots and webhooks, DM pairing, guild allow lists and mentions) and the
  * replay guard (a message id is claimed once, so a RESUME or a restart never answers twice). What it
- * refuses it answers itself (pairing codes, attachments) or drops silently.
+ * refuses it answers itself (pairing codes, unreadable attachments) or drops silently.
  */
 import type { GatewayMessageCreateDispatchData } from "discord.js";
 import type { Config } from "../../config/schema.js";
 import type { CoreContext } from "../../runtime/context.js";
-import type { InboundChat } from "../../inbound/front-desk.js";
+import type { InboundChat, InboundRouter } from "../../inbound/front-desk.js";
+import type { AudioClient } from "../../media/audio-client.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import type { ChannelIdentities } from "./channel-identities.js";
 import { guildVerdict, isAddressed, stripBotMention } from "./guild-gate.js";
 import type { SeenStore } from "./seen-store.js";
+import { discordAttachment, IS_VOICE_MESSAGE } from "./attachments.js";
 
 /** What the translation reads of the running channel. */
 export interface DiscordInboundEnv {
@@ -23,6 +25,9 @@ export interface DiscordInboundEnv {
   seen: SeenStore;
   relay: StreamRelay;
   identities: ChannelIdentities;
+  /** Routing and session keys, for the usage record of a transcription. */
+  router: InboundRouter;
+  audio: AudioClient;
 }
 
 /** The `InboundChat` of a message, or undefined when it is not for the agent (answered or dropped). */
@@ -67,11 +72,26 @@ export async function translateMessage(
     const where = ident.names?.[0] ? `#${ident.names[0]}` : `channel ${d.channel_id}`;
     base.originLabel = `Discord ${where} from ${sender.name}`;
   }
-  if (!text.trim()) {
-    if (d.attachments.length > 0 && env.seen.claim(d.id))
-      await env.relay.errorReply(d.channel_id, "attachments", "I can only read text on Discord for now.");
-    return undefined;
+  const att = d.attachments[0];
+  if (att) {
+    // Claimed before the download and transcription: a replay never costs a second call.
+    if (!env.seen.claim(d.id)) return undefined;
+    const out = await discordAttachment(att, { ...base, text }, env.router, {
+      config: () => env.ctx.config(),
+      audio: env.audio,
+      clock: env.ctx.clock,
+      channel: "discord",
+      // "typing" while a voice message is transcribed.
+      typing: () => void env.relay.adapter.typing(d.channel_id).catch(() => undefined),
+      voiceFlag: ((d.flags ?? 0) & IS_VOICE_MESSAGE) !== 0,
+    });
+    if ("reply" in out) {
+      await env.relay.sendText(d.channel_id, out.reply, { markdown: false }).catch(() => undefined);
+      return undefined;
+    }
+    return { ...base, text: out.text };
   }
+  if (!text.trim()) return undefined;
   // Claimed before answering: a replay (after RESUME or a restart) is never answered twice.
   if (!env.seen.claim(d.id)) {
     env.ctx.logger.debug({ channel: "discord", id: d.id }, "discord: duplicate message ignored");

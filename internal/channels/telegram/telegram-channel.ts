@@ -16,7 +16,7 @@
 import { Api, GrammyError, type Transformer } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
 import { autoRetry } from "@grammyjs/auto-retry";
-import type { Channel, SendOptions } from "../channel.js";
+import type { Channel, OutboundFile, OutboundFileKind, SendOptions } from "../channel.js";
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import { sleep } from "../../core/clock.js";
@@ -29,7 +29,7 @@ import { CHAT_COMMANDS } from "../../inbound/commands.js";
 import { TelegramAdapter, toChannelError } from "./telegram-adapter.js";
 import { UpdateStore } from "./update-store.js";
 import { startWebhook, type WebhookServer } from "./webhook.js";
-import { callbackCommand, translateMessage } from "./telegram-inbound.js";
+import { approvalButton, translateMessage } from "./telegram-inbound.js";
 
 export const DEFAULT_API_ROOT = "https://api.telegram.org";
 
@@ -69,7 +69,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     ctx: CoreContext,
     private deps: TelegramDeps,
   ) {
-    super(ctx, "telegram");
+    super(ctx, "telegram", deps.media);
     this.pairing = new PairingStore(ctx.db, ctx.clock);
     this.adapter = new TelegramAdapter(() => this.requireApi(), ctx.clock);
     ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "telegram", this.adapter, {
@@ -78,6 +78,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
+      media: this.media,
       stream: () => this.cfg().stream,
     }));
   }
@@ -212,6 +213,17 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     } catch (err) {
       throw toChannelError(err, "send");
     }
+  }
+
+  /** Sends a file to `<chatId>` or `<chatId>:<threadId>` (size checked before the upload). */
+  async sendFile(target: string, file: OutboundFile): Promise<void> {
+    if (!this.api || this.st.state === "stopped" || this.st.state === "disabled")
+      throw new ChannelError("CHANNEL_NOT_RUNNING", `the Telegram channel is not running (${this.st.state})`);
+    await this.adapter.sendFile(target, file);
+  }
+
+  maxFileBytes(kind: OutboundFileKind): number {
+    return this.adapter.maxFileBytes(kind);
   }
 
   // --- connection -------------------------------------------------------------------------------
@@ -351,7 +363,11 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
   private async dispatch(api: Api, token: string, apiRoot: string, u: Update): Promise<void> {
     const me = this.me;
     if (!me) return;
-    if (u.callback_query) return this.onCallback(api, u.callback_query);
+    if (u.callback_query) {
+      const press = approvalButton(api, u.callback_query, (id) => this.mayApprove(id), this.router);
+      // A refusal is answered before the next update; an accepted press runs like a reply.
+      return press.accepted ? this.track(press.done, "reply") : void (await press.done);
+    }
     const env = {
       ctx: this.ctx,
       cfg: this.cfg(),
@@ -359,32 +375,13 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       pairing: this.pairing,
       relay: this.relay,
       signal: this.abort.signal,
+      router: this.router,
+      audio: this.media.audio,
+      typing: (addr: string) => void this.adapter.typing(addr),
     };
     const chat = await translateMessage(env, api, token, apiRoot, u);
     // `handle` submits synchronously (the user message is committed) before its first await.
     if (chat) this.track(this.router.handle(chat), "reply");
-  }
-
-  private async onCallback(api: Api, q: NonNullable<Update["callback_query"]>): Promise<void> {
-    const data = q.data ?? "";
-    const m = /^(approve|deny):(.+)$/.exec(data);
-    const userId = String(q.from.id);
-    const allowed = this.mayApprove(userId);
-    if (!m || !allowed) {
-      await api
-        .answerCallbackQuery(q.id, { text: allowed ? "Unknown action" : "Not allowed" })
-        .catch(() => undefined);
-      return;
-    }
-    const p = this.router.handle(callbackCommand(q, m[1] as "approve" | "deny", m[2] ?? ""));
-    this.track(
-      p.then((out) =>
-        api
-          .answerCallbackQuery(q.id, { text: out.kind === "command" ? out.reply.slice(0, 190) : "" })
-          .catch(() => undefined),
-      ),
-      "reply",
-    );
   }
 }
 

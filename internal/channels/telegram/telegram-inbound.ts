@@ -10,9 +10,19 @@ import type { CoreContext } from "../../runtime/context.js";
 import type { Config } from "../../config/schema.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
-import type { InboundChat } from "../../inbound/front-desk.js";
+import type { InboundChat, InboundRouter } from "../../inbound/front-desk.js";
+import type { AudioClient } from "../../media/audio-client.js";
+import { attachmentMessage } from "../../media/inbound-media.js";
 import { groupAllowed, isAddressed, stripMention } from "./group-gate.js";
-import { fetchImage, mediaOf, MediaError, saveFile, type MediaDeps } from "./media.js";
+import {
+  download,
+  fetchImage,
+  mediaOf,
+  MediaError,
+  saveFile,
+  type MediaDeps,
+  type MediaKind,
+} from "./media.js";
 
 /** What the translation reads of the running channel. */
 export interface TelegramInboundEnv {
@@ -23,6 +33,11 @@ export interface TelegramInboundEnv {
   relay: StreamRelay;
   /** Aborts media downloads when the channel stops. */
   signal: AbortSignal;
+  /** Routing and session keys, for the usage record of a transcription. */
+  router: InboundRouter;
+  audio: AudioClient;
+  /** Shows "typing" while a voice note is transcribed. */
+  typing: (addr: string) => void;
 }
 
 /**
@@ -84,7 +99,11 @@ export async function translateMessage(
       signal: env.signal,
     };
     try {
-      if (media.kind === "image") chat.images = [await fetchImage(mdeps, media)];
+      const handled = media.kind === "file" ? await attachment(env, chat, mdeps, media) : undefined;
+      if (handled === "reply") return undefined;
+      if (handled === "text") {
+        /* the transcript or document text is the message now */
+      } else if (media.kind === "image") chat.images = [await fetchImage(mdeps, media)];
       else if (cfg.media.save) {
         const rel = await saveFile(mdeps, env.ctx.config().workspace, media, env.ctx.clock.now());
         chat.text =
@@ -106,6 +125,76 @@ export async function translateMessage(
   }
   if (!chat.text.trim() && !chat.images?.length) return undefined;
   return chat;
+}
+
+/**
+ * Voice notes, audio and readable documents through the media module: `text` = the message now
+ * carries the transcript/text, `reply` = the user got a refusal, undefined = not ours.
+ */
+async function attachment(
+  env: TelegramInboundEnv,
+  chat: InboundChat,
+  mdeps: MediaDeps,
+  media: Extract<MediaKind, { kind: "file" }>,
+): Promise<"text" | "reply" | undefined> {
+  if (media.role === "other") return undefined;
+  const addr = chat.relayChatId ?? chat.chatId;
+  const agentId = env.router.agentFor(chat);
+  const out = await attachmentMessage(
+    {
+      kind: media.role,
+      name: media.name,
+      uniqueId: media.fileUniqueId,
+      ...(media.mime ? { mime: media.mime } : {}),
+      ...(media.size !== undefined ? { size: media.size } : {}),
+      ...(media.durationS !== undefined ? { durationS: media.durationS } : {}),
+      download: (max) => download(mdeps, media.fileId, max),
+    },
+    chat.text,
+    {
+      config: () => env.ctx.config(),
+      audio: env.audio,
+      clock: env.ctx.clock,
+      channel: "telegram",
+      typing: () => env.typing(addr),
+    },
+    { agentId, sessionKey: env.router.sessionKey(chat, agentId) },
+  );
+  if (!out) return undefined;
+  if ("reply" in out) {
+    await env.relay.sendText(addr, out.reply, { markdown: false }).catch(() => undefined);
+    return "reply";
+  }
+  chat.text = out.text;
+  return "text";
+}
+
+/**
+ * Answers an approve/deny button press: a refused press (unknown action, not an approver) is
+ * answered at once; an accepted one runs as its command through the front desk (submitted before
+ * this returns) and its reply answers the press. `accepted` says which `done` is.
+ */
+export function approvalButton(
+  api: Api,
+  q: NonNullable<Update["callback_query"]>,
+  mayApprove: (userId: string) => boolean,
+  router: InboundRouter,
+): { accepted: boolean; done: Promise<unknown> } {
+  const m = /^(approve|deny):(.+)$/.exec(q.data ?? "");
+  const allowed = mayApprove(String(q.from.id));
+  if (!m || !allowed) {
+    const done = api
+      .answerCallbackQuery(q.id, { text: allowed ? "Unknown action" : "Not allowed" })
+      .catch(() => undefined);
+    return { accepted: false, done };
+  }
+  const p = router.handle(callbackCommand(q, m[1] as "approve" | "deny", m[2] ?? ""));
+  const done = p.then((out) =>
+    api
+      .answerCallbackQuery(q.id, { text: out.kind === "command" ? out.reply.slice(0, 190) : "" })
+      .catch(() => undefined),
+  );
+  return { accepted: true, done };
 }
 
 /** An approve/deny button press as the `/approve <id>` or `/deny <id>` command it stands for. */
