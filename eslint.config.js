@@ -4,7 +4,15 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["dist/**", "node_modules/**", "data/**", "coverage/**", "**/*.mjs", "internal/gateway/web/**"],
+    ignores: [
+      ".ci-node/**",
+      "dist/**",
+      "node_modules/**",
+      "data/**",
+      "coverage/**",
+      "**/*.mjs",
+      "internal/gateway/web/**",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

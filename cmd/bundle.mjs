@@ -26,7 +26,7 @@ await build({
   splitting: true,
   format: "esm",
   platform: "node",
-  target: "node20",
+  target: "node22",
   // sqlite-vec finds its prebuilt extension (sqlite-vec-<os>-<arch>) beside itself in node_modules.
   external: ["better-sqlite3", "sqlite-vec"],
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.

@@ -47,7 +47,7 @@ describe("familiar init", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Wrote home/config.yaml and home/workspace/ (9 files).");
     expect(readFileSync(join(target, "config.yaml"), "utf8")).toBe(
-      readFileSync(join(REPO_ROOT, "config.yaml"), "utf8"),
+      readFileSync(join(REPO_ROOT, "config.default.yaml"), "utf8"),
     );
     for (const f of ["AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "MEMORY.md"])
       expect(readFileSync(join(target, "workspace", f), "utf8")).toBe(
@@ -103,6 +103,37 @@ describe("familiar config check", () => {
         '  gateway.port: expected an integer 1-65535, got "abc"',
         '  channels.telegram.dm_policy: expected one of "pairing", "allowlist", "open", "disabled", got "everybody"',
         '  heartbeat.evry: unknown key (did you mean "every"?)',
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("reports errors across keys together with field errors, in one pass", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "config.yaml"),
+      [
+        "gateway:",
+        "  bind: 0.0.0.0",
+        "  port: abc",
+        "models:",
+        "  providers:",
+        "    openai: {base_url: https://api.openai.com/v1, timeout_s: -1}",
+        "  primary: opnai/gpt-4o",
+        "  fallbacks: [bad, openai/gpt-4o-mini, local/llama]",
+        "",
+      ].join("\n"),
+    );
+    const r = await cli(["config", "check"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      [
+        "config INVALID: ./config.yaml: 5 errors",
+        '  gateway.port: expected an integer 1-65535, got "abc"',
+        "  models.providers.openai.timeout_s: expected a number > 0, got -1",
+        '  models.fallbacks[0]: expected a model reference <provider>/<model>, got "bad"',
+        '  models.primary: expected a provider from models.providers (openai), got "opnai"',
+        '  models.fallbacks[2]: expected a provider from models.providers (openai), got "local"',
         "",
       ].join("\n"),
     );
@@ -180,7 +211,7 @@ describe("familiar doctor", () => {
     );
     const r = await cli(["doctor"], { cwd: dir, env: { FAKE_KEY: "sk-good" } });
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(line(r.stdout, "node")).toMatch(/^ok {4}node: \d+\.\d+\.\d+ \(>= 20\.19\)$/);
+    expect(line(r.stdout, "node")).toMatch(/^ok {4}node: \d+\.\d+\.\d+ \(>= 22\.22\)$/);
     expect(line(r.stdout, "config")).toMatch(
       /^ok {4}config: \.\/config\.yaml \(gateway 127\.0\.0\.1:\d+, 1 provider/,
     );
@@ -217,6 +248,7 @@ describe("familiar doctor", () => {
         "  providers:",
         `    wrongkey: {base_url: "${fake.baseUrl}", api_key: sk-wrong}`,
         `    down: {base_url: "http://127.0.0.1:${closed}/v1", api_key: sk-x}`,
+        '    badport: {base_url: "http://127.0.0.1:9/v1"}',
         "  primary: wrongkey/gpt-4o-mini",
         "channels:",
         "  telegram: {enabled: true}",
@@ -227,16 +259,19 @@ describe("familiar doctor", () => {
     const r = await cli(["doctor"], { cwd: dir });
     expect(r.code).toBe(1);
     expect(line(r.stdout, "provider wrongkey")).toMatch(
-      /^fail {2}provider wrongkey: credentials refused \(HTTP 401: Incorrect API key provided/,
+      /^fail {2}provider wrongkey: credentials refused by http:\/\/127\.0\.0\.1:\d+\/v1\/models \(HTTP 401: Incorrect API key provided.*\): check models\.providers\.wrongkey\.api_key$/,
     );
     expect(line(r.stdout, "provider down")).toBe(
-      `fail  provider down: unreachable: connection refused by 127.0.0.1:${closed} (is the server running?)`,
+      `fail  provider down: unreachable: http://127.0.0.1:${closed}/v1/models: connection refused by 127.0.0.1:${closed}: is the server running? Check models.providers.down.base_url`,
+    );
+    expect(line(r.stdout, "provider badport")).toBe(
+      'fail  provider badport: unreachable: http://127.0.0.1:9/v1/models: port 9 is one that fetch refuses to connect to (a "bad port"); serve the provider on another port and update models.providers.badport.base_url',
     );
     expect(line(r.stdout, "channel telegram")).toBe(
       "fail  channel telegram: enabled but channels.telegram.token is not set",
     );
     expect(line(r.stdout, "workspace")).toMatch(/^warn {2}workspace: .* does not exist/);
-    expect(r.stdout.trim().split("\n").at(-1)).toBe("3 checks failed");
+    expect(r.stdout.trim().split("\n").at(-1)).toBe("4 checks failed");
   });
 
   it("reports a provider that does not answer within the timeout as unreachable", async () => {
@@ -258,7 +293,7 @@ describe("familiar doctor", () => {
     const r = await cli(["doctor"], { cwd: dir });
     expect(r.code).toBe(1);
     expect(line(r.stdout, "provider slow")).toBe(
-      `fail  provider slow: unreachable: no answer from http://127.0.0.1:${port}/v1/models within 5 s`,
+      `fail  provider slow: unreachable: no answer from http://127.0.0.1:${port}/v1/models within 5 s: check models.providers.slow.base_url and the network`,
     );
   });
 

@@ -179,8 +179,50 @@ describe("agent host with the fake OpenAI server", () => {
     const r = await host.submit(msg("k", "hi"), (e) => events.push(e)).result;
     expect(r.finishReason).toBe("error");
     expect(r.error?.message).toMatch(/credentials|api key|401/i);
+    // The reply names the provider, its URL and the fix, once, without a double full stop.
+    const reply = events.find((e) => e.type === "error");
+    expect(reply?.type === "error" && reply.message).toMatch(
+      new RegExp(
+        `^The model provider rejected the credentials: a/m1 at ${fake.baseUrl.replace(/[.]/g, "\\.")} refused the credentials \\(HTTP 401\\): .*; check models\\.providers\\.a\\.api_key\\.$`,
+      ),
+    );
+    expect(reply?.type === "error" && reply.message).not.toContain("..");
     expect(fake.requests.length).toBe(1);
     expect(events.some((e) => e.type === "error")).toBe(true);
+  });
+
+  it("an unreachable base_url is named with the reason and the key to fix, in the reply", async () => {
+    const host = setup({
+      models: {
+        providers: { a: { base_url: "http://127.0.0.1:9/v1" } },
+        primary: "a/m1",
+        max_retries: 0,
+      },
+    });
+    const events: AgentEvent[] = [];
+    const r = await host.submit(msg("k", "hi"), (e) => events.push(e)).result;
+    expect(r.finishReason).toBe("error");
+    const reply = events.find((e) => e.type === "error");
+    expect(reply?.type === "error" && reply.message).toBe(
+      "The model provider could not be reached: cannot reach a/m1 at http://127.0.0.1:9/v1: bad port; " +
+        'port 9 is one that fetch refuses to connect to (a "bad port"); serve the provider on another port ' +
+        "and update models.providers.a.base_url.",
+    );
+  });
+
+  it("never shows credentials or a query string of base_url in a provider error", async () => {
+    const host = setup({
+      models: {
+        providers: { a: { base_url: "http://user:pw-secret@127.0.0.1:9/v1?key=sk-secret" } },
+        primary: "a/m1",
+        max_retries: 0,
+      },
+    });
+    const events: AgentEvent[] = [];
+    await host.submit(msg("k", "hi"), (e) => events.push(e)).result;
+    const reply = events.find((e) => e.type === "error");
+    expect(reply?.type === "error" && reply.message).toContain("cannot reach a/m1 at http://127.0.0.1:9/v1");
+    expect(JSON.stringify(events)).not.toMatch(/pw-secret|sk-secret/);
   });
 
   it("times out a hanging model and reports it", async () => {

@@ -9,6 +9,7 @@
  * - `result` never rejects: failures resolve with finishReason "error" and a user-facing message.
  */
 import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import PQueue from "p-queue";
 import type { AgentEvent } from "./events.js";
 import type { AgentHost, InboundMessage, SessionInfo, TurnHandle, TurnResult } from "../core/host.js";
@@ -20,6 +21,8 @@ import {
   type ModelClient,
   type Usage,
 } from "../models/types.js";
+import { ECHO_MODEL_REF } from "../models/echo-model.js";
+import { TurnLog } from "./turn-log.js";
 import type { ApprovalDecision, ApprovalRequest, ToolContext, ToolSet } from "../tools/tool.js";
 import { SessionStore, type SessionRow } from "../session/session-store.js";
 import { agentOfKey, parseSessionKey } from "../session/keys.js";
@@ -353,7 +356,7 @@ export class AgentHostImpl implements AgentHost {
       q = new PQueue({ concurrency: 1 });
       this.queues.set(key, q);
       const qq = q;
-      q.on("idle", () => {
+      q.addEventListener("idle", () => {
         if (qq.size === 0 && qq.pending === 0) this.queues.delete(key);
       });
     }
@@ -431,6 +434,13 @@ export class AgentHostImpl implements AgentHost {
       agentId: agent.id,
     });
     emit({ type: "turn_start", runId, sessionKey: msg.sessionKey, sessionId, agentId: agent.id, requestId });
+    const turnLog = new TurnLog(ctx.logger, {
+      runId,
+      requestId,
+      channel: msg.channel,
+      session: msg.sessionKey,
+      agent: agent.id,
+    });
 
     const modelRef = msg.model ?? liveSession?.model_override ?? agent.model ?? undefined;
     const tools = this.deps.toolsFor?.(agent, msg) ?? EMPTY_TOOLS;
@@ -471,6 +481,7 @@ export class AgentHostImpl implements AgentHost {
     const noted = (m: ChatMessage[]): ChatMessage[] => (modelLoop ? withContextNote(m, note) : m);
     const systemText = modelLoop ? system : `${system}\n\n${note.split("\n").join("\n\n")}`;
     const messages: ChatMessage[] = noted([{ role: "system", content: systemText }, ...history]);
+    turnLog.start({ model: modelRef, history: history.length, tools: toolNames.length });
 
     let finalStored: number | undefined;
     let persistSession = liveSession;
@@ -514,6 +525,7 @@ export class AgentHostImpl implements AgentHost {
       },
       onUsage: (u) => {
         const cost = u.cost ?? costOf(cfg.models.pricing, u.provider, u.model, u.usage);
+        turnLog.modelCall(u.provider, u.model, u.usage, cost);
         const rec: UsageRecord = {
           sessionId: persistSession?.id ?? null,
           sessionKey: msg.ephemeral ? null : msg.sessionKey,
@@ -555,7 +567,9 @@ export class AgentHostImpl implements AgentHost {
           agentId: agent.id,
         });
         if (tree) tree.subCalls++;
+        const t0 = performance.now();
         const r = await run();
+        turnLog.toolCall(call.name, !r.isError, performance.now() - t0);
         this.traces.end(id, r.isError ? "error" : "ok");
         return r;
       },
@@ -715,6 +729,13 @@ export class AgentHostImpl implements AgentHost {
       usage: outcome.usage,
       ...(outcome.model ? { model: outcome.model } : {}),
       ...(finalStored !== undefined ? { messageId: finalStored } : {}),
+    });
+    turnLog.end({
+      finishReason: outcome.finishReason,
+      usage: outcome.usage,
+      model: outcome.model,
+      error: outcome.error,
+      depth,
     });
     try {
       this.traces.endRequest(requestId, outcome.finishReason === "error" ? "error" : "ok");
@@ -879,12 +900,14 @@ export class AgentHostImpl implements AgentHost {
 
   resolveModel(sessionKey: string, agentId?: string): string {
     const cfg = this.deps.ctx.config();
+    // With no provider the echo model answers whatever a session or agent asks for (router.ts): say so.
+    if (Object.keys(cfg.models.providers).length === 0) return ECHO_MODEL_REF;
     const s = this.sessions.head(sessionKey);
     if (s?.model_override) return s.model_override;
     const agent = findAgent(cfg, agentId ?? s?.agent_id ?? cfg.agents.default, this.deps.agentSources);
     if (agent?.model) return agent.model;
     if (cfg.models.primary) return cfg.models.primary;
-    return Object.keys(cfg.models.providers).length === 0 ? "echo/echo" : "(no primary model configured)";
+    return "(no primary model configured)";
   }
 
   sessionInfo(sessionKey: string, agentId?: string): SessionInfo {

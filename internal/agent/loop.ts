@@ -19,6 +19,7 @@ import {
   type Usage,
 } from "../models/types.js";
 import type { ToolContext, ToolResult, ToolSet } from "../tools/tool.js";
+import { clause } from "../models/provider-hint.js";
 
 /** Verdict of a loop guard on one tool call (see internal/agent/loop-detection). */
 export interface LoopGuardVerdict {
@@ -360,18 +361,23 @@ export function addUsage(a: Usage, b: Usage): Usage {
 function userMessageFor(err: unknown, overflowCompactions: number): string {
   if (err instanceof ModelError) {
     switch (err.code) {
+      // err.message names the provider, its URL (without secrets) and the fix: say it once, no more.
       case "MODEL_AUTH":
-        return `The model provider rejected the credentials (${err.message}). Check the api_key in config.yaml.`;
+        return `The model provider rejected the credentials: ${clause(err.message)}.`;
       case "MODEL_BAD_REQUEST":
-        return `The model provider refused the request: ${err.message}`;
+        return `The model provider refused the request: ${clause(err.message)}.`;
+      case "MODEL_UNREACHABLE":
+        return `The model provider could not be reached: ${clause(err.message)}.`;
       case "MODEL_CONTEXT_OVERFLOW":
         return overflowCompactions > 0
           ? `The conversation is still too long for the model after ${overflowCompactions} compaction${overflowCompactions === 1 ? "" : "s"}. Use /new to start fresh.`
           : `The conversation is too long for the model. Use /compact or /new.`;
       case "MODEL_NOT_CONFIGURED":
         return err.message;
+      case "MODEL_ALL_FAILED":
+        return `No model could answer: ${clause(err.message)}.`;
       default:
-        return `The model is unavailable right now (${err.message}). Please try again in a moment.`;
+        return `The model is unavailable right now: ${clause(err.message)}. Please try again in a moment.`;
     }
   }
   return `Something went wrong while answering: ${(err as Error).message ?? String(err)}`;

@@ -20,6 +20,18 @@ export interface SendOptions {
   silent?: boolean;
 }
 
+/** How a file is shown in the chat. */
+export type OutboundFileKind = "document" | "photo" | "audio" | "voice";
+
+/** A file to send to a chat (send_file, voice replies). */
+export interface OutboundFile {
+  name: string;
+  data: Buffer;
+  kind: OutboundFileKind;
+  mime?: string;
+  caption?: string;
+}
+
 export interface Channel {
   /** `telegram`, `discord`, `test`, ... also the prefix of its targets (`telegram:<chatId>`). */
   readonly id: string;
@@ -31,13 +43,25 @@ export interface Channel {
    * chunking as replies. Rejects with a ChannelError when delivery finally fails.
    */
   send(target: string, text: string, opts?: SendOptions): Promise<void>;
+  /**
+   * Sends a file to a target. Rejects with a ChannelError (CHANNEL_FILE_TOO_LARGE before any upload
+   * when the platform's limit for that kind is exceeded). Absent on channels without files.
+   */
+  sendFile?(target: string, file: OutboundFile): Promise<void>;
+  /** The platform's upload limit for a kind of file, in bytes. */
+  maxFileBytes?(kind: OutboundFileKind): number;
 }
 
 /** Channel error codes: `CHANNEL_REFUSED` = the remote said no (4xx); `CHANNEL_UNREACHABLE` = no answer. */
 export class ChannelError extends Error {
   constructor(
     readonly code:
-      "CHANNEL_REFUSED" | "CHANNEL_UNREACHABLE" | "CHANNEL_UNKNOWN_TARGET" | "CHANNEL_NOT_RUNNING",
+      | "CHANNEL_REFUSED"
+      | "CHANNEL_UNREACHABLE"
+      | "CHANNEL_UNKNOWN_TARGET"
+      | "CHANNEL_NOT_RUNNING"
+      | "CHANNEL_FILE_TOO_LARGE"
+      | "CHANNEL_NO_FILES",
     message: string,
     options?: { cause?: unknown },
   ) {

@@ -15,7 +15,14 @@
  */
 import type { Logger } from "../log/logger.js";
 import type { Service, ServiceHealth } from "../core/context.js";
-import { ChannelError, type Channel, type ChannelStatus, type SendOptions } from "./channel.js";
+import {
+  ChannelError,
+  type Channel,
+  type ChannelStatus,
+  type OutboundFile,
+  type OutboundFileKind,
+  type SendOptions,
+} from "./channel.js";
 
 /** What a deferred channel builds: a channel that is also a daemon service. */
 export type ServiceChannel = Channel & Service;
@@ -151,5 +158,21 @@ export class DeferredChannel implements Channel, Service {
     if (!ch)
       throw new ChannelError("CHANNEL_NOT_RUNNING", this.failure ?? `the ${this.id} channel is stopped`);
     return ch.send(target, text, opts);
+  }
+
+  /** Sends a file through the real channel (waiting for it like `send`). */
+  async sendFile(target: string, file: OutboundFile): Promise<void> {
+    if (this.off)
+      throw new ChannelError("CHANNEL_NOT_RUNNING", `the ${this.id} channel is off (${this.offDetail()})`);
+    const ch = this.real ?? (await this.begin());
+    if (!ch)
+      throw new ChannelError("CHANNEL_NOT_RUNNING", this.failure ?? `the ${this.id} channel is stopped`);
+    if (!ch.sendFile) throw new ChannelError("CHANNEL_NO_FILES", `the ${this.id} channel cannot send files`);
+    return ch.sendFile(target, file);
+  }
+
+  /** The real channel's upload limit (Infinity until it is loaded: the upload checks again). */
+  maxFileBytes(kind: OutboundFileKind): number {
+    return this.real?.maxFileBytes?.(kind) ?? Number.POSITIVE_INFINITY;
   }
 }

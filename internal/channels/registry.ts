@@ -2,7 +2,13 @@
  * Channel registry: maps target prefixes to adapters for proactive delivery, and tracks the
  * owner's last active target (heartbeat/cron `last`).
  */
-import { ChannelError, type Channel, type ChannelStatus, type SendOptions } from "./channel.js";
+import {
+  ChannelError,
+  type Channel,
+  type ChannelStatus,
+  type OutboundFile,
+  type SendOptions,
+} from "./channel.js";
 
 /** Keeps the last target across restarts (the daemon backs it with the core kv table). */
 export interface LastTargetStore {
@@ -75,5 +81,29 @@ export class ChannelRegistry {
     if (!ch)
       throw new ChannelError("CHANNEL_UNKNOWN_TARGET", `no channel "${id}" is running (target ${resolved})`);
     await ch.send(rest, text, opts);
+  }
+
+  /** The channel and address of `<channel>:<rest>` (or `last`); throws for unknown targets. */
+  resolve(target: string): { channel: Channel; rest: string; target: string } {
+    const resolved = target === "last" ? this.lastTarget() : target;
+    if (!resolved)
+      throw new ChannelError(
+        "CHANNEL_UNKNOWN_TARGET",
+        "no last channel target known yet (the owner has not written)",
+      );
+    const idx = resolved.indexOf(":");
+    const id = idx < 0 ? resolved : resolved.slice(0, idx);
+    const ch = this.channels.get(id);
+    if (!ch)
+      throw new ChannelError("CHANNEL_UNKNOWN_TARGET", `no channel "${id}" is running (target ${resolved})`);
+    return { channel: ch, rest: idx < 0 ? "" : resolved.slice(idx + 1), target: resolved };
+  }
+
+  /** Sends a file to `<channel>:<rest>` (or `last`); CHANNEL_NO_FILES where the channel has none. */
+  async deliverFile(target: string, file: OutboundFile): Promise<void> {
+    const { channel, rest } = this.resolve(target);
+    if (!channel.sendFile)
+      throw new ChannelError("CHANNEL_NO_FILES", `the ${channel.id} channel cannot send files`);
+    await channel.sendFile(rest, file);
   }
 }

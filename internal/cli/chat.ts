@@ -260,17 +260,23 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     }
   };
   prompt();
+  let quitByCommand = false;
   for await (const line of rl) {
     const text = line.trim();
     if (!text) {
       prompt();
       continue;
     }
-    if (text === "/exit" || text === "/quit") break;
+    if (text === "/exit" || text === "/quit") {
+      quitByCommand = true;
+      break;
+    }
     interrupts = 0;
     await send(text);
     prompt();
   }
+  // Ctrl-D ends input on the "you> " line; without a newline the shell prompt would be glued to it.
+  if (tty && !quitByCommand) out.write("\n");
   rl.close();
   process.off("SIGINT", onInterrupt);
   await client.close();

@@ -5,6 +5,7 @@
 import { loadConfigFile } from "../config/load.js";
 import { ConfigError, formatProblem, type ConfigProblem } from "../config/errors.js";
 import type { Config } from "../config/schema.js";
+import { crossFieldProblems } from "../config/cross-field.js";
 import { contextWindowProblems } from "../models/context-window.js";
 
 /** True for addresses that only this machine can reach. */
@@ -59,7 +60,11 @@ export function configCheckCommand(opts: { config: string }): void {
     cfg = loadConfigFile(opts.config).config;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    printProblems(opts.config, err.problems);
+    // One pass: the checks across keys run too, on the keys without field errors.
+    printProblems(opts.config, [
+      ...err.problems,
+      ...crossFieldProblems(opts.config, err.problems, startProblems),
+    ]);
     return;
   }
   const problems = startProblems(cfg);

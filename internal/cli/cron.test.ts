@@ -129,5 +129,17 @@ describe("familiar cron (store side)", () => {
     );
     expect(bad?.code).toBe(1);
     expect(bad?.stderr).toContain("at: expected an ISO time");
+    // A job that does not exist is named, with the ones that do, and the exit code says so.
+    const unknown = await run(process.execPath, [...cli, "cron", "runs", "wlak", "-c", cfg]).then(
+      () => undefined,
+      (err: { code: number; stderr: string; stdout: string }) => err,
+    );
+    expect(unknown).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: 'familiar cron: no cron job "wlak" (jobs: morning, walk; see familiar cron list)\n',
+    });
+    const none = await run(process.execPath, [...cli, "cron", "runs", "walk", "-c", cfg]);
+    expect(none.stdout).toBe("no runs\n");
   });
 });

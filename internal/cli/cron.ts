@@ -134,8 +134,20 @@ export function removeJob(configPath: string, id: string): Promise<void> {
   });
 }
 
+/**
+ * A job's recent runs. Throws CRON_NOT_FOUND for an id that is no job and has no runs (a typo must
+ * not read as "no runs"); a removed job's history is still shown.
+ */
 export function jobRuns(configPath: string, id: string, limit = 20): Promise<CronRunRecord[]> {
-  return withStore(configPath, (store) => store.runs(id, limit));
+  return withStore(configPath, (store, cfg, m) => {
+    const runs = store.runs(id, limit);
+    if (runs.length > 0 || cfg.cron.jobs.some((j) => j.id === id) || store.runtimeJob(id)) return runs;
+    const known = [...cfg.cron.jobs.map((j) => j.id), ...store.runtimeJobs().jobs.map((j) => j.id)].sort();
+    throw new m.CronError(
+      "CRON_NOT_FOUND",
+      `no cron job "${id}" (${known.length > 0 ? `jobs: ${known.join(", ")}` : "there are no cron jobs"}; see familiar cron list)`,
+    );
+  });
 }
 
 const when = (t: number | null): string =>

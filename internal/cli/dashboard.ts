@@ -16,11 +16,13 @@ export interface DashboardOptions {
   url?: string;
   token?: string;
   open?: boolean;
+  /** Link to the owner's console (`/console/`) instead of the web chat. */
+  console?: boolean;
 }
 
 /** The login link for a gateway base URL and token. */
-export function dashboardLink(httpBase: string, token: string): string {
-  return `${httpBase}/#token=${encodeURIComponent(token)}`;
+export function dashboardLink(httpBase: string, token: string, page: "/" | "/console/" = "/"): string {
+  return `${httpBase}${page}#token=${encodeURIComponent(token)}`;
 }
 
 /** Writes `<data_dir>/dashboard-login.html` (0600), which sends the browser on to `link`. */
@@ -57,7 +59,7 @@ export async function dashboardCommand(
     );
     return 1;
   }
-  const link = dashboardLink(target.httpBase, target.token);
+  const link = dashboardLink(target.httpBase, target.token, opts.console ? "/console/" : "/");
   const up = await fetch(`${target.httpBase}/healthz`, { signal: AbortSignal.timeout(3000) }).then(
     () => true,
     () => false,

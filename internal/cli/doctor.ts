@@ -9,6 +9,8 @@
  */
 import { accessSync, constants, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tokenFilePath } from "../gateway/token-store.js";
+import { describePortOwner } from "../daemon/port-owner.js";
+import { networkFix, safeUrl } from "../models/provider-hint.js";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { loadConfigFile } from "../config/load.js";
@@ -26,7 +28,7 @@ export interface CheckResult {
 }
 
 /** Minimum Node version (package.json engines). */
-export const MIN_NODE = "20.19.0";
+export const MIN_NODE = "22.22.0";
 /** Per-provider request timeout. */
 export const PROVIDER_TIMEOUT_MS = 5000;
 
@@ -170,7 +172,7 @@ async function checkGateway(cfg: Config): Promise<CheckResult> {
       : {
           status: "fail",
           name: "gateway",
-          detail: `${where} is in use by another program (change gateway.port)`,
+          detail: `${where} is in use by ${describePortOwner(port)} (choose another: familiar run --port N, FAMILIAR_PORT or gateway.port)`,
         };
   return { status: "fail", name: "gateway", detail: `cannot listen on ${where}: ${free.message}` };
 }
@@ -205,14 +207,14 @@ export async function checkProvider(
   try {
     res = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    return { status: "fail", name, detail: `unreachable: ${networkReason(err, url, timeoutMs)}` };
+    return { status: "fail", name, detail: `unreachable: ${networkReason(err, id, p, url, timeoutMs)}` };
   }
   const body = await res.text().catch(() => "");
   if (res.status === 401 || res.status === 403)
     return {
       status: "fail",
       name,
-      detail: `credentials refused (HTTP ${res.status}${apiMessage(body)})${p.api_key ? "" : ": no api_key is set"}`,
+      detail: `credentials refused by ${safeUrl(url) ?? url} (HTTP ${res.status}${apiMessage(body)}): ${p.api_key ? `check models.providers.${id}.api_key` : `no api_key is set (models.providers.${id}.api_key)`}`,
     };
   if (res.status === 404)
     return {
@@ -243,22 +245,14 @@ export async function checkProvider(
   return { status: "ok", name, detail: `reachable, key accepted (${ids.length} models)` };
 }
 
-function networkReason(err: unknown, url: string, timeoutMs: number): string {
+/** `<url> (no answer in 5 s): check ...` or `<url>: connection refused by host: is the server running? ...` */
+function networkReason(err: unknown, id: string, p: Provider, url: string, timeoutMs: number): string {
   const e = err as Error & { cause?: { code?: string; message?: string } };
+  const shown = safeUrl(url) ?? url;
   if (e.name === "TimeoutError" || e.name === "AbortError")
-    return `no answer from ${url} within ${timeoutMs / 1000} s`;
-  const code = e.cause?.code;
-  const host = (() => {
-    try {
-      return new URL(url).host;
-    } catch {
-      return url;
-    }
-  })();
-  if (code === "ECONNREFUSED") return `connection refused by ${host} (is the server running?)`;
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `host ${host} not found`;
-  if (code) return `${code} connecting to ${host}`;
-  return e.cause?.message ?? e.message;
+    return `no answer from ${shown} within ${timeoutMs / 1000} s: check models.providers.${id}.base_url and the network`;
+  const codes = e.cause?.code ? [e.cause.code] : [];
+  return `${shown}: ${networkFix(id, p.base_url, codes, e.cause?.message ?? e.message)}`;
 }
 
 function apiMessage(body: string): string {

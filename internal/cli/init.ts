@@ -1,5 +1,6 @@
 /**
- * `familiar init [DIR]`: writes the commented config.yaml and a copy of the workspace template
+ * `familiar init [DIR]`: writes the commented config.yaml (a copy of the shipped defaults,
+ * config.default.yaml, never of the checkout's own config.yaml with its edits and secrets) and a copy of the workspace template
  * (prompt files, memory/, skills/README.md) into DIR, then seeds the default-on agent templates as
  * `workspace/agents/<id>.yaml`. Never overwrites: when any config or workspace file exists, nothing
  * is written and the existing files are listed; an agent file that exists is left as it is.
@@ -10,6 +11,12 @@ import { stringify } from "yaml";
 import { AGENT_TEMPLATES, type AgentTemplate } from "../agent/catalog/templates.js";
 import { packageRoot } from "./program.js";
 
+/**
+ * The pristine shipped config, beside package.json. The owner's config.yaml in a checkout is made
+ * from it (cmd/seed-config.mjs at `npm install`) and is the owner's to edit, so it is never a source.
+ */
+export const DEFAULT_CONFIG_FILE = "config.default.yaml";
+
 /** One file init writes: where it comes from and where it goes. */
 export interface InitFile {
   from: string;
@@ -19,7 +26,7 @@ export interface InitFile {
 /** The files `init` would write into `dir`, from the package at `root`. */
 export function initPlan(dir: string, root = packageRoot()): InitFile[] {
   const target = resolve(dir);
-  const plan: InitFile[] = [{ from: join(root, "config.yaml"), to: join(target, "config.yaml") }];
+  const plan: InitFile[] = [{ from: join(root, DEFAULT_CONFIG_FILE), to: join(target, "config.yaml") }];
   const walk = (src: string, dst: string): void => {
     for (const name of readdirSync(src).sort()) {
       const s = join(src, name);

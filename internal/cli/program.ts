@@ -42,9 +42,10 @@ export function buildProgram(): Command {
     .command("run", { isDefault: true })
     .description("run the daemon")
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
-    .action(async (opts: { config: string }) => {
+    .option("-p, --port <port>", "gateway port, over gateway.port and FAMILIAR_PORT (env)")
+    .action(async (opts: { config: string; port?: string }) => {
       const { runCommand } = await import("./run.js");
-      await runCommand(opts.config);
+      await runCommand(opts.config, opts.port);
     });
 
   program
@@ -108,10 +109,13 @@ export function buildProgram(): Command {
     .option("--url <url>", "gateway URL (default: the running daemon, then the config)")
     .option("--token <token>", "gateway token (default: found like the other commands)")
     .option("--open", "open the link in the default browser")
-    .action(async (opts: { config: string; url?: string; token?: string; open?: boolean }) => {
-      const { dashboardCommand } = await import("./dashboard.js");
-      process.exitCode = await dashboardCommand(opts);
-    });
+    .option("--console", "link to the owner's console (/console/) instead of the web chat")
+    .action(
+      async (opts: { config: string; url?: string; token?: string; open?: boolean; console?: boolean }) => {
+        const { dashboardCommand } = await import("./dashboard.js");
+        process.exitCode = await dashboardCommand(opts);
+      },
+    );
 
   program
     .command("approvals [action] [id]")

@@ -3,8 +3,21 @@
  * A start failure prints one line and exits non-zero.
  */
 import { Daemon } from "../daemon/daemon.js";
+import { envPort, PORT_ENV } from "../config/env-overrides.js";
 
-export async function runCommand(configPath: string): Promise<void> {
+/**
+ * Starts the daemon. `port` (from `--port`) goes into FAMILIAR_PORT, so it wins over the file and
+ * the environment, survives hot reloads, and reaches anything the daemon starts.
+ */
+export async function runCommand(configPath: string, port?: string): Promise<void> {
+  if (port !== undefined) {
+    const { problem } = envPort({ [PORT_ENV]: port });
+    if (problem || !port.trim()) {
+      process.stderr.write(`familiar: --port: expected an integer 1-65535, got ${JSON.stringify(port)}\n`);
+      process.exit(1);
+    }
+    process.env[PORT_ENV] = port.trim();
+  }
   let daemon: Daemon;
   try {
     daemon = await Daemon.start({ configPath });

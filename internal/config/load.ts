@@ -7,6 +7,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { isMap, isPair, isScalar, isSeq, parseDocument, type Document, type Node } from "yaml";
 import { configSchema, type Config } from "./schema.js";
 import { ConfigError, describe, issuesToProblems, type ConfigProblem } from "./errors.js";
+import { applyEnvOverrides, envPort } from "./env-overrides.js";
 
 /** A loaded config plus where it came from. */
 export interface LoadedConfig {
@@ -23,7 +24,14 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
   try {
     text = readFileSync(abs, "utf8");
   } catch (err) {
-    throw new ConfigError(abs, [{ path: "", message: `cannot read config file: ${(err as Error).message}` }]);
+    // A fresh directory has no config yet: say how to make one rather than only "ENOENT".
+    const hint =
+      (err as NodeJS.ErrnoException).code === "ENOENT"
+        ? " (create one with `familiar init DIR`, or copy config.default.yaml to it)"
+        : "";
+    throw new ConfigError(abs, [
+      { path: "", message: `cannot read config file: ${(err as Error).message}${hint}` },
+    ]);
   }
   return parseConfigText(text, abs, env);
 }
@@ -65,6 +73,8 @@ export function parseConfigText(
     }
   }
   const problems = [...envProblems];
+  const portProblem = envPort(env).problem;
+  if (portProblem) problems.push(portProblem);
   if (!parsed.success) {
     // A key whose variable is missing already has its error; what the empty value then fails is noise.
     const envPaths = envProblems.map((p) => p.path);
@@ -76,7 +86,7 @@ export function parseConfigText(
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(file, sortBySource(problems, doc));
   const baseDir = dirname(file);
-  const config = resolvePaths(parsed.data, baseDir);
+  const config = applyEnvOverrides(resolvePaths(parsed.data, baseDir), env);
   return { config, file, baseDir };
 }
 

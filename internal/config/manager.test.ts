@@ -176,6 +176,14 @@ describe("ConfigManager.apply / reload (no watcher)", () => {
     const again = f.manager.reload();
     expect(again).toMatchObject({ ok: true, changed: [], restartRequired: ["gateway.port"] });
     expect(f.changes).toHaveLength(1);
+    // The console's "waiting for a restart" list follows the file; an invalid edit leaves it as it was.
+    expect(f.manager.pendingRestart().map((c) => c.key)).toEqual(["gateway.port"]);
+    writeFileSync(f.file, "gateway: [\n");
+    expect(f.manager.reload().ok).toBe(false);
+    expect(f.manager.pendingRestart().map((c) => c.key)).toEqual(["gateway.port"]);
+    writeFileSync(f.file, `${BASE}gateway:\n  port: 18800\n  token: t0k3n-long\n`);
+    f.manager.reload();
+    expect(f.manager.pendingRestart()).toEqual([]);
   });
 
   it("reload() never throws and returns the error", () => {

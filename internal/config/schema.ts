@@ -7,6 +7,7 @@
  * - error messages say what was expected; `formatIssues` adds the path and what was found.
  */
 import { z } from "zod";
+import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 import { parseDuration } from "./duration.js";
 import { scheduleProblem } from "../cron/schedule.js";
 import { budgetsSchema } from "../budgets/budget-config.js";
@@ -245,6 +246,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    media: mediaSchema,
     models: z
       .object({
         providers: z.record(z.string(), providerSchema).default({}),
@@ -513,6 +515,8 @@ export const configSchema = z
     const problem = memoryProviderProblem(c.memory, c.models.providers);
     if (problem)
       ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
+    for (const p of mediaProviderProblems(c.media, c.models.providers))
+      ctx.addIssue({ code: "custom", path: p.path, message: p.message });
   });
 
 /** The validated, defaulted configuration object. Swapped whole on reload; never mutated. */

@@ -261,8 +261,7 @@ describe("cron service", () => {
     });
     fake.setHandler(() => ({ error: { status: 400, message: "bad request from the provider" } }));
     await advance(svc, clock, 60 * MIN, MIN);
-    const err =
-      "The model provider refused the request: fake/m1 rejected the request (HTTP 400): bad request from the provider";
+    const err = `The model provider refused the request: fake/m1 at ${fake.baseUrl} rejected the request (HTTP 400): bad request from the provider`;
     const notices = h.channel.sent.map((m) => [m.target, m.text]);
     expect(notices).toEqual([
       [

@@ -63,6 +63,11 @@ export interface CronService extends Service {
   add(input: unknown): CronJobView;
   /** Removes a runtime job; throws CRON_CONFIG_JOB for a config job, CRON_NOT_FOUND when unknown. */
   remove(id: string): void;
+  /**
+   * Pauses (`false`) or resumes (`true`) a runtime job, persisted; throws CRON_CONFIG_JOB for a config
+   * job (its `enabled` lives in config.yaml), CRON_NOT_FOUND when unknown.
+   */
+  setEnabled(id: string, enabled: boolean): CronJobView;
   /** Runs a job now (even when disabled) and resolves when the run ended (or was skipped). */
   runNow(id: string): Promise<CronRunRecord>;
   /** Alias of runNow for the gateway's `cron.run`. */
@@ -455,6 +460,22 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
         throw new CronError("CRON_CONFIG_JOB", `cron job "${id}" is defined in config.yaml; remove it there`);
       if (!store.deleteRuntimeJob(id) && !e) throw new CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
       reloadRuntime();
+    },
+    setEnabled(id, on) {
+      const e = mustGet(id);
+      if (e.source === "config")
+        throw new CronError(
+          "CRON_CONFIG_JOB",
+          `cron job "${id}" is defined in config.yaml; set enabled: ${on} there`,
+        );
+      const stored = store.runtimeJob(id);
+      if (!stored) throw new CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
+      if (stored.enabled !== on) {
+        store.putRuntimeJob({ ...stored, enabled: on }, clock.now());
+        reloadRuntime();
+        log.info({ job: id }, `cron job ${id} ${on ? "resumed" : "paused"}`);
+      }
+      return view(mustGet(id));
     },
     runNow: (id) => trigger(mustGet(id), "manual", null),
     run: (id) => service.runNow(id),

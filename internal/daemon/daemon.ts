@@ -23,6 +23,7 @@ import { buildServices, type DaemonParts } from "./services.js";
 import { flushTraces } from "../agent/trace.js";
 import { tokenFilePath } from "../gateway/token-store.js";
 import { removeRuntimeFile, writeRuntimeFile } from "../gateway/runtime-file.js";
+import { listenGateway } from "./gateway-listen.js";
 
 export interface DaemonOptions {
   configPath: string;
@@ -111,10 +112,14 @@ export class Daemon {
       const t0 = performance.now();
       await s.start();
       this.services.push(s);
-      this.logger.info({ service: s.name, ms: Math.round(performance.now() - t0) }, `${s.name} started`);
+      const ms = Math.round(performance.now() - t0);
+      // A channel that is off is built (a reload can turn it on) but not running: do not claim it started.
+      if (s.health().state === "disabled")
+        this.logger.debug({ service: s.name, ms }, `${s.name} is disabled (not started)`);
+      else this.logger.info({ service: s.name, ms }, `${s.name} started`);
     }
     if (cfg.gateway.enabled) {
-      this.address = await this.http.listen(cfg.gateway.port, cfg.gateway.bind);
+      this.address = await listenGateway(this.http, cfg, this.config.file);
       const url = `http://${connectHost(cfg.gateway.bind)}:${this.address.port}`;
       // Where the token is, never the token: log files and journald are read by more eyes than the data dir.
       const tokenFile = tokenFilePath(cfg.data_dir);

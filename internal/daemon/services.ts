@@ -42,11 +42,8 @@ export async function buildServices(
     parts.extra.usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
     const checkModels = (): void => {
       if (router.usingEcho()) {
-        ctx.logger.warn(
-          { module: "models" },
-          "NO MODEL PROVIDER CONFIGURED: the offline echo model (echo/echo) will answer every message. " +
-            "Add a provider under models.providers and set models.primary.",
-        );
+        // The router warns once (here at start, or when a reload removes the last provider).
+        router.chain();
         return;
       }
       try {
@@ -104,6 +101,25 @@ export async function buildServices(
     services.push(createGatewayService(ctx, { http, host: parts.host, channels, config, parts }));
   }
 
+  // --- media (internal/media): transcription, speech, documents; send_file ---
+  // The openai SDK and unpdf load on the first voice note / PDF, never at start.
+  const { createMediaParts } = await import("../media/media-parts.js");
+  const media = createMediaParts(
+    ctx,
+    parts.extra.usage as import("../agent/usage/usage-tracker.js").UsageTracker | undefined,
+  );
+  parts.extra.media = media;
+  {
+    const tools = parts.extra.tools as
+      { register?: (t: import("../tools/tool.js").Tool) => unknown } | undefined;
+    if (typeof tools?.register === "function") {
+      const { createSendFileTool } = await import("../tools/send-file-tool.js");
+      tools.register(
+        createSendFileTool({ config: () => ctx.config(), channels }) as import("../tools/tool.js").Tool,
+      );
+    }
+  }
+
   // --- channels: telegram, discord (internal/channels/telegram, internal/channels/discord) ---
   // grammy + marked and discord.js load only when their channel is enabled, and only after the daemon
   // is up (DeferredChannel: the import is most of a cold start). A channel connects in the background;
@@ -135,6 +151,7 @@ export async function buildServices(
             registry: channels,
             // File and API agents, so `/agent <id>` and routing reach them too.
             agentSources: agentSourcesOf(parts),
+            media,
             ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
           }),
         ctx.logger,

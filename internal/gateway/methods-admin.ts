@@ -6,8 +6,8 @@
  * them.
  */
 import { listAgents } from "../agent/agents.js";
-import type { PairingStore } from "../channels/common/pairing.js";
 import { MethodError } from "./protocol.js";
+import { pairingLoader } from "./pairing-access.js";
 import type { GatewayRuntime } from "./runtime.js";
 import type { LogTail } from "./log-tail.js";
 import type { MethodHandler } from "./ws-server.js";
@@ -120,18 +120,7 @@ export function adminMethods(
   };
 
   // Pairing requests live in the store (internal/channels/common/pairing.ts); loaded on first use.
-  let pairingStore: PairingStore | undefined;
-  const pairing = async (): Promise<PairingStore> => {
-    if (pairingStore) return pairingStore;
-    try {
-      const { PairingStore: Store } = await import("../channels/common/pairing.js");
-      const store = new Store(rt.ctx.db, rt.ctx.clock);
-      store.pending();
-      return (pairingStore = store);
-    } catch (err) {
-      throw new MethodError("unavailable", `pairing is not available: ${(err as Error).message}`);
-    }
-  };
+  const pairing = pairingLoader(rt);
 
   const memoryPart = (): MemoryPart => {
     const m = rt.part<MemoryPart>("memory", ["status", "reindex"]);

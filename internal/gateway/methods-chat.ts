@@ -25,6 +25,27 @@ interface SendEntry {
   result: Promise<TurnResult>;
 }
 
+/**
+ * A session's title for lists: the one set (`meta.title`, PATCH over REST), else the start of its
+ * first user message, so a chat reads "plan the trip to Lyon" rather than its key.
+ */
+function titleOf(rt: GatewayRuntime, r: { id: string; meta: string | null }): { title?: string } {
+  try {
+    const set = r.meta ? (JSON.parse(r.meta) as { title?: unknown }).title : undefined;
+    if (typeof set === "string" && set.trim()) return { title: set.trim() };
+  } catch {
+    /* meta is not JSON: fall through to the first message */
+  }
+  const first = rt.ctx.db
+    .prepare<[string], { content: string }>(
+      "SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id LIMIT 1",
+    )
+    .get(r.id);
+  const text = first?.content.replace(/\s+/g, " ").trim();
+  if (!text) return {};
+  return { title: text.length > 60 ? `${text.slice(0, 59)}…` : text };
+}
+
 /** Resolves a `sessionKey` param: a full key as is, a bare name as `agent:<agent>:gateway:<name>`. */
 export function resolveSessionKey(raw: string, agentId: string): string {
   if (raw === "heartbeat" || raw.includes(":")) return raw;
@@ -272,6 +293,7 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     return {
       sessions: rows.map((r) => ({
         sessionKey: r.key,
+        ...titleOf(rt, r),
         sessionId: r.id,
         agentId: r.agent_id,
         messageCount: r.message_count,

@@ -18,9 +18,13 @@ import { GatewayMetrics } from "./metrics.js";
 import { adminMethods } from "./methods-admin.js";
 import { approvalMethods } from "./methods-approvals.js";
 import { chatMethods } from "./methods-chat.js";
+import { consoleMethods } from "./methods-console.js";
+import { pairingLoader } from "./pairing-access.js";
+import { fileMethods } from "./methods-files.js";
 import { openAiRoutes } from "./openai-api.js";
 import { apiRoutes } from "./api/api-router.js";
 import { GatewayRuntime, type GatewayDeps } from "./runtime.js";
+import { consoleRoute } from "./console-route.js";
 import { webChatRoute } from "./web-chat.js";
 import { webhookRoutes } from "./webhooks.js";
 import { WsGateway, type MethodHandler } from "./ws-server.js";
@@ -72,9 +76,12 @@ export function createGatewayService(
     }),
     ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
   });
+  // The console's set first: a method of the same name registered after it wins (approvals.*).
   for (const [name, fn] of [
+    ...consoleMethods(runtime, pairingLoader(runtime)),
     ...chatMethods(runtime),
     ...adminMethods(runtime, logs, () => ws.size),
+    ...fileMethods(runtime),
     ...approvalMethods(runtime),
   ])
     methods.set(name, fn);
@@ -125,6 +132,7 @@ export function createGatewayService(
       http.route(apiRoutes(runtime));
       http.route(webhookRoutes(runtime));
       http.route(webChatRoute());
+      http.route(consoleRoute());
       http.server.on("upgrade", onUpgrade);
       logs.attach(ctx.logger);
 

@@ -6,6 +6,7 @@
  * so this file does not import the `openai` package and stays cheap to load.
  */
 import { ModelError, type ModelErrorCode } from "./types.js";
+import { clause, networkFix, safeUrl, scrubUrls } from "./provider-hint.js";
 
 const CONTEXT_OVERFLOW_CODES = new Set(["context_length_exceeded", "string_above_max_length"]);
 const CONTEXT_OVERFLOW_RE =
@@ -27,6 +28,8 @@ const NET_CODES = new Set([
 export interface ErrorOrigin {
   provider?: string;
   model?: string;
+  /** The provider's base_url; messages show it without secrets. */
+  baseUrl?: string;
 }
 
 interface Structural {
@@ -81,7 +84,9 @@ function causeChain(err: unknown): { codes: string[]; messages: string[]; names:
 }
 
 function where(o: ErrorOrigin): string {
-  return o.provider && o.model ? `${o.provider}/${o.model}` : (o.model ?? o.provider ?? "model");
+  const ref = o.provider && o.model ? `${o.provider}/${o.model}` : (o.model ?? o.provider ?? "model");
+  const url = safeUrl(o.baseUrl);
+  return url ? `${ref} at ${url}` : ref;
 }
 
 /** Classifies `err`; a {@link ModelError} passes through (with origin filled in when missing). */
@@ -98,13 +103,16 @@ export function classifyModelError(err: unknown, origin: ErrorOrigin = {}): Mode
   const rawMsg =
     (typeof body?.message === "string" ? body.message : undefined) ??
     (typeof s.message === "string" ? s.message : String(err));
-  const msg = rawMsg.replace(/\s+/g, " ").trim();
+  const msg = clause(scrubUrls(rawMsg.replace(/\s+/g, " ")));
   const name = typeof s.name === "string" ? s.name : "";
   const chain = causeChain(err);
   const at = where(origin);
+  const p = origin.provider ?? "<provider>";
   const mk = (code: ModelErrorCode, text: string, extra: { retryAfterMs?: number } = {}): ModelError =>
     new ModelError(code, text, {
-      ...origin,
+      provider: origin.provider,
+      model: origin.model,
+      ...(origin.baseUrl ? { baseUrl: safeUrl(origin.baseUrl) } : {}),
       ...(status !== undefined ? { status } : {}),
       ...extra,
       cause: err,
@@ -123,7 +131,7 @@ export function classifyModelError(err: unknown, origin: ErrorOrigin = {}): Mode
     if (status === 401 || status === 403)
       return mk(
         "MODEL_AUTH",
-        `${at} refused the credentials (HTTP ${status}): ${msg}. Check models.providers.${origin.provider ?? "<provider>"}.api_key`,
+        `${at} refused the credentials (HTTP ${status}): ${msg}; check models.providers.${p}.api_key`,
       );
     if (status === 429) {
       const ra = retryAfterMs(s.headers);
@@ -145,7 +153,7 @@ export function classifyModelError(err: unknown, origin: ErrorOrigin = {}): Mode
     if (status === 404)
       return mk(
         "MODEL_BAD_REQUEST",
-        `${at} was not found (HTTP 404): ${msg}. Check the model name and base_url`,
+        `${at} was not found (HTTP 404): ${msg}; check the model name and models.providers.${p}.base_url`,
       );
     if (status >= 400) return mk("MODEL_BAD_REQUEST", `${at} rejected the request (HTTP ${status}): ${msg}`);
   }
@@ -158,10 +166,17 @@ export function classifyModelError(err: unknown, origin: ErrorOrigin = {}): Mode
   if (err instanceof SyntaxError || /Could not parse|Unexpected (token|end)|JSON/i.test(msg))
     return mk("MODEL_BAD_STREAM", `${at} sent a malformed stream: ${msg}`);
   const netCode = chain.codes.find((c) => NET_CODES.has(c));
-  if (netCode)
-    return mk("MODEL_UNREACHABLE", `cannot reach ${at} (${netCode}): ${chain.messages.at(-1) ?? msg}`);
-  if (name === "APIConnectionError" || /fetch failed|socket hang up|network|^terminated$/i.test(msg))
-    return mk("MODEL_UNREACHABLE", `cannot reach ${at}: ${chain.messages.at(-1) ?? msg}`);
+  const deepest = clause(scrubUrls(chain.messages.at(-1) ?? msg));
+  const fix = (): string => networkFix(p, origin.baseUrl, chain.codes, deepest);
+  if (netCode) return mk("MODEL_UNREACHABLE", `cannot reach ${at} (${netCode}): ${deepest}; ${fix()}`);
+  // The openai SDK's APIConnectionError keeps name "Error"; its message is "Connection error.".
+  const ctor = (err as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  if (
+    name === "APIConnectionError" ||
+    ctor === "APIConnectionError" ||
+    /fetch failed|socket hang up|network|^terminated$|^connection error$/i.test(msg)
+  )
+    return mk("MODEL_UNREACHABLE", `cannot reach ${at}: ${deepest}; ${fix()}`);
   if (body !== undefined) return mk("MODEL_SERVER", `${at} reported an error mid-stream: ${msg}`);
   return mk("MODEL_SERVER", `${at} failed: ${msg}`);
 }

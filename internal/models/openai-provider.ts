@@ -105,7 +105,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   }
 
   async function* stream(req: ProviderRequest): AsyncGenerator<ModelStreamEvent> {
-    const origin = { provider: opts.name, model: req.model };
+    const origin = { provider: opts.name, model: req.model, baseUrl: opts.baseUrl };
     if (req.signal?.aborted)
       throw new ModelError("MODEL_ABORTED", `request to ${opts.name}/${req.model} was aborted`, origin);
     const c = await getClient();

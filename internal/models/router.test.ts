@@ -5,7 +5,7 @@ import type { Config } from "../config/schema.js";
 import { FakeClock } from "../core/clock.js";
 import { createLogger } from "../log/logger.js";
 import { startFakeOpenAI, contextOverflowStep, type FakeOpenAI } from "../../test/fakes/openai-server.js";
-import { createModelRouter, type ModelRouter } from "./router.js";
+import { createModelRouter, echoStandInNotice, type ModelRouter } from "./router.js";
 import { ModelError, type ModelRequest, type ModelStreamEvent } from "./types.js";
 
 let primary: FakeOpenAI;
@@ -374,6 +374,18 @@ describe("echo fallback", () => {
     const err = (await run(router(), hi).catch((e: unknown) => e)) as ModelError;
     expect(err.code).toBe("MODEL_NOT_CONFIGURED");
     expect(err.message).toContain("models.primary");
+  });
+
+  it("says so in the reply when it stands in for a model that was asked for, and warns once", async () => {
+    config = makeConfig({ primary: "openai/gpt-4o" });
+    const r = router();
+    r.chain();
+    const evs = await run(r, { messages: [{ role: "user", content: "hello" }] });
+    expect(text(evs)).toBe(`${echoStandInNotice("openai/gpt-4o")}echo: hello`);
+    expect(text(evs)).toContain("[openai/gpt-4o is not available: no model provider is configured");
+    const asked = await run(r, { messages: [{ role: "user", content: "hi" }], model: "other/m" });
+    expect(text(asked)).toBe(`${echoStandInNotice("other/m")}echo: hi`);
+    expect(logLines.filter((l) => l.includes("NO MODEL PROVIDER CONFIGURED"))).toHaveLength(1);
   });
 
   it("can be chosen explicitly as echo/echo", async () => {

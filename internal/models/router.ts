@@ -96,6 +96,14 @@ export function parseModelRef(ref: string): { provider: string; model: string } 
   return { provider: ref.slice(0, i), model: ref.slice(i + 1) };
 }
 
+/** The first words of a reply the echo model gives in place of `wanted` (no provider configured). */
+export function echoStandInNotice(wanted: string): string {
+  return (
+    `[${wanted} is not available: no model provider is configured, so the offline echo model answers. ` +
+    "Add a provider under models.providers in config.yaml.]\n\n"
+  );
+}
+
 /** Creates the router. */
 export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
   const clock = opts.clock ?? systemClock;
@@ -117,7 +125,8 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
   const echo = createEchoProvider();
   const providers = new Map<string, { fingerprint: string; provider: Provider }>();
   const cooling = new Map<string, CooldownState>();
-  let warnedEchoFor: Config | undefined;
+  // Warned once while the echo model stands in; a config with a provider re-arms the warning.
+  let echoWarned = false;
 
   const noProviders = (cfg: Config): boolean => Object.keys(cfg.models.providers).length === 0;
 
@@ -149,8 +158,8 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
         (r): r is string => r !== undefined,
       );
       // Only echo can answer; an explicit non-echo ref would fail, so say clearly what is going on.
-      if (warnedEchoFor !== cfg) {
-        warnedEchoFor = cfg;
+      if (!echoWarned) {
+        echoWarned = true;
         log.warn(
           { wanted },
           "NO MODEL PROVIDER CONFIGURED: replies come from the offline echo model (echo/echo). " +
@@ -159,6 +168,7 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
       }
       return [ECHO_MODEL_REF];
     }
+    echoWarned = false;
     const first = requested ?? cfg.models.primary;
     if (first === undefined)
       throw new ModelError(
@@ -217,6 +227,11 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
     const maxRetries = cfg.models.max_retries;
     const failures: { ref: string; err: ModelError }[] = [];
     let emitted = false;
+    const wanted = req.model ?? cfg.models.primary;
+    if (noProviders(cfg) && wanted !== undefined && wanted !== ECHO_MODEL_REF) {
+      // The echo model stands in for a model that was asked for: the reply must say so, not just the log.
+      yield { type: "text", delta: echoStandInNotice(wanted) };
+    }
 
     for (const [i, ref] of refs.entries()) {
       const last = i === refs.length - 1;
@@ -260,7 +275,8 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
             model,
           });
         } catch (e) {
-          const err = classifyModelError(e, { provider: pname, model });
+          const baseUrl = cfg.models.providers[pname]?.base_url;
+          const err = classifyModelError(e, { provider: pname, model, ...(baseUrl ? { baseUrl } : {}) });
           if (err.code === "MODEL_ABORTED" || req.signal?.aborted) throw err;
           if (
             err.code === "MODEL_AUTH" ||
@@ -324,7 +340,7 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
     status(): RouterStatus {
       const usingEcho = noProviders(opts.config());
       const cd = cooldowns();
-      let refs: string[] = [];
+      let refs: string[];
       try {
         refs = chain();
       } catch (err) {

@@ -94,8 +94,10 @@ export class ModelError extends Error {
     readonly code: ModelErrorCode,
     message: string,
     readonly info: {
-      provider?: string;
-      model?: string;
+      provider?: string | undefined;
+      model?: string | undefined;
+      /** The provider's base_url without secrets. */
+      baseUrl?: string;
       status?: number;
       retryAfterMs?: number;
       cause?: unknown;

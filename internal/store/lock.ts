@@ -55,7 +55,7 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      let pid = NaN;
+      let pid: number;
       try {
         pid = Number(readFileSync(file, "utf8").trim());
       } catch {

@@ -16,6 +16,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
+import { parseMultipart } from "./multipart.js";
 
 /** One recorded REST call. */
 export interface RestCall {
@@ -27,6 +28,16 @@ export interface RestCall {
   auth: string | undefined;
   status: number;
   at: number;
+}
+
+/** A file the bot uploaded (multipart `files[n]`). */
+export interface Upload {
+  field: string;
+  name: string;
+  data: Buffer;
+  channelId: string;
+  /** The message text sent with it. */
+  content?: string;
 }
 
 /** A message as the fake stores it (what the bot sent, edited or deleted). */
@@ -121,6 +132,12 @@ export class FakeDiscord {
   readonly applicationId: string;
   readonly guilds: FakeGuild[];
   readonly calls: RestCall[] = [];
+  /** Files the bot uploaded, in order. */
+  readonly uploads: Upload[] = [];
+  /** Attachment bytes served at `/attachments/<id>/<name>` (the CDN), by id. */
+  private attachments = new Map<string, Buffer>();
+  /** GETs of attachment URLs (to prove a refused file was never downloaded). */
+  attachmentDownloads = 0;
   readonly messages = new Map<string, FakeMessage>();
   /** DM channels opened via POST /users/@me/channels: user id -> channel id. */
   readonly dmChannels = new Map<string, string>();
@@ -214,6 +231,29 @@ export class FakeDiscord {
     const ws = this.session?.ws;
     if (this.session) this.session.ws = undefined;
     ws?.terminate();
+  }
+
+  /**
+   * Registers attachment bytes on the fake CDN; returns the attachment object for a message's
+   * `attachments` (`size` may claim more than the bytes, to test limits without big buffers).
+   */
+  addAttachment(
+    data: Buffer,
+    filename: string,
+    opts: { contentType?: string; size?: number; durationSecs?: number } = {},
+  ): Record<string, unknown> {
+    const id = snowflake();
+    this.attachments.set(id, data);
+    const url = `http://127.0.0.1:${this.port}/attachments/${id}/${filename}`;
+    return {
+      id,
+      filename,
+      size: opts.size ?? data.length,
+      url,
+      proxy_url: url,
+      ...(opts.contentType ? { content_type: opts.contentType } : {}),
+      ...(opts.durationSecs !== undefined ? { duration_secs: opts.durationSecs, waveform: "AAAA" } : {}),
+    };
   }
 
   /** Dispatches MESSAGE_CREATE from a user. Returns the message payload (with its id). */
@@ -503,9 +543,27 @@ export class FakeDiscord {
     const url = new URL(req.url ?? "/", "http://x");
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const rawBody = Buffer.concat(chunks).toString("utf8");
+    const rawBuf = Buffer.concat(chunks);
+    const rawBody = rawBuf.toString("utf8");
     let body: unknown = undefined;
-    if (rawBody) {
+    const ctype = String(req.headers["content-type"] ?? "");
+    const att = /^\/attachments\/(\d+)\//.exec(url.pathname);
+    if (att && req.method === "GET") {
+      const a = this.attachments.get(att[1] ?? "");
+      res.writeHead(a ? 200 : 404, { "content-type": "application/octet-stream" });
+      res.end(a ?? "Not Found");
+      this.attachmentDownloads++;
+      return;
+    }
+    const uploads: Upload[] = [];
+    if (ctype.includes("multipart/form-data")) {
+      // discord.js sends files as multipart: `payload_json` plus `files[n]` parts.
+      for (const part of parseMultipart(rawBuf, ctype)) {
+        if (part.name === "payload_json") body = JSON.parse(part.data.toString("utf8")) as unknown;
+        else if (part.filename !== undefined)
+          uploads.push({ field: part.name, name: part.filename, data: part.data, channelId: "" });
+      }
+    } else if (rawBody) {
       try {
         body = JSON.parse(rawBody) as unknown;
       } catch {
@@ -565,7 +623,7 @@ export class FakeDiscord {
       const tokenRoute = path.startsWith("/interactions/") || path.startsWith("/webhooks/");
       if (!tokenRoute && auth !== `Bot ${this.token}`)
         return reply(401, { message: "401: Unauthorized", code: 0 });
-      return this.route(method, path, body, reply);
+      return this.route(method, path, body, reply, uploads);
     } catch (err) {
       return reply(500, { message: (err as Error).message, code: 0 });
     }
@@ -576,6 +634,7 @@ export class FakeDiscord {
     path: string,
     body: unknown,
     reply: (status: number, json?: unknown, headers?: Record<string, string>) => void,
+    uploads: Upload[] = [],
   ): void {
     const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
     let m: RegExpExecArray | null;
@@ -606,9 +665,13 @@ export class FakeDiscord {
       const ch = this.channelPayload(m[1] ?? "");
       return ch ? reply(200, ch) : reply(404, { message: "Unknown Channel", code: 10003 });
     }
-    if ((m = /^\/channels\/(\d+)\/typing$/.exec(path)) && method === "POST") return reply(204);
-    if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === "POST")
-      return reply(200, this.storeMessage(m[1] ?? "", b));
+    if (/^\/channels\/(\d+)\/typing$/.test(path) && method === "POST") return reply(204);
+    if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === "POST") {
+      const stored = this.storeMessage(m[1] ?? "", b);
+      for (const u of uploads)
+        this.uploads.push({ ...u, channelId: m[1] ?? "", content: String(b.content ?? "") });
+      return reply(200, stored);
+    }
     if ((m = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path))) {
       const msg = this.messages.get(m[2] ?? "");
       if (!msg || msg.deleted || msg.channelId !== m[1])

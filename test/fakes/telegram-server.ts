@@ -18,6 +18,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { parseMultipart } from "./multipart.js";
 
 export interface RecordedCall {
   method: string;
@@ -37,6 +38,17 @@ export interface FakeMessage {
   deleted: boolean;
   /** Every text the message had, in order (send, then edits). */
   history: string[];
+}
+
+/** A file the bot sent. */
+export interface SentFile {
+  chatId: string;
+  messageId: number;
+  method: string;
+  name: string;
+  data: Buffer;
+  caption?: string;
+  threadId?: number;
 }
 
 export interface ScriptedFailure {
@@ -119,6 +131,8 @@ export class FakeTelegramServer {
   private waiters = new Set<() => void>();
   private failures = new Map<string, ScriptedFailure[]>();
   private files = new Map<string, { path: string; data: Buffer }>();
+  /** Files the bot uploaded (sendDocument, sendPhoto, sendVoice, sendAudio), in order. */
+  readonly sentFiles: SentFile[] = [];
   private changeWaiters = new Set<() => void>();
   private userMsgId = 1;
   /** Highest offset a getUpdates call confirmed. */
@@ -237,6 +251,25 @@ export class FakeTelegramServer {
       file_size: size,
     };
     return this.pushUpdate({ message: this.baseMessage(chat, from, { voice }) });
+  }
+
+  /** A private document message (register the bytes with addFile). */
+  pushDocument(
+    from: FakeUser,
+    fileId: string,
+    doc: { name: string; mime?: string; size?: number; caption?: string },
+  ): number {
+    const chat = { id: from.id, type: "private", first_name: from.first_name };
+    const document = {
+      file_id: fileId,
+      file_unique_id: `${fileId}u`,
+      file_name: doc.name,
+      ...(doc.mime ? { mime_type: doc.mime } : {}),
+      file_size: doc.size ?? this.files.get(fileId)?.data.length ?? 0,
+    };
+    return this.pushUpdate({
+      message: this.baseMessage(chat, from, { document, ...(doc.caption ? { caption: doc.caption } : {}) }),
+    });
   }
 
   /**
@@ -385,6 +418,36 @@ export class FakeTelegramServer {
           file_path: f.path,
         });
       }
+      case "sendDocument":
+      case "sendPhoto":
+      case "sendVoice":
+      case "sendAudio": {
+        const field = method.slice(4).toLowerCase();
+        const f = params[field] as UploadedFile | string | undefined;
+        if (!f || typeof f === "string" || !f.upload)
+          return fail(400, `Bad Request: there is no ${field} in the request`);
+        const caption = params.caption === undefined ? undefined : String(params.caption);
+        if (caption !== undefined && caption.length > 1024)
+          return fail(400, "Bad Request: message caption is too long");
+        const chatId = String(params.chat_id);
+        const id = (this.nextMsgId.get(chatId) ?? 0) + 1;
+        this.nextMsgId.set(chatId, id);
+        this.sentFiles.push({
+          chatId,
+          messageId: id,
+          method,
+          name: f.name,
+          data: f.data,
+          ...(caption !== undefined ? { caption } : {}),
+          ...(params.message_thread_id !== undefined ? { threadId: Number(params.message_thread_id) } : {}),
+        });
+        return ok({
+          message_id: id,
+          date: Math.floor(Date.now() / 1000),
+          chat: { id: Number(chatId), type: "private" },
+          ...(caption !== undefined ? { caption } : {}),
+        });
+      }
       case "sendMessage": {
         const chatId = String(params.chat_id);
         const text = String(params.text ?? "");
@@ -516,9 +579,27 @@ async function readParams(req: IncomingMessage, url: URL): Promise<Record<string
   for (const [k, v] of url.searchParams) out[k] = v;
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  const body = Buffer.concat(chunks).toString("utf8");
+  const rawBody = Buffer.concat(chunks);
+  const body = rawBody.toString("utf8");
   if (!body) return out;
   const type = req.headers["content-type"] ?? "";
+  if (type.includes("multipart/form-data")) {
+    // grammY uploads files (InputFile) as multipart: fields are JSON-ish strings, files are parts.
+    for (const part of parseMultipart(rawBody, type)) {
+      if (part.filename === undefined) out[part.name] = tryJson(part.data.toString("utf8"));
+      else
+        out[part.name] = {
+          upload: true,
+          name: part.filename,
+          type: part.type ?? "",
+          data: part.data,
+        } satisfies UploadedFile;
+    }
+    // `photo: "attach://<part>"` names the part that carries the file.
+    for (const [k, v] of Object.entries(out))
+      if (typeof v === "string" && v.startsWith("attach://")) out[k] = out[v.slice(9)];
+    return out;
+  }
   if (type.includes("json")) return { ...out, ...(JSON.parse(body) as Record<string, unknown>) };
   if (type.includes("x-www-form-urlencoded")) {
     for (const [k, v] of new URLSearchParams(body)) out[k] = tryJson(v);
@@ -532,6 +613,14 @@ function tryJson(v: string): unknown {
   } catch {
     return v;
   }
+}
+
+/** A file part of a multipart upload. */
+export interface UploadedFile {
+  upload: true;
+  name: string;
+  type: string;
+  data: Buffer;
 }
 
 /** Starts a fake server; `close()` it in afterEach. */

@@ -81,6 +81,62 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     await page.close();
   }, 60_000);
 
+  it("first load: says which model answers; favicon; full dates; sessions named by their first message", async () => {
+    const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
+    await page.goto(h.base + "/");
+    await page.evaluate((t) => localStorage.setItem("familiar.token", t), TOKEN);
+    await page.reload();
+    await page.waitForSelector("#dot.on", { timeout: 15_000 });
+    // A new, empty chat: the hint names the model that will answer.
+    await page.click("#new");
+    const hint = await page.waitForSelector(".msg.system.hint", { timeout: 15_000 });
+    expect(await hint.textContent()).toBe(
+      "Answering: fake/test-model (agent main). /help lists the commands, /model switches the model.",
+    );
+    expect(await page.$eval('link[rel="icon"]', (l) => (l as HTMLLinkElement).href)).toMatch(
+      /^data:image\/svg\+xml,/,
+    );
+    h.fake.enqueue({ text: "Lyon is lovely." });
+    await page.fill("#input", "Plan a weekend trip to Lyon with the kids, trains preferred please");
+    await page.press("#input", "Enter");
+    await page.waitForSelector('.msg.assistant[data-state="final"]', { timeout: 20_000 });
+    // The sidebar names the chat by its first message (cut at 60 characters), not "web-2026...".
+    await page.waitForFunction(
+      () => document.querySelector("#sessions li.active .name")?.textContent?.startsWith("Plan a weekend"),
+      undefined,
+      { timeout: 15_000 },
+    );
+    const item = await page.$("#sessions li.active");
+    expect(await item!.$eval(".name", (e) => e.textContent)).toBe(
+      "Plan a weekend trip to Lyon with the kids, trains preferred…",
+    );
+    expect(await page.textContent("#title")).toBe(
+      "Familiar — Plan a weekend trip to Lyon with the kids, trains preferred…",
+    );
+    // The date is shown whole (it wraps rather than being cut off) and carries the exact time.
+    const small = await item!.$("small");
+    const fits = await small!.evaluate((e) => e.scrollWidth <= e.clientWidth);
+    expect(fits).toBe(true);
+    expect(await small!.getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await small!.textContent()).toMatch(/^2 messages · .*\d{4}/);
+    await page.close();
+  }, 60_000);
+
+  it("says plainly when the offline echo model is the one answering", async () => {
+    const echo = await startGatewayDaemon({ gateway: { token: TOKEN }, config: { models: {} } });
+    try {
+      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      await page.goto(echo.base + "/");
+      await page.evaluate((t) => localStorage.setItem("familiar.token", t), TOKEN);
+      await page.reload();
+      const hint = await page.waitForSelector(".msg.system.hint", { timeout: 15_000 });
+      expect(await hint.textContent()).toContain("The offline echo model is answering");
+      await page.close();
+    } finally {
+      await echo.close();
+    }
+  }, 60_000);
+
   it("a wrong token brings the login back with the server's reason; the right one connects", async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     await page.goto(h.base + "/");

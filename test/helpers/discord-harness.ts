@@ -41,6 +41,10 @@ export interface HarnessOptions {
   start?: boolean;
   /** Wait for the gateway READY after start (default true). */
   connect?: boolean;
+  /** Extra model providers (e.g. a fake audio server for `media`). */
+  providers?: Record<string, unknown>;
+  /** The `media` config section. */
+  media?: Record<string, unknown>;
 }
 
 /** Builds and starts everything; `discord` overrides keys of `channels.discord`. */
@@ -58,11 +62,12 @@ export async function startDiscordHarness(opts: HarnessOptions = {}): Promise<Di
   });
   const core = createTestCore({
     models: {
-      providers: { a: { base_url: ai.baseUrl, api_key: "sk-test" } },
+      providers: { a: { base_url: ai.baseUrl, api_key: "sk-test" }, ...opts.providers },
       primary: "a/m1",
       max_retries: 0,
       timeout_s: 10,
     },
+    ...(opts.media ? { media: opts.media } : {}),
     channels: {
       discord: {
         enabled: true,

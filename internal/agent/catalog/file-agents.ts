@@ -97,7 +97,7 @@ export class FileAgentSource implements AgentSource {
     const next = new Map<string, AgentDef>();
     const errs: FileAgentError[] = [];
     const warns: FileAgentError[] = [];
-    let files: string[] = [];
+    let files: string[];
     try {
       files = readdirSync(dir)
         .filter((f) => /\.ya?ml$/.test(f))

@@ -311,7 +311,7 @@ export class SubagentTaskManager {
         : `Background task ${row.id} (${what}) ended with status ${row.status}: ${row.error ?? "no details"}${row.agent_id === DISPATCH_LABEL && row.result ? `\n${row.result}` : ""}`;
     this.s.announce.run("pending", null, row.id);
     let reply: string | undefined;
-    let lastErr = "";
+    let lastErr: string;
     for (let attempt = 0; ; attempt++) {
       try {
         if (reply === undefined) {

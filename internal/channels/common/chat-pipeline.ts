@@ -21,7 +21,7 @@ export function createChatPipeline(
   ctx: CoreContext,
   channel: string,
   adapter: ChatAdapter,
-  opts: Pick<InboundDeps, "host" | "registry" | "approvals" | "agentSources" | "mayApprove"> & {
+  opts: Pick<InboundDeps, "host" | "registry" | "approvals" | "agentSources" | "mayApprove" | "media"> & {
     /** Read on every turn: a hot reload applies to the next reply. */
     stream: () => StreamSettings;
   },
@@ -46,6 +46,7 @@ export function createChatPipeline(
     ...(opts.approvals ? { approvals: opts.approvals } : {}),
     ...(opts.agentSources ? { agentSources: opts.agentSources } : {}),
     ...(opts.mayApprove ? { mayApprove: opts.mayApprove } : {}),
+    ...(opts.media ? { media: opts.media } : {}),
   });
   return { relay, router };
 }

@@ -7,6 +7,9 @@ import type { CoreContext } from "../../core/context.js";
 import type { AgentHost } from "../../core/host.js";
 import { listAgents, type AgentSource } from "../../agent/agents.js";
 import type { AgentChoiceStore } from "./agent-choice.js";
+import type { MediaParts } from "../../media/media-parts.js";
+import { voiceCommand } from "./voice-command.js";
+import { modelChoiceProblem } from "../../models/model-choice.js";
 
 /** Metadata of one command (Telegram setMyCommands, Discord slash registration, /help). */
 export interface CommandSpec {
@@ -35,6 +38,7 @@ export const CHAT_COMMANDS: readonly CommandSpec[] = [
   { name: "approve", description: "Approve a pending action", args: "<id>" },
   { name: "deny", description: "Deny a pending action", args: "<id>" },
   { name: "agent", description: "Show or choose the agent of this chat", args: "[id|default]" },
+  { name: "voice", description: "Answer this chat with voice notes", args: "[on|off]" },
 ];
 
 const NAMES = new Set(CHAT_COMMANDS.map((c) => c.name));
@@ -93,6 +97,8 @@ export interface CommandDeps {
   choices: AgentChoiceStore;
   approvals?: ApprovalResolver;
   agentSources?: readonly AgentSource[];
+  /** Speech settings and the per-chat voice switch (`/voice`). */
+  media?: MediaParts;
 }
 
 /** Runs a command. Returns the reply text. Never throws: failures become a short reply. */
@@ -147,7 +153,9 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
         host.clearSessionModel(c.sessionKey);
         return `Model reset to the default: ${host.resolveModel(c.sessionKey, c.agentId)}`;
       }
-      if (!/^[^/\s]+\/\S+$/.test(arg)) return "Usage: /model <provider>/<model> (or /model default)";
+      const problem = modelChoiceProblem(ctx.config(), arg);
+      if (problem)
+        return `Model not changed: ${problem}.\nUsage: /model <provider>/<model> (or /model default)`;
       host.setSessionModel(c.sessionKey, arg);
       return `Model for this chat: ${arg}`;
     }
@@ -177,6 +185,8 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
     }
     case "agent":
       return agentCommand(cmd.args, c, deps);
+    case "voice":
+      return voiceCommand(cmd.args, c, deps.media);
     default:
       return helpText();
   }

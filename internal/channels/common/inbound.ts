@@ -11,6 +11,8 @@ import { sessionKeys } from "../../session/keys.js";
 import { AgentChoiceStore, resolveAgentId } from "./agent-choice.js";
 import { parseCommand, runCommand, type ApprovalResolver, type CommandContext } from "./commands.js";
 import type { RelayOutcome, StreamRelay } from "./stream-relay.js";
+import type { MediaParts } from "../../media/media-parts.js";
+import { speakReply, voiceWanted } from "./voice-reply.js";
 
 /** One accepted message from a chat. */
 export interface InboundChat {
@@ -47,6 +49,8 @@ export interface InboundDeps {
    * command, but only the owner's allowed users may decide. Default: everyone who got this far.
    */
   mayApprove?: (senderId: string) => boolean;
+  /** Transcription/speech and the per-chat `/voice` switch. */
+  media?: MediaParts;
 }
 
 /** The reply to an approval command from someone who may not decide. */
@@ -130,13 +134,16 @@ export class InboundRouter {
         choices: this.choices,
         ...(this.deps.approvals ? { approvals: this.deps.approvals } : {}),
         ...(this.deps.agentSources ? { agentSources: this.deps.agentSources } : {}),
+        ...(this.deps.media ? { media: this.deps.media } : {}),
       });
       await relay.sendText(relayChat, reply, { markdown: false }).catch((err: unknown) => {
         relay.logger?.warn({ err: (err as Error).message }, "could not send a command reply");
       });
       return { kind: "command", name: cmd.name, reply };
     }
-    const stream = relay.stream(relayChat, sessionKey);
+    // A spoken answer goes out whole at the end, so no text preview streams before it.
+    const voice = voiceWanted(this.deps.media, relay, this.chatScope(m));
+    const stream = relay.stream(relayChat, sessionKey, voice ? { mode: "off" } : undefined);
     stream.startTyping();
     const msg: InboundMessage = {
       channel: m.channel,
@@ -152,8 +159,19 @@ export class InboundRouter {
     // Recorded with the user message (one commit) and cleared once delivered: a stored answer a
     // crash kept from the chat is sent after the restart (delivery-ledger.ts).
     if (deliveries) msg.onAccepted = (ids) => deliveries.opened(ids.requestId, relayChat, sessionKey);
-    const handle = host.submit(msg, stream.onEvent);
+    // In voice mode the final text is held back from the stream until speech was tried.
+    const onEvent: typeof stream.onEvent = voice
+      ? (e) => {
+          if (e.type !== "turn_end") stream.onEvent(e);
+        }
+      : stream.onEvent;
+    const handle = host.submit(msg, onEvent);
     const result = await handle.result;
+    const media = this.deps.media;
+    const spoken =
+      voice && media !== undefined && result.finishReason !== "error"
+        ? await speakReply(media, relay, relayChat, result.text, { sessionKey, agentId })
+        : false;
     // A turn that failed before emitting turn_end (e.g. unknown agent) still gets its reply.
     if (result.error && result.finishReason === "error")
       stream.onEvent({
@@ -165,7 +183,7 @@ export class InboundRouter {
     stream.onEvent({
       type: "turn_end",
       runId: result.runId,
-      text: result.text,
+      text: spoken ? "" : result.text,
       finishReason: result.finishReason,
       usage: result.usage,
     });

@@ -15,6 +15,7 @@
  *   the user saw that reply gets its own (never silence for a new attempt).
  */
 import type { AgentEvent } from "../../agent/events.js";
+import type { OutboundFile, OutboundFileKind } from "../channel.js";
 import { sleep, type Clock, type TimerHandle } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
 import { chunkMarkdown, type ChunkLimits } from "./chunking.js";
@@ -41,6 +42,10 @@ export interface ChatAdapter {
   edit(chatId: string, messageId: string, text: string, opts: OutboundOptions): Promise<void>;
   delete(chatId: string, messageId: string): Promise<void>;
   typing(chatId: string): Promise<void>;
+  /** Uploads a file (document, photo, audio, voice note) with its caption; returns the message id. */
+  sendFile?(chatId: string, file: OutboundFile): Promise<string>;
+  /** The platform's upload limit for a kind of file, in bytes. */
+  maxFileBytes?(kind: OutboundFileKind): number;
 }
 
 export interface RelayOptions {
@@ -82,8 +87,8 @@ export class StreamRelay {
   ) {}
 
   /** Starts relaying one turn to `chatId` (for session `sessionKey`). Feed it the turn's events. */
-  stream(chatId: string, sessionKey?: string): ReplyStream {
-    return new ReplyStream(this, chatId, this.options(), this.clock, sessionKey);
+  stream(chatId: string, sessionKey?: string, override?: Partial<RelayOptions>): ReplyStream {
+    return new ReplyStream(this, chatId, { ...this.options(), ...override }, this.clock, sessionKey);
   }
 
   /**

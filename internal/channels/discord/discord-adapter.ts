@@ -12,12 +12,14 @@
  * role and user mentions in model output are shown but never ping anyone.
  */
 import { DiscordAPIError, HTTPError, Routes, type REST } from "discord.js";
-import { ChannelError } from "../channel.js";
-import type { ChunkLimits } from "../common/chunking.js";
+import { ChannelError, type OutboundFile, type OutboundFileKind } from "../channel.js";
+import { chunkMarkdown, type ChunkLimits } from "../common/chunking.js";
 import type { ChatAdapter, OutboundOptions } from "../common/stream-relay.js";
 
 /** Discord's message length limit. */
 export const DISCORD_MAX_LENGTH = 2000;
+/** Discord's upload limit for bots in unboosted servers and DMs (10 MiB). */
+export const DISCORD_FILE_LIMIT = 10 * 1024 * 1024;
 /** Message flag that suppresses push notifications (`@silent`). */
 const SUPPRESS_NOTIFICATIONS = 1 << 12;
 /** Interaction tokens are valid for 15 minutes. */
@@ -165,6 +167,40 @@ export class DiscordAdapter implements ChatAdapter {
     } catch (err) {
       throw toChannelError(err, "sending the typing indicator");
     }
+  }
+
+  maxFileBytes(_kind: OutboundFileKind): number {
+    return DISCORD_FILE_LIMIT;
+  }
+
+  /** Uploads a file as an attachment; the caption is the message text (the rest follows). */
+  async sendFile(addr: string, file: OutboundFile): Promise<string> {
+    if (file.data.length > DISCORD_FILE_LIMIT)
+      throw new ChannelError(
+        "CHANNEL_FILE_TOO_LARGE",
+        `${file.name} is ${file.data.length} bytes; Discord takes at most ${DISCORD_FILE_LIMIT}`,
+      );
+    const chunks = file.caption?.trim() ? chunkMarkdown(file.caption.trim(), this.limits) : [];
+    const body = {
+      content: chunks[0] ?? "",
+      allowed_mentions: NO_MENTIONS,
+      attachments: [{ id: 0, filename: file.name }],
+    };
+    const files = [{ name: file.name, data: file.data, ...(file.mime ? { contentType: file.mime } : {}) }];
+    const ix = parseInteraction(addr);
+    let id: string;
+    try {
+      const m = (
+        ix
+          ? await this.rest().post(Routes.webhook(ix.app, ix.token), { body, files, auth: false })
+          : await this.rest().post(Routes.channelMessages(channelOf(addr)), { body, files })
+      ) as { id: string };
+      id = m.id;
+    } catch (err) {
+      throw toChannelError(err, `uploading ${file.name}`);
+    }
+    for (const c of chunks.slice(1)) await this.send(addr, c, { markdown: true });
+    return id;
   }
 
   /** Opens (or reuses) the DM channel with a user; returns its channel id. */

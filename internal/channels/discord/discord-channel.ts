@@ -21,7 +21,14 @@ import {
   type GatewayDispatchPayload,
   type GatewayMessageCreateDispatchData,
 } from "discord.js";
-import type { Channel, ChannelState, ChannelStatus, SendOptions } from "../channel.js";
+import type {
+  Channel,
+  ChannelState,
+  ChannelStatus,
+  OutboundFile,
+  OutboundFileKind,
+  SendOptions,
+} from "../channel.js";
 import { ChannelError } from "../channel.js";
 import type { ChannelRegistry } from "../registry.js";
 import type { CoreContext, ServiceHealth } from "../../core/context.js";
@@ -38,6 +45,8 @@ import { DiscordAdapter, interactionAddress, NO_MENTIONS, toChannelError } from 
 import { SeenStore } from "./seen-store.js";
 import { guildVerdict, isAddressed, stripBotMention, type ChannelIdentity } from "./guild-gate.js";
 import { commandText, slashCommandBodies } from "./slash-commands.js";
+import { discordAttachment, IS_VOICE_MESSAGE } from "./attachments.js";
+import { createMediaParts, type MediaParts } from "../../media/media-parts.js";
 
 export const DEFAULT_API_BASE = "https://discord.com/api";
 const THREAD_TYPES = new Set([10, 11, 12]);
@@ -50,6 +59,8 @@ export interface DiscordDeps {
   registry?: ChannelRegistry;
   approvals?: ApprovalResolver;
   agentSources?: readonly AgentSource[];
+  /** Transcription, speech and the voice reply switch (shared by the channels; built when absent). */
+  media?: MediaParts;
 }
 
 /** The Discord channel: a Channel plus the Service lifecycle and health. */
@@ -60,6 +71,7 @@ export class DiscordChannel implements Channel {
   readonly relay: StreamRelay;
   readonly router: InboundRouter;
   readonly adapter: DiscordAdapter;
+  private media: MediaParts;
   private seen: SeenStore;
   private client: Client | undefined;
   private me: { id: string; username: string; appId: string } | undefined;
@@ -81,6 +93,7 @@ export class DiscordChannel implements Channel {
     this.st = { state: "stopped", since: ctx.clock.now() };
     this.pairing = new PairingStore(ctx.db, ctx.clock);
     this.seen = new SeenStore(ctx.db, () => ctx.clock.now());
+    this.media = deps.media ?? createMediaParts(ctx);
     this.adapter = new DiscordAdapter(
       () => this.requireClient().rest,
       () => ({ ...DISCORD_LIMITS, maxLines: this.cfg().max_lines_per_message }),
@@ -92,6 +105,7 @@ export class DiscordChannel implements Channel {
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
+      media: this.media,
       stream: () => this.cfg().stream,
     }));
   }
@@ -374,11 +388,26 @@ export class DiscordChannel implements Channel {
       const where = ident.names?.[0] ? `#${ident.names[0]}` : `channel ${d.channel_id}`;
       base.originLabel = `Discord ${where} from ${sender.name}`;
     }
-    if (!text.trim()) {
-      if (d.attachments.length > 0 && this.seen.claim(d.id))
-        await this.relay.errorReply(d.channel_id, "attachments", "I can only read text on Discord for now.");
+    const att = d.attachments[0];
+    if (att) {
+      // Claimed before the download and transcription: a replay never costs a second call.
+      if (!this.seen.claim(d.id)) return;
+      const out = await discordAttachment(att, { ...base, text }, this.router, {
+        config: () => this.ctx.config(),
+        audio: this.media.audio,
+        clock: this.ctx.clock,
+        channel: "discord",
+        typing: () => void this.adapter.typing(d.channel_id).catch(() => undefined),
+        voiceFlag: ((d.flags ?? 0) & IS_VOICE_MESSAGE) !== 0,
+      });
+      if ("reply" in out) {
+        await this.relay.sendText(d.channel_id, out.reply, { markdown: false }).catch(() => undefined);
+        return;
+      }
+      await this.router.handle({ ...base, text: out.text });
       return;
     }
+    if (!text.trim()) return;
     // Claimed before answering: a replay (after RESUME or a restart) is never answered twice.
     if (!this.seen.claim(d.id)) {
       this.ctx.logger.debug({ channel: "discord", id: d.id }, "discord: duplicate message ignored");
@@ -495,23 +524,39 @@ export class DiscordChannel implements Channel {
   async send(target: string, text: string, opts?: SendOptions): Promise<void> {
     if (!this.client || this.st.state === "error" || this.st.state === "stopped")
       throw new ChannelError("CHANNEL_NOT_RUNNING", `the Discord channel is not running (${this.st.state})`);
-    let channelId = target;
-    const user = /^user:(\d+)$/.exec(target);
-    if (user) {
-      const uid = user[1] ?? "";
-      channelId = this.dmChannels.get(uid) ?? (await this.adapter.openDm(uid));
-      this.dmChannels.set(uid, channelId);
-    } else if (!/^\d+$/.test(target)) {
-      throw new ChannelError(
-        "CHANNEL_UNKNOWN_TARGET",
-        `invalid Discord target "discord:${target}" (expected discord:<channelId> or discord:user:<userId>)`,
-      );
-    }
+    const channelId = await this.channelOf(target);
     await this.relay.sendText(channelId, text, {
       markdown: opts?.markdown ?? true,
       ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
       ...(opts?.silent ? { silent: true } : {}),
     });
+  }
+  /** Sends a file to `<channelId>` or `user:<userId>` (size checked before the upload). */
+  async sendFile(target: string, file: OutboundFile): Promise<void> {
+    if (!this.client || this.st.state === "error" || this.st.state === "stopped")
+      throw new ChannelError("CHANNEL_NOT_RUNNING", `the Discord channel is not running (${this.st.state})`);
+    await this.adapter.sendFile(await this.channelOf(target), file);
+  }
+
+  maxFileBytes(kind: OutboundFileKind): number {
+    return this.adapter.maxFileBytes(kind);
+  }
+
+  /** The channel id of a target: itself, or the DM channel of `user:<id>`. */
+  private async channelOf(target: string): Promise<string> {
+    const user = /^user:(\d+)$/.exec(target);
+    if (user) {
+      const uid = user[1] ?? "";
+      const channelId = this.dmChannels.get(uid) ?? (await this.adapter.openDm(uid));
+      this.dmChannels.set(uid, channelId);
+      return channelId;
+    }
+    if (!/^\d+$/.test(target))
+      throw new ChannelError(
+        "CHANNEL_UNKNOWN_TARGET",
+        `invalid Discord target "discord:${target}" (expected discord:<channelId> or discord:user:<userId>)`,
+      );
+    return target;
   }
 }
 

@@ -30,6 +30,9 @@ export type MediaKind =
       name: string;
       mime?: string;
       size?: number;
+      /** What the media module makes of it (transcript, document text) or `other` (saved only). */
+      role: "voice" | "audio" | "document" | "other";
+      durationS?: number;
     };
 
 /** Classifies a message's attachment. */
@@ -61,8 +64,10 @@ export function mediaOf(m: Message): MediaKind {
       file_size?: number;
       mime_type?: string;
       file_name?: string;
+      duration?: number;
     },
     ext: string,
+    role: "voice" | "audio" | "document" | "other" = "other",
   ): MediaKind => ({
     kind: "file",
     label,
@@ -71,12 +76,14 @@ export function mediaOf(m: Message): MediaKind {
     name: f.file_name ?? `${f.file_unique_id}${ext}`,
     ...(f.mime_type ? { mime: f.mime_type } : {}),
     ...(f.file_size ? { size: f.file_size } : {}),
+    role,
+    ...(f.duration !== undefined ? { durationS: f.duration } : {}),
   });
-  if (m.voice) return file("Voice messages", m.voice, ".ogg");
-  if (m.audio) return file("Audio files", m.audio, ".mp3");
+  if (m.voice) return file("Voice messages", m.voice, ".ogg", "voice");
+  if (m.audio) return file("Audio files", m.audio, ".mp3", "audio");
   if (m.video) return file("Videos", m.video, ".mp4");
   if (m.video_note) return file("Video messages", { ...m.video_note }, ".mp4");
-  if (d) return file("Files of this type", d, "");
+  if (d) return file("Files of this type", d, "", "document");
   if (m.sticker)
     return {
       kind: "file",
@@ -84,6 +91,7 @@ export function mediaOf(m: Message): MediaKind {
       fileId: m.sticker.file_id,
       fileUniqueId: m.sticker.file_unique_id,
       name: `${m.sticker.file_unique_id}.webp`,
+      role: "other",
     };
   return { kind: "none" };
 }

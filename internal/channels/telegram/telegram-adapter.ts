@@ -5,10 +5,10 @@
  *
  * Chat addresses are `<chatId>` or `<chatId>:<threadId>` (forum topics).
  */
-import { GrammyError, HttpError, type Api } from "grammy";
+import { GrammyError, HttpError, InputFile, type Api } from "grammy";
 import type { InlineKeyboardMarkup } from "grammy/types";
-import { ChannelError } from "../channel.js";
-import { TELEGRAM_LIMITS } from "../common/chunking.js";
+import { ChannelError, type OutboundFile, type OutboundFileKind } from "../channel.js";
+import { chunkMarkdown, TELEGRAM_LIMITS } from "../common/chunking.js";
 import type { ChatAdapter, OutboundOptions } from "../common/stream-relay.js";
 import { sleep, type Clock } from "../../core/clock.js";
 import { markdownToTelegramHtml } from "./markdown-html.js";
@@ -16,6 +16,16 @@ import { markdownToTelegramHtml } from "./markdown-html.js";
 /** Minimum gap between messages to one chat (Telegram: ~1/s per chat, 20/min in groups). */
 export const PRIVATE_GAP_MS = 50;
 export const GROUP_GAP_MS = 1000;
+
+/** Bot API upload limits (api.telegram.org): photos 10 MB, every other file 50 MB. */
+export const TELEGRAM_FILE_LIMITS: Readonly<Record<OutboundFileKind, number>> = {
+  photo: 10 * 1024 * 1024,
+  document: 50 * 1024 * 1024,
+  audio: 50 * 1024 * 1024,
+  voice: 50 * 1024 * 1024,
+};
+/** Longest caption Telegram accepts; a longer one follows the file as a message. */
+export const TELEGRAM_CAPTION_MAX = 1024;
 
 export function parseChatAddress(addr: string): { chatId: string; threadId?: number } {
   const m = /^(-?\d+)(?::(\d+))?$/.exec(addr.trim());
@@ -175,5 +185,46 @@ export class TelegramAdapter implements ChatAdapter {
     await this.api()
       .sendChatAction(chatId, "typing", threadId !== undefined ? { message_thread_id: threadId } : {})
       .catch(() => undefined);
+  }
+
+  maxFileBytes(kind: OutboundFileKind): number {
+    return TELEGRAM_FILE_LIMITS[kind];
+  }
+
+  async sendFile(addr: string, file: OutboundFile): Promise<string> {
+    const { chatId, threadId } = parseChatAddress(addr);
+    const limit = TELEGRAM_FILE_LIMITS[file.kind];
+    if (file.data.length > limit)
+      throw new ChannelError(
+        "CHANNEL_FILE_TOO_LARGE",
+        `${file.name} is ${file.data.length} bytes; Telegram takes at most ${limit} for a ${file.kind}`,
+      );
+    const caption = file.caption?.trim() ?? "";
+    const fits = caption.length <= TELEGRAM_CAPTION_MAX;
+    const other = {
+      ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
+      ...(caption && fits ? { caption } : {}),
+    };
+    const input = new InputFile(file.data, file.name);
+    const id = await this.paced(chatId, async () => {
+      try {
+        const api = this.api();
+        const m =
+          file.kind === "photo"
+            ? await api.sendPhoto(chatId, input, other)
+            : file.kind === "voice"
+              ? await api.sendVoice(chatId, input, other)
+              : file.kind === "audio"
+                ? await api.sendAudio(chatId, input, other)
+                : await api.sendDocument(chatId, input, other);
+        return String(m.message_id);
+      } catch (err) {
+        throw toChannelError(err, `send${file.kind[0]?.toUpperCase()}${file.kind.slice(1)}`);
+      }
+    });
+    // A caption over Telegram's limit follows as its own message(s), never cut.
+    if (caption && !fits)
+      for (const c of chunkMarkdown(caption, this.limits)) await this.send(addr, c, { markdown: true });
+    return id;
   }
 }

@@ -369,6 +369,12 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     expect(status).toMatch(/Model: a\/m1\n/);
     expect(status).toMatch(/Session: 2 messages/);
     expect(status).toMatch(/Uptime: /);
+    // A provider that does not exist is refused with the configured list; the chat's model stays.
+    expect(await ask("/model nosuch/gpt-4o", (t) => t.startsWith("Model not changed"))).toBe(
+      'Model not changed: unknown provider "nosuch"; configured: a (m1).\n' +
+        "Usage: /model <provider>/<model> (or /model default)",
+    );
+    expect(await ask("/status", (t) => t.startsWith("Agent:"))).toMatch(/Model: a\/m1\n/);
     expect(await ask("/model a/m2", (t) => t.startsWith("Model for this chat"))).toBe(
       "Model for this chat: a/m2",
     );
@@ -417,18 +423,33 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     );
   });
 
-  it("says voice is not supported, saves it to the workspace with media.save, and refuses big images", async () => {
+  it("says voice needs transcription configured, saves other files with media.save, and refuses big images", async () => {
     await setup({ stream: { mode: "off" } });
     const audio = Buffer.from("OggS-fake-voice");
     const voiceId = tg.addFile(audio, "voice/file_1.oga");
     tg.pushVoice(owner, voiceId);
     await tg.waitFor(() => botTexts(owner.id).length === 1, 15_000, "not supported reply");
-    expect(botTexts(owner.id)[0]).toBe("Voice messages are not supported yet. Please send text or a photo.");
+    expect(botTexts(owner.id)[0]).toContain("set media.transcription.provider");
     expect(llm.requests).toHaveLength(0);
 
-    // media.save is read live: turned on by a reload, the next voice message is saved and described.
+    // media.save is read live: turned on by a reload, the next video message is saved and described.
     core!.setConfig(config({ stream: { mode: "off" }, media: { save: true, max_image_bytes: 1000 } }));
-    tg.pushVoice(owner, voiceId);
+    tg.pushUpdate({
+      message: {
+        message_id: 900,
+        date: Math.floor(Date.now() / 1000),
+        chat: { id: owner.id, type: "private", first_name: owner.first_name },
+        from: { ...owner, is_bot: false },
+        video: {
+          file_id: voiceId,
+          file_unique_id: `${voiceId}u`,
+          width: 1,
+          height: 1,
+          duration: 1,
+          mime_type: "audio/ogg",
+        },
+      },
+    });
     await until(() => llm.requests.length === 1, "model request for the saved voice");
     const said = String(llm.requests[0]?.body?.messages?.at(-1)?.content ?? "");
     const rel = /saved in the workspace at (\S+) \(audio\/ogg\)/.exec(said)?.[1] ?? "";

@@ -13,7 +13,14 @@
 import { Api, GrammyError, type Transformer } from "grammy";
 import type { Message, Update, UserFromGetMe } from "grammy/types";
 import { autoRetry } from "@grammyjs/auto-retry";
-import type { Channel, ChannelState, ChannelStatus, SendOptions } from "../channel.js";
+import type {
+  Channel,
+  ChannelState,
+  ChannelStatus,
+  OutboundFile,
+  OutboundFileKind,
+  SendOptions,
+} from "../channel.js";
 import { ChannelError } from "../channel.js";
 import type { ChannelRegistry } from "../registry.js";
 import type { CoreContext } from "../../core/context.js";
@@ -28,7 +35,17 @@ import { CHAT_COMMANDS, type ApprovalResolver } from "../common/commands.js";
 import { TelegramAdapter, toChannelError } from "./telegram-adapter.js";
 import { UpdateStore } from "./update-store.js";
 import { groupAllowed, isAddressed, stripMention } from "./group-gate.js";
-import { fetchImage, mediaOf, MediaError, saveFile, type MediaDeps } from "./media.js";
+import {
+  download,
+  fetchImage,
+  mediaOf,
+  MediaError,
+  saveFile,
+  type MediaDeps,
+  type MediaKind,
+} from "./media.js";
+import { attachmentMessage } from "../../media/inbound-media.js";
+import { createMediaParts, type MediaParts } from "../../media/media-parts.js";
 import { startWebhook, type WebhookServer } from "./webhook.js";
 
 export const DEFAULT_API_ROOT = "https://api.telegram.org";
@@ -48,6 +65,8 @@ export interface TelegramDeps {
    * edits, deletes) gives up after 60 and the relay falls back to a new message.
    */
   retryLimits?: { sendMaxDelayS?: number; otherMaxDelayS?: number };
+  /** Transcription, speech and the voice reply switch (shared by the channels; built when absent). */
+  media?: MediaParts;
 }
 
 /** The Telegram channel: a Channel plus the Service lifecycle and health. */
@@ -58,6 +77,7 @@ export class TelegramChannel implements Channel {
   readonly relay: StreamRelay;
   readonly router: InboundRouter;
   private adapter: TelegramAdapter;
+  private media: MediaParts;
   private api: Api | undefined;
   private me: UserFromGetMe | undefined;
   private store: UpdateStore | undefined;
@@ -79,6 +99,7 @@ export class TelegramChannel implements Channel {
   ) {
     this.st = { state: "stopped", since: ctx.clock.now() };
     this.pairing = new PairingStore(ctx.db, ctx.clock);
+    this.media = deps.media ?? createMediaParts(ctx);
     this.adapter = new TelegramAdapter(() => this.requireApi(), ctx.clock);
     ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "telegram", this.adapter, {
       host: deps.host,
@@ -86,6 +107,7 @@ export class TelegramChannel implements Channel {
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
+      media: this.media,
       stream: () => this.cfg().stream,
     }));
   }
@@ -254,6 +276,17 @@ export class TelegramChannel implements Channel {
     } catch (err) {
       throw toChannelError(err, "send");
     }
+  }
+
+  /** Sends a file to `<chatId>` or `<chatId>:<threadId>` (size checked before the upload). */
+  async sendFile(target: string, file: OutboundFile): Promise<void> {
+    if (!this.api || this.st.state === "stopped" || this.st.state === "disabled")
+      throw new ChannelError("CHANNEL_NOT_RUNNING", `the Telegram channel is not running (${this.st.state})`);
+    await this.adapter.sendFile(target, file);
+  }
+
+  maxFileBytes(kind: OutboundFileKind): number {
+    return this.adapter.maxFileBytes(kind);
   }
 
   // --- connection -------------------------------------------------------------------------------
@@ -450,7 +483,11 @@ export class TelegramChannel implements Channel {
         signal: this.abort.signal,
       };
       try {
-        if (media.kind === "image") chat.images = [await fetchImage(mdeps, media)];
+        const handled = media.kind === "file" ? await this.attachment(chat, mdeps, media) : undefined;
+        if (handled === "reply") return;
+        if (handled === "text") {
+          /* the transcript or document text is the message now */
+        } else if (media.kind === "image") chat.images = [await fetchImage(mdeps, media)];
         else if (cfg.media.save) {
           const rel = await saveFile(mdeps, this.ctx.config().workspace, media, this.ctx.clock.now());
           chat.text =
@@ -473,6 +510,47 @@ export class TelegramChannel implements Channel {
     if (!chat.text.trim() && !chat.images?.length) return;
     // `handle` submits synchronously (the user message is committed) before its first await.
     this.track(this.router.handle(chat));
+  }
+
+  /**
+   * Voice notes, audio and readable documents through the media module: `text` = the message now
+   * carries the transcript/text, `reply` = the user got a refusal, undefined = not ours.
+   */
+  private async attachment(
+    chat: InboundChat,
+    mdeps: MediaDeps,
+    media: Extract<MediaKind, { kind: "file" }>,
+  ): Promise<"text" | "reply" | undefined> {
+    if (media.role === "other") return undefined;
+    const addr = chat.relayChatId ?? chat.chatId;
+    const agentId = this.router.agentFor(chat);
+    const out = await attachmentMessage(
+      {
+        kind: media.role,
+        name: media.name,
+        uniqueId: media.fileUniqueId,
+        ...(media.mime ? { mime: media.mime } : {}),
+        ...(media.size !== undefined ? { size: media.size } : {}),
+        ...(media.durationS !== undefined ? { durationS: media.durationS } : {}),
+        download: (max) => download(mdeps, media.fileId, max),
+      },
+      chat.text,
+      {
+        config: () => this.ctx.config(),
+        audio: this.media.audio,
+        clock: this.ctx.clock,
+        channel: "telegram",
+        typing: () => void this.adapter.typing(addr),
+      },
+      { agentId, sessionKey: this.router.sessionKey(chat, agentId) },
+    );
+    if (!out) return undefined;
+    if ("reply" in out) {
+      await this.relay.sendText(addr, out.reply, { markdown: false }).catch(() => undefined);
+      return "reply";
+    }
+    chat.text = out.text;
+    return "text";
   }
 
   private async onCallback(api: Api, q: NonNullable<Update["callback_query"]>): Promise<void> {

@@ -13,6 +13,7 @@ import { agentRoutes } from "./agents-routes.js";
 import { sessionRoutes } from "./sessions-routes.js";
 import { turnRoutes } from "./turn-routes.js";
 import { traceRoutes } from "./traces-route.js";
+import { fileRoutes } from "./files-route.js";
 
 /** One matched request. `params` holds the decoded `:name` segments of the pattern. */
 export interface ApiRequest {
@@ -50,9 +51,13 @@ function compile(r: ApiRoute): Compiled {
 /** Builds the `/api` route handler for `HttpServer.route`; returns true for every `/api` request. */
 export function apiRoutes(rt: GatewayRuntime) {
   const api = new ApiContext(rt);
-  const routes = [...agentRoutes(api), ...sessionRoutes(api), ...turnRoutes(api), ...traceRoutes(api)].map(
-    compile,
-  );
+  const routes = [
+    ...agentRoutes(api),
+    ...sessionRoutes(api),
+    ...turnRoutes(api),
+    ...traceRoutes(api),
+    ...fileRoutes(api),
+  ].map(compile);
   return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> => {
     const path = url.pathname;
     if (path !== "/api" && !path.startsWith("/api/")) return false;

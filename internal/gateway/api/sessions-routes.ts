@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { CompactionError, lineage } from "../../agent/compaction/lineage.js";
 import { sessionKeys } from "../../session/keys.js";
+import { modelChoiceProblem } from "../../models/model-choice.js";
 import type { SessionRow } from "../../session/session-store.js";
 import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError, sessionNotFound } from "./api-errors.js";
@@ -136,7 +137,11 @@ export function sessionRoutes(api: ApiContext): ApiRoute[] {
           else meta.title = body.title;
           sessions.setMeta(s.id, meta);
         }
-        if (body.model_override !== undefined) sessions.setModelOverride(s.id, body.model_override);
+        if (body.model_override !== undefined) {
+          const problem = body.model_override && modelChoiceProblem(api.config(), body.model_override);
+          if (problem) throw apiError(400, "invalid_body", `model_override: ${problem}`, "model_override");
+          sessions.setModelOverride(s.id, body.model_override);
+        }
         if (
           body.compact_strategy !== undefined ||
           body.compact_keep_last_n !== undefined ||

@@ -1,0 +1,127 @@
+/** Shared bits of the console's views: formatting, cards, errors, buttons that report their outcome. */
+import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
+
+export const fmtCost = (usd: number): string =>
+  usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toFixed(6)}` : `$${usd.toFixed(2)}`;
+export const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
+export const fmtTime = (ms: number | null | undefined): string =>
+  ms
+    ? new Date(ms).toLocaleString(undefined, {
+        year: "numeric",
+        month: "short",
+        day: "numeric",
+        hour: "2-digit",
+        minute: "2-digit",
+        second: "2-digit",
+      })
+    : "—";
+export const fmtDur = (ms: number | null | undefined): string =>
+  ms == null
+    ? "—"
+    : ms < 1000
+      ? `${Math.round(ms)} ms`
+      : ms < 120_000
+        ? `${(ms / 1000).toFixed(1)} s`
+        : `${Math.round(ms / 60_000)} min`;
+export const fmtBytes = (b: number): string => `${(b / 1048576).toFixed(1)} MiB`;
+export function fmtAgo(ms: number | null | undefined, now = Date.now()): string {
+  if (!ms) return "—";
+  const d = ms - now;
+  const a = Math.abs(d);
+  const s =
+    a < 60_000
+      ? `${Math.round(a / 1000)} s`
+      : a < 3_600_000
+        ? `${Math.round(a / 60_000)} min`
+        : a < 172_800_000
+          ? `${Math.round(a / 3_600_000)} h`
+          : `${Math.round(a / 86_400_000)} d`;
+  return d >= 0 ? `in ${s}` : `${s} ago`;
+}
+
+export function Card(props: {
+  title: string;
+  children: ComponentChildren;
+  id?: string;
+  actions?: ComponentChildren;
+}) {
+  return (
+    <section class="card" id={props.id} aria-label={props.title}>
+      <header>
+        <h2>{props.title}</h2>
+        {props.actions && <div class="actions">{props.actions}</div>}
+      </header>
+      {props.children}
+    </section>
+  );
+}
+
+export function ErrorLine(props: { error: string | undefined }) {
+  return props.error ? (
+    <p class="error" role="alert">
+      {props.error}
+    </p>
+  ) : null;
+}
+
+export function Badge(props: { state: string; children?: ComponentChildren }) {
+  const s = props.state;
+  const tone = /^(ok|connected|ran|running|open|approved)$/.test(s)
+    ? "good"
+    : /^(error|failed|denied|expired|disconnected|crashed)$/.test(s)
+      ? "bad"
+      : /^(degraded|reconnecting|skipped|paused|stopped|connecting)$/.test(s)
+        ? "warn"
+        : "neutral";
+  return (
+    <span class={`badge ${tone}`} data-state={s}>
+      {props.children ?? s}
+    </span>
+  );
+}
+
+/** A button that runs `action`, disables itself meanwhile and shows the error it ended with. */
+export function ActionButton(props: {
+  action: () => Promise<unknown>;
+  children: ComponentChildren;
+  danger?: boolean;
+  confirm?: string;
+  label?: string;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<string | undefined>(undefined);
+  return (
+    <span class="action">
+      <button
+        type="button"
+        class={props.danger ? "danger" : ""}
+        aria-label={props.label}
+        disabled={busy}
+        onClick={async () => {
+          if (props.confirm && !window.confirm(props.confirm)) return;
+          setBusy(true);
+          setErr(undefined);
+          try {
+            await props.action();
+          } catch (e) {
+            setErr((e as Error).message);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        {props.children}
+      </button>
+      {err && (
+        <span class="error" role="alert">
+          {err}
+        </span>
+      )}
+    </span>
+  );
+}
+
+export function Empty(props: { children: ComponentChildren }) {
+  return <p class="empty">{props.children}</p>;
+}

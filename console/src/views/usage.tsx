@@ -1,0 +1,198 @@
+/** Usage and cost: 30 days per day as stacked bars split by agent, model or channel; today; top sessions. */
+import { useMemo, useState } from "preact/hooks";
+import { StackedBars } from "../chart";
+import { gateway } from "../gateway";
+import { useLoad, useReloadOn } from "../hooks";
+import { Card, Empty, ErrorLine, fmtAgo, fmtCost, fmtInt } from "../ui";
+
+interface Series {
+  key: string;
+  cost: number[];
+  tokens: number[];
+}
+interface Daily {
+  days: string[];
+  timezone: string;
+  totals: { cost: number[]; tokens: number[]; calls: number[] };
+  byAgent: Series[];
+  byModel: Series[];
+  byChannel: Series[];
+  today: { cost: number; tokens: number; input: number; output: number; calls: number };
+}
+interface TopSession {
+  sessionId: string;
+  sessionKey: string | null;
+  agentId: string | null;
+  cost: number;
+  tokens: number;
+  calls: number;
+  lastAt: number;
+  topRequestId: string | null;
+}
+
+type Split = "byAgent" | "byModel" | "byChannel";
+const SPLITS: [Split, string][] = [
+  ["byAgent", "Agent"],
+  ["byModel", "Model"],
+  ["byChannel", "Channel"],
+];
+const fmtTokens = (v: number): string =>
+  v >= 1e6 ? `${(v / 1e6).toFixed(1)}M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)}k` : `${Math.round(v)}`;
+
+/** Short dollar ticks: two significant digits below a cent ($0.0025), cents above. */
+const axisCost = (v: number): string =>
+  v === 0 ? "$0" : v < 0.01 ? `$${Number(v.toPrecision(2))}` : `$${v.toFixed(2)}`;
+
+export function Usage() {
+  const daily = useLoad(() => gateway.call<Daily>("usage.daily", { days: 30 }), []);
+  const top = useLoad(
+    () => gateway.call<{ sessions: TopSession[] }>("usage.sessions", { days: 30, limit: 10 }),
+    [],
+  );
+  // A finished turn has written its usage rows: refresh the chart and the list.
+  useReloadOn(daily, ["chat", "cron", "heartbeat"]);
+  useReloadOn(top, ["chat", "cron", "heartbeat"]);
+  const [split, setSplit] = useState<Split>("byModel");
+  const [metric, setMetric] = useState<"cost" | "tokens">("cost");
+  const d = daily.data;
+  const series = useMemo(
+    () => (d ? d[split].slice(0, 8).map((s) => ({ label: s.key, values: s[metric] })) : []),
+    [d, split, metric],
+  );
+  const format = metric === "cost" ? fmtCost : fmtTokens;
+  const axis = metric === "cost" ? axisCost : fmtTokens;
+  const total30 = d ? d.totals.cost.reduce((a, b) => a + b, 0) : 0;
+  return (
+    <div class="grid">
+      <ErrorLine error={daily.error ?? top.error} />
+      <Card title="Today">
+        {d ? (
+          <dl class="facts" id="today" data-cost={d.today.cost} data-tokens={d.today.tokens}>
+            <dt>Cost</dt>
+            <dd id="today-cost">{fmtCost(d.today.cost)}</dd>
+            <dt>Tokens</dt>
+            <dd>
+              {fmtInt(d.today.tokens)} ({fmtInt(d.today.input)} in, {fmtInt(d.today.output)} out)
+            </dd>
+            <dt>Model calls</dt>
+            <dd>{d.today.calls}</dd>
+            <dt>30 days</dt>
+            <dd>{fmtCost(total30)}</dd>
+          </dl>
+        ) : (
+          <Empty>Loading…</Empty>
+        )}
+      </Card>
+      <Card
+        title="Last 30 days"
+        id="usage-chart"
+        actions={
+          <>
+            <div class="seg" role="group" aria-label="split by">
+              {SPLITS.map(([k, label]) => (
+                <button type="button" key={k} aria-pressed={split === k} onClick={() => setSplit(k)}>
+                  {label}
+                </button>
+              ))}
+            </div>
+            <div class="seg" role="group" aria-label="metric">
+              <button type="button" aria-pressed={metric === "cost"} onClick={() => setMetric("cost")}>
+                Cost
+              </button>
+              <button type="button" aria-pressed={metric === "tokens"} onClick={() => setMetric("tokens")}>
+                Tokens
+              </button>
+            </div>
+          </>
+        }
+      >
+        {d ? (
+          <div data-today-cost={d.totals.cost[d.totals.cost.length - 1] ?? 0} class="chart-wrap">
+            {series.length ? (
+              <StackedBars days={d.days} series={series} format={format} axis={axis} />
+            ) : (
+              <Empty>No model calls in the last 30 days.</Empty>
+            )}
+            <details>
+              <summary>As a table</summary>
+              <div class="scroll">
+                <table>
+                  <thead>
+                    <tr>
+                      <th>Day ({d.timezone})</th>
+                      <th>Cost</th>
+                      <th>Tokens</th>
+                      <th>Calls</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.days
+                      .map((day, i) => ({ day, i }))
+                      .filter(({ i }) => d.totals.calls[i])
+                      .reverse()
+                      .map(({ day, i }) => (
+                        <tr key={day}>
+                          <td>{day}</td>
+                          <td>{fmtCost(d.totals.cost[i]!)}</td>
+                          <td>{fmtInt(d.totals.tokens[i]!)}</td>
+                          <td>{d.totals.calls[i]}</td>
+                        </tr>
+                      ))}
+                  </tbody>
+                </table>
+              </div>
+            </details>
+          </div>
+        ) : (
+          <Empty>Loading…</Empty>
+        )}
+      </Card>
+      <Card title="Most expensive sessions (30 days)" id="top-sessions">
+        {top.data?.sessions.length ? (
+          <div class="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th>Session</th>
+                  <th>Cost</th>
+                  <th>Tokens</th>
+                  <th>Calls</th>
+                  <th>Last</th>
+                  <th>Call tree</th>
+                </tr>
+              </thead>
+              <tbody>
+                {top.data.sessions.map((s) => (
+                  <tr key={s.sessionId}>
+                    <td>
+                      <a
+                        href={`#/sessions/${encodeURIComponent(s.agentId ?? "main")}/${encodeURIComponent(s.sessionId)}`}
+                      >
+                        {s.sessionKey ?? s.sessionId}
+                      </a>
+                    </td>
+                    <td>{fmtCost(s.cost)}</td>
+                    <td>{fmtInt(s.tokens)}</td>
+                    <td>{s.calls}</td>
+                    <td>{fmtAgo(s.lastAt)}</td>
+                    <td>
+                      {s.topRequestId ? (
+                        <a class="trace-link" href={`#/traces/${encodeURIComponent(s.topRequestId)}`}>
+                          costliest request
+                        </a>
+                      ) : (
+                        "—"
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : (
+          <Empty>{top.loading ? "Loading…" : "No sessions with usage yet."}</Empty>
+        )}
+      </Card>
+    </div>
+  );
+}
