@@ -5,9 +5,9 @@
  *   npm run bench -- [--only a,b] [--quick] [--runs N] [--json out.json] [--cpu-prof DIR]
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
- * Benchmarks: cold-start, rss, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
+ * Benchmarks: cold-start, rss, load-peak, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
  * compaction-rate, stable-prefix.
- * Sizes (--size name=value): rssTurns, overheadTurns, throughputTurns, telegramTurns, storeMessages,
+ * Sizes (--size name=value): rssTurns, loadTurns, settleSeconds, overheadTurns, throughputTurns, telegramTurns, storeMessages,
  * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -18,6 +18,7 @@ import { compactionRate } from "./compaction-rate.js";
 import { stablePrefix } from "./stable-prefix.js";
 import { machineInfo, load1 } from "./lib/machine.js";
 import { formatTable, type BenchOptions, type BenchResult } from "./lib/report.js";
+import { loadPeak } from "./load-peak.js";
 import { promptCost } from "./prompt-cost.js";
 import { rssGrowth } from "./rss-growth.js";
 import { sandboxBench } from "./sandbox.js";
@@ -30,6 +31,7 @@ import { turnOverhead } from "./turn-overhead.js";
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   "cold-start": coldStart,
   rss: rssGrowth,
+  "load-peak": loadPeak,
   "turn-overhead": turnOverhead,
   throughput,
   telegram: telegramLatency,
@@ -46,6 +48,8 @@ function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?:
     runs: 3,
     coldStartRuns: 7,
     rssTurns: 10_000,
+    loadTurns: 3_000,
+    settleSeconds: 30,
     overheadTurns: 2_000,
     throughputTurns: 2_000,
     telegramTurns: 100,
@@ -88,7 +92,14 @@ function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?:
     } else throw new Error(`unknown argument ${a}`);
   }
   if (quick)
-    for (const k of ["rssTurns", "overheadTurns", "throughputTurns", "telegramTurns", "sandboxRuns"] as const)
+    for (const k of [
+      "rssTurns",
+      "loadTurns",
+      "overheadTurns",
+      "throughputTurns",
+      "telegramTurns",
+      "sandboxRuns",
+    ] as const)
       opts[k] = Math.max(10, Math.round(opts[k] / 10));
   for (const name of only) if (!BENCHES[name]) throw new Error(`unknown benchmark ${name}`);
   return { opts, only, ...(json ? { json } : {}) };

@@ -20,9 +20,14 @@ export const DIST_CLI = process.env.FAMILIAR_BENCH_CLI ?? join(ROOT, "dist/bundl
 
 /**
  * The Node flags the shipped launchers give the daemon (`npm start`, systemd/familiar.service), so a
- * benchmark measures what users run. `--node-flag` options come after them and win.
+ * benchmark measures what users run. `--node-flag` options come after them and win;
+ * `FAMILIAR_BENCH_SHIPPED_FLAGS` replaces them (before/after comparisons of the launcher flags).
  */
-export const SHIPPED_NODE_FLAGS = ["--max-old-space-size=96"];
+export const SHIPPED_NODE_FLAGS = (
+  process.env.FAMILIAR_BENCH_SHIPPED_FLAGS ?? "--max-old-space-size=96 --max-semi-space-size=2"
+)
+  .split(" ")
+  .filter((f) => f !== "");
 
 export interface BenchDaemonOptions {
   /** Config object merged over the defaults below (JSON is valid YAML). */
@@ -47,6 +52,8 @@ export interface BenchDaemon {
   child: ChildProcess;
   /** Resident set size in MB (VmRSS). */
   rssMB(): number;
+  /** Anonymous resident memory in MB (RssAnon): VmRSS without the binary's file pages. */
+  anonMB(): number;
   /** Last lines of output, for error messages. */
   tail(lines?: number): string;
   /** SIGTERM, wait for exit, remove the temp dir. */
@@ -73,9 +80,22 @@ export function requireDist(): void {
 
 /** Reads VmRSS of a process in MB. */
 export function rssOf(pid: number): number {
+  return statusMB(pid, "VmRSS");
+}
+
+/**
+ * Reads the anonymous part of a process's resident memory (RssAnon) in MB: the heap, SQLite and
+ * buffers. VmRSS adds the node binary's file pages, which move by ±10 MB with the machine's page
+ * cache (other node processes), so before/after comparisons read this too.
+ */
+export function anonOf(pid: number): number {
+  return statusMB(pid, "RssAnon");
+}
+
+function statusMB(pid: number, field: string): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
+  const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status);
+  if (!m) throw new Error(`no ${field} for pid ${pid}`);
   return Number(m[1]) / 1024;
 }
 
@@ -167,6 +187,7 @@ export async function startBenchDaemon(opts: BenchDaemonOptions = {}): Promise<B
     startMs,
     child,
     rssMB: () => rssOf(child.pid!),
+    anonMB: () => anonOf(child.pid!),
     tail,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {

@@ -25,6 +25,10 @@ export interface BenchOptions {
   runs: number;
   coldStartRuns: number;
   rssTurns: number;
+  /** Turns of the load-peak benchmark (at concurrency 100). */
+  loadTurns: number;
+  /** Seconds load-peak waits after the load before reading RSS again. */
+  settleSeconds: number;
   overheadTurns: number;
   throughputTurns: number;
   telegramTurns: number;

@@ -113,7 +113,11 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
     const arm = (): void => {
-      if (timer) clearTimeout(timer);
+      // Once per chunk: refresh() re-arms the same timer instead of allocating a new one.
+      if (timer) {
+        timer.refresh();
+        return;
+      }
       timer = setTimeout(() => {
         timedOut = true;
         ac.abort(new Error("timeout"));
@@ -140,6 +144,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     const byIndex = new Map<number, PartialCall>();
     let finishReason: string | undefined;
     let rawUsage: unknown;
+    /** The body was read to its end: nothing to stop, and an abort would cost a DOMException per call. */
+    let drained = false;
     try {
       arm();
       let iter: AsyncIterable<Chunk>;
@@ -171,7 +177,10 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         } catch (err) {
           throw fail(err);
         }
-        if (r.done) break;
+        if (r.done) {
+          drained = true;
+          break;
+        }
         arm();
         const chunk = r.value;
         if (chunk.usage) rawUsage = chunk.usage;
@@ -234,8 +243,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     } finally {
       if (timer) clearTimeout(timer);
       req.signal?.removeEventListener("abort", onAbort);
-      // Stops the HTTP body if the consumer stopped early.
-      if (!ac.signal.aborted) ac.abort();
+      // Stops the HTTP body if the consumer stopped early or the stream failed.
+      if (!drained && !ac.signal.aborted) ac.abort();
     }
   }
 
