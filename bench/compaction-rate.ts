@@ -18,7 +18,7 @@ import { createModelRouter } from "../internal/models/router.js";
 import type { ChatMessage } from "../internal/models/types.js";
 import { SessionStore } from "../internal/session/session-store.js";
 import { openDatabase } from "../internal/store/db.js";
-import { allMigrations } from "../internal/store/registry.js";
+import { allMigrations } from "../internal/daemon/migrations.js";
 import { startFakeOpenAI } from "../test/fakes/openai-server.js";
 import type { BenchOptions, BenchResult } from "./lib/report.js";
 

@@ -16,7 +16,7 @@ import { performance } from "node:perf_hooks";
 import { configFromObject } from "../internal/config/load.js";
 import { MemoryIndex } from "../internal/memory/memory-index.js";
 import { openDatabase, type Db } from "../internal/store/db.js";
-import { allMigrations } from "../internal/store/registry.js";
+import { allMigrations } from "../internal/daemon/migrations.js";
 import { startFakeEmbeddings } from "../test/fakes/embeddings-server.js";
 import type { BenchOptions, BenchResult } from "./lib/report.js";
 import { summarize } from "./lib/stats.js";

@@ -13,7 +13,7 @@ import { createAgentHost } from "../internal/agent/host.js";
 import { FakeClock } from "../internal/core/clock.js";
 import { createModelRouter } from "../internal/models/router.js";
 import { ChannelRegistry } from "../internal/channels/registry.js";
-import { createToolsService } from "../internal/tools/service.js";
+import { createToolsService } from "../internal/daemon/tools-service.js";
 import { startFakeOpenAI, type RecordedRequest } from "../test/fakes/openai-server.js";
 import { createTestCore } from "../test/helpers/core.js";
 import type { BenchOptions, BenchResult } from "./lib/report.js";

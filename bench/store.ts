@@ -15,7 +15,7 @@ import { MemoryIndex } from "../internal/memory/memory-index.js";
 import { SessionStore } from "../internal/session/session-store.js";
 import { sessionKeys } from "../internal/session/keys.js";
 import { openDatabase } from "../internal/store/db.js";
-import { allMigrations } from "../internal/store/registry.js";
+import { allMigrations } from "../internal/daemon/migrations.js";
 import type { BenchOptions, BenchResult } from "./lib/report.js";
 import { summarize } from "./lib/stats.js";
 import { roundSummary } from "./turn-overhead.js";

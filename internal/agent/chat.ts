@@ -2,7 +2,7 @@
  * Thin wrappers over the one loop, mirroring the reference package's Chat / ChatStream / ChatLight /
  * ChatWithImages. They only shape the InboundMessage and adapt events to callbacks.
  */
-import type { AgentEvent } from "./events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import type { AgentHost, ImageInput, InboundMessage, TurnHandle, TurnResult } from "../core/host.js";
 
 /** Real-time visibility into a turn (reference: StreamCallbacks). */

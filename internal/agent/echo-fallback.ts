@@ -13,7 +13,7 @@ import { agentSchema, type Config } from "../config/schema.js";
 import { ZERO_USAGE, type ChatMessage } from "../models/types.js";
 import { ECHO_PROVIDER, echoReply } from "../models/echo-model.js";
 import type { AgentDef } from "./agents.js";
-import type { AgentEvent } from "./events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import type { LoopOptions, LoopOutcome } from "./loop.js";
 
 /** The id the echo agent answers as (in replies and logs). */

@@ -9,16 +9,16 @@
  *   subprocesses are closed on `stop()` too.
  */
 import { resumeInterruptedTurns } from "./interrupted-turns.js";
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
-import type { ChannelRegistry } from "../channels/registry.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
+import type { Outbox } from "../core/outbox.js";
 import type { ModelRouter } from "../models/router.js";
-import type { ToolsParts } from "../tools/service.js";
-import type { Tool, ToolSet } from "../tools/tool.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { ApprovalDecision, ApprovalRequest, ToolSet } from "../tools/tool.js";
 import type { UsageTracker } from "./usage/usage-tracker.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
 import type { AgentDef, AgentSource } from "./agents.js";
 import { resolveContextWindow } from "../models/context-window.js";
-import { normalizeUsage } from "./usage/normalize-usage.js";
+import { normalizeUsage } from "../models/normalize-usage.js";
 import { createHostCompactor } from "./compaction/host-compactor.js";
 import { EngineRegistry } from "./engines/engine-registry.js";
 import { FileAgentSource } from "./catalog/file-agents.js";
@@ -46,16 +46,27 @@ export interface AgentHostParts {
   service: Service;
 }
 
+/** What the agent host uses of the tools service (built by the daemon's wiring). */
+export interface AgentToolbox {
+  registry: ToolRegistry;
+  skills: { promptSection(): string | undefined };
+  requestApproval: (
+    target: string | undefined,
+    sessionKey: string,
+    req: ApprovalRequest,
+  ) => Promise<ApprovalDecision>;
+}
+
 export interface AgentHostServiceDeps {
   router: ModelRouter;
   usage: UsageTracker;
-  tools: ToolsParts;
-  channels: ChannelRegistry;
+  tools: AgentToolbox;
+  outbox: Outbox;
 }
 
 /** Builds the agent host and the service that owns its background parts. */
 export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceDeps): AgentHostParts {
-  const { router, usage, tools, channels } = deps;
+  const { router, usage, tools, outbox } = deps;
   const fileAgents = new FileAgentSource(() => ctx.config(), ctx.logger);
   fileAgents.load();
   // Prompt files of config.yaml agents are checked at load and on every reload, like agent files.
@@ -77,12 +88,12 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   const sources: AgentSource[] = [fileAgents, apiAgents];
   const engines = new EngineRegistry(ctx, normalizeUsage);
   const toolTokenCache = new WeakMap<object, number>();
-  const toolsFor = (agent: AgentDef): ReturnType<ToolsParts["registry"]["forAgent"]> =>
+  const toolsFor = (agent: AgentDef): ReturnType<ToolRegistry["forAgent"]> =>
     tools.registry.forAgent(agent.id, agent.tools);
 
   // The flush needs the host, which needs the compactor: bound once the host exists.
   const late: { host?: AgentHostImpl } = {};
-  const budgets = createBudgets(ctx, { usage, deliver: (target, text) => channels.deliver(target, text) });
+  const budgets = createBudgets(ctx, { usage, deliver: (target, text) => outbox.deliver(target, text) });
   const compactor = createHostCompactor({
     db: ctx.db,
     config: () => ctx.config(),
@@ -155,9 +166,9 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   });
 
   late.host = host;
-  const tasks = new SubagentTaskManager(ctx, host, channels);
-  tools.registry.register(createDelegateTool(ctx, tasks, sources) as unknown as Tool);
-  tools.registry.register(createDispatchTool(ctx, tasks, channels, sources) as unknown as Tool);
+  const tasks = new SubagentTaskManager(ctx, host, outbox);
+  tools.registry.register(createDelegateTool(ctx, tasks, sources));
+  tools.registry.register(createDispatchTool(ctx, tasks, outbox, sources));
 
   const service: Service = {
     name: "agents",
@@ -167,7 +178,7 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
       void resumeInterruptedTurns({
         ctx,
         host,
-        deliver: (target, text) => channels.deliver(target, text),
+        deliver: (target, text) => outbox.deliver(target, text),
       }).done;
       await fileAgents.watch().catch((err: unknown) => {
         // Watching is best effort (e.g. a read-only workspace): the files still load at start and reload.

@@ -4,7 +4,7 @@ import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server
 import { createTestCore, type TestCore } from "../../test/helpers/core.js";
 import { createModelRouter } from "../models/router.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
-import type { AgentEvent } from "./events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import type { ToolSet } from "../tools/tool.js";
 import type { ToolCall } from "../models/types.js";
 import { FakeClock } from "../core/clock.js";

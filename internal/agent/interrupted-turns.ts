@@ -19,7 +19,7 @@
  *   start-up stays cheap.
  */
 import type { AgentHost, TurnResult } from "../core/host.js";
-import type { CoreContext } from "../core/context.js";
+import type { CoreContext } from "../runtime/context.js";
 import type { Db } from "../store/db.js";
 import { parseSessionKey } from "../session/keys.js";
 import { sleep } from "../core/clock.js";

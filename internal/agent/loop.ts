@@ -8,8 +8,12 @@
  * - a tool that throws or gets bad arguments becomes an error result, never a crashed turn;
  * - an abort stops at once and keeps the partial text;
  * - at `maxIterations` the turn ends with a short honest message.
+ *
+ * Over 300 lines on purpose: the model/tool loop is one algorithm; its steps are named functions
+ * below it.
  */
-import type { AgentEvent, FinishReason } from "./events.js";
+import type { AgentEvent, FinishReason } from "../core/agent-events.js";
+import { addUsage } from "../core/usage.js";
 import {
   ModelError,
   ZERO_USAGE,
@@ -344,17 +348,6 @@ export function parseArgs(raw: string): unknown {
   } catch {
     return raw;
   }
-}
-
-export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    input: a.input + b.input,
-    output: a.output + b.output,
-    cacheRead: a.cacheRead + b.cacheRead,
-    cacheWrite: a.cacheWrite + b.cacheWrite,
-    reasoning: a.reasoning + b.reasoning,
-    total: a.total + b.total,
-  };
 }
 
 /** A short message the user can act on. */

@@ -10,7 +10,7 @@ import type { Config } from "../config/schema.js";
 import { ZERO_USAGE, type Usage } from "../models/types.js";
 import type { Db } from "../store/db.js";
 import { costOf } from "./cost.js";
-import { addUsage } from "./loop.js";
+import { addUsage } from "../core/usage.js";
 import { TraceRecorder, type TraceRow } from "./trace.js";
 
 export interface TraceCall {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createTestCore, type TestCore } from "../../test/helpers/core.js";
 import { openDatabase } from "../store/db.js";
-import { allMigrations } from "../store/registry.js";
+import { allMigrations } from "../daemon/migrations.js";
 import { flushTraces, TRACE_FLUSH_MS, TraceRecorder } from "./trace.js";
 
 let core: TestCore | undefined;

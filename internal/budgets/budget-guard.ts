@@ -8,7 +8,7 @@
  */
 import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
-import type { Limits } from "./budget-config.js";
+import type { Limits } from "../config/budget-config.js";
 import { formatReset, periodBounds, type Period } from "./periods.js";
 import { SpendReader, type Payer, type Scope, type Spend } from "./spend.js";
 

@@ -2,12 +2,26 @@
  * Wires budgets into the daemon: the guard (with warnings delivered to `budgets.warn_target`), the
  * metered model for compaction summaries, and the unpriced-model warning at start and on reload.
  */
-import type { CoreContext } from "../core/context.js";
-import type { ModelClient } from "../models/types.js";
-import type { UsageTracker } from "../agent/usage/usage-tracker.js";
+import type { CoreContext } from "../runtime/context.js";
+import type { ModelClient, Usage } from "../models/types.js";
 import { BudgetGuard } from "./budget-guard.js";
 import { meteredModel } from "./metered-model.js";
 import { unpricedWarning } from "./unpriced.js";
+
+/** Where compaction calls' usage is recorded (the daemon's UsageTracker). */
+export interface UsageSink {
+  record(input: {
+    sessionKey: string | null;
+    agentId: string | null;
+    provider: string;
+    model: string;
+    requestId: string;
+    usage: Usage;
+    channel: string | null;
+    payerAgent: string | null;
+    payerSession: string | null;
+  }): unknown;
+}
 
 /** What the agent host section gets. */
 export interface Budgets {
@@ -19,7 +33,7 @@ export interface Budgets {
 /** Builds the guard and logs the unpriced-model warning now and after each reload. */
 export function createBudgets(
   ctx: CoreContext,
-  deps: { usage: UsageTracker; deliver: (target: string, text: string) => Promise<void> },
+  deps: { usage: UsageSink; deliver: (target: string, text: string) => Promise<void> },
 ): Budgets {
   const log = ctx.logger.child({ module: "budgets" });
   const guard = new BudgetGuard({

@@ -2,6 +2,16 @@
  * The one small interface every chat channel adapter implements. The core never imports grammy or
  * discord.js: only `internal/channels/<name>/` does, loaded lazily when the channel is enabled.
  */
+import type { OutboundFile, OutboundFileKind, SendOptions } from "../core/outbox.js";
+
+export {
+  ChannelError,
+  type ChannelErrorCode,
+  type OutboundFile,
+  type OutboundFileKind,
+  type SendOptions,
+} from "../core/outbox.js";
+
 export type ChannelState = "starting" | "connected" | "reconnecting" | "stopped" | "error" | "disabled";
 
 export interface ChannelStatus {
@@ -10,26 +20,6 @@ export interface ChannelStatus {
   /** e.g. bot username */
   identity?: string;
   since: number;
-}
-
-export interface SendOptions {
-  /** Render markdown (default true). */
-  markdown?: boolean;
-  /** Buttons for approvals: id is passed back as `/approve <id>` or `/deny <id>`. */
-  approvalId?: string;
-  silent?: boolean;
-}
-
-/** How a file is shown in the chat. */
-export type OutboundFileKind = "document" | "photo" | "audio" | "voice";
-
-/** A file to send to a chat (send_file, voice replies). */
-export interface OutboundFile {
-  name: string;
-  data: Buffer;
-  kind: OutboundFileKind;
-  mime?: string;
-  caption?: string;
 }
 
 export interface Channel {
@@ -50,22 +40,4 @@ export interface Channel {
   sendFile?(target: string, file: OutboundFile): Promise<void>;
   /** The platform's upload limit for a kind of file, in bytes. */
   maxFileBytes?(kind: OutboundFileKind): number;
-}
-
-/** Channel error codes: `CHANNEL_REFUSED` = the remote said no (4xx); `CHANNEL_UNREACHABLE` = no answer. */
-export class ChannelError extends Error {
-  constructor(
-    readonly code:
-      | "CHANNEL_REFUSED"
-      | "CHANNEL_UNREACHABLE"
-      | "CHANNEL_UNKNOWN_TARGET"
-      | "CHANNEL_NOT_RUNNING"
-      | "CHANNEL_FILE_TOO_LARGE"
-      | "CHANNEL_NO_FILES",
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "ChannelError";
-  }
 }

@@ -14,7 +14,7 @@
  *   channel follows later reloads itself (it disconnects when turned off again).
  */
 import type { Logger } from "../log/logger.js";
-import type { Service, ServiceHealth } from "../core/context.js";
+import type { Service, ServiceHealth } from "../runtime/context.js";
 import {
   ChannelError,
   type Channel,

@@ -2,13 +2,8 @@
  * Channel registry: maps target prefixes to adapters for proactive delivery, and tracks the
  * owner's last active target (heartbeat/cron `last`).
  */
-import {
-  ChannelError,
-  type Channel,
-  type ChannelStatus,
-  type OutboundFile,
-  type SendOptions,
-} from "./channel.js";
+import { ChannelError, type OutboundFile, type Outbox, type SendOptions } from "../core/outbox.js";
+import type { Channel, ChannelStatus } from "./channel.js";
 
 /** Keeps the last target across restarts (the daemon backs it with the core kv table). */
 export interface LastTargetStore {
@@ -16,7 +11,8 @@ export interface LastTargetStore {
   save(target: string): void;
 }
 
-export class ChannelRegistry {
+/** The channels that are running, by id; the daemon's {@link Outbox}. */
+export class ChannelRegistry implements Outbox {
   private channels = new Map<string, Channel>();
   private last: string | undefined;
   private loaded = false;

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { addJob, formatList, formatRuns, jobRuns, listJobs, removeJob } from "./cron.js";
 import { openDatabase } from "../store/db.js";
-import { allMigrations } from "../store/registry.js";
+import { allMigrations } from "../daemon/migrations.js";
 import { CronStore } from "../cron/cron-store.js";
 
 const run = promisify(execFile);

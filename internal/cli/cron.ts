@@ -2,6 +2,7 @@
  * `familiar cron list|add|rm|run|runs`. list, add, rm and runs work on the SQLite store directly (the
  * running daemon notices runtime job changes within seconds through `PRAGMA data_version`); `run`
  * needs the daemon and goes through the gateway (`cron.run`).
+ * Over 300 lines on purpose: five subcommands with their option parsing and table output.
  */
 import type { Command } from "commander";
 import type { Config } from "../config/schema.js";
@@ -14,10 +15,10 @@ async function mods() {
   const [load, db, registry, store, job, schedule] = await Promise.all([
     import("../config/load.js"),
     import("../store/db.js"),
-    import("../store/registry.js"),
+    import("../daemon/migrations.js"),
     import("../cron/cron-store.js"),
     import("../cron/job.js"),
-    import("../cron/schedule.js"),
+    import("../config/schedule.js"),
   ]);
   return { ...load, ...db, ...registry, ...store, ...job, ...schedule };
 }

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSy
 import { dirname, join, relative, resolve } from "node:path";
 import { stringify } from "yaml";
 import { AGENT_TEMPLATES, type AgentTemplate } from "../agent/catalog/templates.js";
-import { packageRoot } from "./program.js";
+import { packageRoot } from "../config/package-root.js";
 
 /**
  * The pristine shipped config, beside package.json. The owner's config.yaml in a checkout is made

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../store/db.js";
-import { allMigrations } from "../store/registry.js";
+import { allMigrations } from "../daemon/migrations.js";
 import { systemClock } from "../core/clock.js";
 import { PairingStore } from "../channels/common/pairing.js";
 import { pairingApprove, pairingList } from "./pairing.js";

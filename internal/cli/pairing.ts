@@ -7,7 +7,7 @@
 import { loadConfigFile } from "../config/load.js";
 import { systemClock } from "../core/clock.js";
 import { openDatabase, type Db } from "../store/db.js";
-import { allMigrations } from "../store/registry.js";
+import { allMigrations } from "../daemon/migrations.js";
 import { PairingStore } from "../channels/common/pairing.js";
 
 export interface PairingOptions {

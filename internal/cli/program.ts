@@ -3,24 +3,9 @@
  */
 import { Command } from "commander";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { registerCronCommands } from "./cron.js";
-
-/** Root of the installed package (where config.yaml, workspace/ and skills/ live). */
-export function packageRoot(): string {
-  // dist/internal/cli/program.js or internal/cli/program.ts -> package root
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    try {
-      readFileSync(join(dir, "package.json"));
-      return dir;
-    } catch {
-      dir = dirname(dir);
-    }
-  }
-  return process.cwd();
-}
+import { packageRoot } from "../config/package-root.js";
 
 function version(): string {
   try {

@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { Writable } from "node:stream";
 import { loadConfigFile } from "../config/load.js";
 import { openDatabase, type Db } from "../store/db.js";
-import { allMigrations } from "../store/registry.js";
+import { allMigrations } from "../daemon/migrations.js";
 import { UsageTracker } from "../agent/usage/usage-tracker.js";
 import { parseSince, usageCommand, type UsageReport } from "./usage.js";
 

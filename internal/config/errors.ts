@@ -2,6 +2,9 @@
  * Config errors in plain words. Every problem names the key path, what was expected and what was found,
  * e.g. `gateway.port: expected an integer 1-65535, got "abc"`; zod's internal wording ("Invalid input",
  * "Too small: expected number to be >=200") never reaches the user.
+ *
+ * Over 300 lines on purpose: every config error message lives here, so their wording stays
+ * consistent.
  */
 import type { z } from "zod";
 

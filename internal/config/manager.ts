@@ -10,7 +10,7 @@ import type { Logger } from "../log/logger.js";
 import type { Config } from "./schema.js";
 import { loadConfigFile } from "./load.js";
 import { ConfigError } from "./errors.js";
-import type { ConfigListener } from "../core/context.js";
+import type { ConfigListener } from "./config-listener.js";
 
 /** Config keys whose change only applies after a restart. */
 export const RESTART_KEYS = [

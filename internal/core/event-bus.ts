@@ -1,7 +1,7 @@
 /**
  * Daemon-wide event bus (typed). The gateway forwards these to websocket clients; metrics count them.
  */
-import type { AgentEvent } from "../agent/events.js";
+import type { AgentEvent } from "./agent-events.js";
 
 export interface BusEvents {
   /** Every agent event of every turn, tagged with its session. */

@@ -2,8 +2,8 @@
  * The contract between the agent core and everything that feeds it (channels, gateway, API, cron,
  * heartbeat, subagents). Implemented by `internal/agent/host.ts`. Callers never import the loop.
  */
-import type { AgentEvent, FinishReason } from "../agent/events.js";
-import type { Usage } from "../models/types.js";
+import type { AgentEvent, FinishReason } from "./agent-events.js";
+import type { Usage } from "./usage.js";
 
 /** An image attached to a user message (vision models). */
 export interface ImageInput {

@@ -6,13 +6,13 @@ import type { AgentHost } from "../core/host.js";
 import type { Clock } from "../core/clock.js";
 import type { EventBus } from "../core/event-bus.js";
 import type { Logger } from "../log/logger.js";
-import type { ChannelRegistry } from "../channels/registry.js";
+import type { Outbox } from "../core/outbox.js";
 import type { CronRunRecord, CronStore } from "./cron-store.js";
 import { AT_MAX_ATTEMPTS, backoffMs, type CronJobDef } from "./job.js";
 
 export interface RunnerDeps {
   host: AgentHost;
-  channels: ChannelRegistry;
+  outbox: Outbox;
   store: CronStore;
   clock: Clock;
   log: Logger;
@@ -38,7 +38,7 @@ export async function executeRun(
   let text = "";
   let delivered = false;
   let deliveryFailed = false;
-  const target = job.deliver === "last" ? d.channels.lastTarget() : job.deliver;
+  const target = job.deliver === "last" ? d.outbox.lastTarget() : job.deliver;
   try {
     const handle = d.host.submit({
       channel: "cron",
@@ -59,7 +59,7 @@ export async function executeRun(
       error = result.error?.message ?? `the turn ended with ${result.finishReason}`;
     } else if (job.deliver !== "none" && text.trim() !== "") {
       try {
-        await d.channels.deliver(job.deliver, text);
+        await d.outbox.deliver(job.deliver, text);
         delivered = true;
       } catch (err) {
         status = "error";
@@ -99,7 +99,7 @@ export async function executeRun(
       // streak (and when a one-shot gives up), unless the target itself is what fails.
       const givenUp = job.at !== undefined && done != null && status === "error";
       if (status === "error" && !deliveryFailed && target && target !== "none" && (failures === 1 || givenUp))
-        await d.channels
+        await d.outbox
           .deliver(target, failureNotice(job, error ?? "unknown error", failures, givenUp))
           .catch((err: unknown) =>
             d.log.warn(

@@ -10,7 +10,7 @@ import { FakeClock } from "../core/clock.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "../store/db.js";
-import { allMigrations } from "../store/registry.js";
+import { allMigrations } from "../daemon/migrations.js";
 import { sessionKeys } from "../session/keys.js";
 import { createCronService, type CronService } from "./cron-service.js";
 import { CronStore } from "./cron-store.js";
@@ -44,7 +44,7 @@ async function setup(
   const h = await startHarness(fake, config, opts);
   const svc = createCronService(h.core.ctx, {
     host: h.host,
-    channels: h.channels,
+    outbox: h.channels,
     pollClock: opts.pollClock ?? new FakeClock(),
   });
   await svc.start();

@@ -11,86 +11,29 @@
  * - a failing job backs off (1, 5, 15, 60 min) and keeps its last error until a run succeeds;
  * - with `catch_up: true`, a run missed while the daemon was down runs once at start;
  * - a one-shot `at` job is completed after it ran (or after AT_MAX_ATTEMPTS failures) and never again.
+ *
+ * Over 300 lines on purpose: the scheduler's timers, reconciliation and runs share one set of
+ * entries (types and views are in cron-types.ts).
  */
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
-import type { AgentHost } from "../core/host.js";
-import { systemClock, type Clock, type TimerHandle } from "../core/clock.js";
-import type { ChannelRegistry } from "../channels/registry.js";
+import type { CoreContext, ServiceHealth } from "../runtime/context.js";
+import { systemClock, type TimerHandle } from "../core/clock.js";
 import { sessionKeys } from "../session/keys.js";
 import { CronStore, type CronRunRecord, type CronState } from "./cron-store.js";
 import { CronError, jobSchedule, parseJobInput, plannedNext, type CronJobDef } from "./job.js";
-import { describeSchedule, nextRunAfter, scheduleKey, type Schedule } from "./schedule.js";
+import { nextRunAfter, scheduleKey } from "../config/schedule.js";
 import { MainSessionTracker, kvMainSessionStore } from "./main-session.js";
 import { executeRun, type RunnerDeps } from "./cron-runner.js";
+import {
+  MAX_TIMER_MS,
+  entryKey,
+  jobView,
+  makeEntry,
+  type CronEntry,
+  type CronService,
+  type CronServiceDeps,
+} from "./cron-types.js";
 
-export interface CronServiceDeps {
-  host: AgentHost;
-  channels: ChannelRegistry;
-  /** Schedules runs; defaults to `ctx.clock`. */
-  clock?: Clock;
-  /** Drives the cheap check for jobs the CLI changed in the db; the real clock by default. */
-  pollClock?: Clock;
-  pollIntervalMs?: number;
-}
-
-/** What lists show for a job. */
-export interface CronJobView {
-  id: string;
-  source: "config" | "runtime";
-  schedule: string;
-  message: string;
-  agent: string | null;
-  session: CronJobDef["session"];
-  deliver: string;
-  enabled: boolean;
-  catchUp: boolean;
-  lightContext: boolean;
-  nextRunAt: number | null;
-  lastRunAt: number | null;
-  lastStatus: string | null;
-  lastError: string | null;
-  failures: number;
-  running: boolean;
-  completed: boolean;
-  /** Why the job cannot be scheduled (e.g. a stored job that no longer validates). */
-  problem: string | null;
-}
-
-export interface CronService extends Service {
-  list(): CronJobView[];
-  get(id: string): CronJobView | undefined;
-  /** Validates and persists a runtime job; throws CronError. */
-  add(input: unknown): CronJobView;
-  /** Removes a runtime job; throws CRON_CONFIG_JOB for a config job, CRON_NOT_FOUND when unknown. */
-  remove(id: string): void;
-  /**
-   * Pauses (`false`) or resumes (`true`) a runtime job, persisted; throws CRON_CONFIG_JOB for a config
-   * job (its `enabled` lives in config.yaml), CRON_NOT_FOUND when unknown.
-   */
-  setEnabled(id: string, enabled: boolean): CronJobView;
-  /** Runs a job now (even when disabled) and resolves when the run ended (or was skipped). */
-  runNow(id: string): Promise<CronRunRecord>;
-  /** Alias of runNow for the gateway's `cron.run`. */
-  run(id: string): Promise<CronRunRecord>;
-  runs(jobId: string, limit?: number): CronRunRecord[];
-  nextRuns(limit?: number): { jobId: string; at: number }[];
-  /** Re-reads runtime jobs from the db now (the poll does this when another process wrote). */
-  refresh(): void;
-}
-
-interface Entry {
-  job: CronJobDef;
-  source: "config" | "runtime";
-  key: string;
-  schedule: Schedule | undefined;
-  problem: string | undefined;
-  timer: TimerHandle | undefined;
-  dueAt: number | undefined;
-  running: Promise<CronRunRecord> | undefined;
-}
-
-/** Longest single timer: long waits are re-checked so a suspended laptop or a clock step is noticed. */
-const MAX_TIMER_MS = 60 * 60_000;
+export type { CronJobView, CronService, CronServiceDeps } from "./cron-types.js";
 
 export function createCronService(ctx: CoreContext, deps: CronServiceDeps): CronService {
   const clock = deps.clock ?? ctx.clock;
@@ -100,13 +43,13 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
   const store = new CronStore(ctx.db);
   const mains = new MainSessionTracker(
     ctx.bus,
-    deps.channels,
+    deps.outbox,
     kvMainSessionStore(ctx.db, () => clock.now()),
   );
-  const entries = new Map<string, Entry>();
+  const entries = new Map<string, CronEntry>();
   const runner: RunnerDeps = {
     host: deps.host,
-    channels: deps.channels,
+    outbox: deps.outbox,
     store,
     clock,
     log,
@@ -121,12 +64,12 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
   const tz = (): string => ctx.config().timezone;
   const enabled = (): boolean => ctx.config().cron.enabled;
 
-  function stateOf(e: Entry): CronState | undefined {
+  function stateOf(e: CronEntry): CronState | undefined {
     return store.state(e.job.id);
   }
 
   /** Creates the state row, or resets it when the schedule changed (new anchor, no stale catch-up). */
-  function ensureState(e: Entry, now: number): { state: CronState; fresh: boolean } {
+  function ensureState(e: CronEntry, now: number): { state: CronState; fresh: boolean } {
     const key = e.schedule ? scheduleKey(e.schedule) : "";
     const s = store.state(e.job.id);
     if (s && s.scheduleKey === key) return { state: s, fresh: false };
@@ -146,13 +89,13 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
     return { state, fresh: true };
   }
 
-  function disarm(e: Entry): void {
+  function disarm(e: CronEntry): void {
     if (e.timer) clock.clearTimeout(e.timer);
     e.timer = undefined;
     e.dueAt = undefined;
   }
 
-  function arm(e: Entry): void {
+  function arm(e: CronEntry): void {
     disarm(e);
     if (!started || !enabled() || !e.schedule || entries.get(e.job.id) !== e) return;
     const next = plannedNext(e.job, e.schedule, stateOf(e), clock.now());
@@ -161,13 +104,13 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
     setTimer(e);
   }
 
-  function setTimer(e: Entry): void {
+  function setTimer(e: CronEntry): void {
     const delay = Math.max(0, Math.min((e.dueAt ?? 0) - clock.now(), MAX_TIMER_MS));
     e.timer = clock.setTimeout(() => onTimer(e), delay);
     e.timer.unref?.();
   }
 
-  function onTimer(e: Entry): void {
+  function onTimer(e: CronEntry): void {
     e.timer = undefined;
     if (entries.get(e.job.id) !== e || e.dueAt === undefined) return;
     if (clock.now() < e.dueAt) return setTimer(e);
@@ -182,7 +125,11 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
     return { sessionKey: mains.keyFor(agentId), agentId };
   }
 
-  function trigger(e: Entry, kind: CronRunRecord["trigger"], dueAt: number | null): Promise<CronRunRecord> {
+  function trigger(
+    e: CronEntry,
+    kind: CronRunRecord["trigger"],
+    dueAt: number | null,
+  ): Promise<CronRunRecord> {
     const job = e.job;
     const now = clock.now();
     const { sessionKey, agentId } = sessionFor(job);
@@ -231,37 +178,11 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
     const next = { ...e.job, enabled: false };
     store.putRuntimeJob(next, clock.now());
     e.job = next;
-    e.key = entryKey(next);
-  }
-
-  function entryKey(job: CronJobDef): string {
-    return `${tz()}\u0000${JSON.stringify(job)}`;
-  }
-
-  function makeEntry(job: CronJobDef, source: Entry["source"], problem?: string): Entry {
-    let schedule: Schedule | undefined;
-    let why = problem;
-    if (!why) {
-      try {
-        schedule = jobSchedule(job, tz());
-      } catch (err) {
-        why = (err as Error).message;
-      }
-    }
-    return {
-      job,
-      source,
-      key: entryKey(job),
-      schedule,
-      problem: why,
-      timer: undefined,
-      dueAt: undefined,
-      running: undefined,
-    };
+    e.key = entryKey(next, tz());
   }
 
   /** Startup: runs missed while down (catch_up), or marks a missed one-shot as missed. */
-  function catchUp(e: Entry, state: CronState, now: number): void {
+  function catchUp(e: CronEntry, state: CronState, now: number): void {
     if (!e.schedule || !e.job.enabled || state.completedAt != null) return;
     const missed = nextRunAfter(e.schedule, state.lastDueAt ?? state.anchorAt, state.anchorAt);
     if (missed === undefined || missed > now) return;
@@ -290,7 +211,7 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
 
   /** Brings the entries of one source in line with `desired`: adds, changes and removes. */
   function reconcile(
-    source: Entry["source"],
+    source: CronEntry["source"],
     desired: CronJobDef[],
     invalid: { id: string; error: string }[],
     atStart: boolean,
@@ -310,8 +231,8 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
         }
         log.warn({ job: job.id }, `cron: config job ${job.id} replaces the runtime job of the same id`);
       }
-      if (old && old.source === source && old.key === entryKey(job) && !problem) return;
-      const e = makeEntry(job, source, problem);
+      if (old && old.source === source && old.key === entryKey(job, tz()) && !problem) return;
+      const e = makeEntry(tz(), job, source, problem);
       e.running = old?.running;
       if (old) disarm(old);
       entries.set(job.id, e);
@@ -368,32 +289,7 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
     pollTimer.unref?.();
   }
 
-  function view(e: Entry): CronJobView {
-    const st = stateOf(e);
-    const j = e.job;
-    return {
-      id: j.id,
-      source: e.source,
-      schedule: e.schedule ? describeSchedule(e.schedule) : "invalid",
-      message: j.message,
-      agent: j.agent ?? null,
-      session: j.session,
-      deliver: j.deliver,
-      enabled: j.enabled,
-      catchUp: j.catch_up,
-      lightContext: j.light_context,
-      nextRunAt: e.dueAt ?? null,
-      lastRunAt: st?.lastRunAt ?? null,
-      lastStatus: st?.lastStatus ?? null,
-      lastError: st?.lastError ?? null,
-      failures: st?.failures ?? 0,
-      running: e.running !== undefined,
-      completed: st?.completedAt != null,
-      problem: e.problem ?? null,
-    };
-  }
-
-  function mustGet(id: string): Entry {
+  function mustGet(id: string): CronEntry {
     const e = entries.get(id);
     if (!e) throw new CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
     return e;
@@ -438,10 +334,11 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
         nextRunAt: next?.at ?? null,
       };
     },
-    list: () => [...entries.values()].map(view).sort((a, b) => a.id.localeCompare(b.id)),
+    list: () =>
+      [...entries.values()].map((e) => jobView(stateOf, e)).sort((a, b) => a.id.localeCompare(b.id)),
     get: (id) => {
       const e = entries.get(id);
-      return e ? view(e) : undefined;
+      return e ? jobView(stateOf, e) : undefined;
     },
     add(input) {
       const job = parseJobInput(input);
@@ -452,7 +349,7 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
         throw new CronError("CRON_INVALID", `invalid cron job: at ${job.at} is in the past`);
       store.putRuntimeJob(job, clock.now());
       reloadRuntime();
-      return view(mustGet(job.id));
+      return jobView(stateOf, mustGet(job.id));
     },
     remove(id) {
       const e = entries.get(id);
@@ -475,7 +372,7 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
         reloadRuntime();
         log.info({ job: id }, `cron job ${id} ${on ? "resumed" : "paused"}`);
       }
-      return view(mustGet(id));
+      return jobView(stateOf, mustGet(id));
     },
     runNow: (id) => trigger(mustGet(id), "manual", null),
     run: (id) => service.runNow(id),

@@ -5,21 +5,9 @@
  */
 import type { Db } from "../store/db.js";
 import { cronJobSchema } from "../config/schema.js";
-import type { CronJobDef } from "./job.js";
+import type { CronJobDef, CronState } from "./job.js";
 
-/** Persisted scheduling state of one job. */
-export interface CronState {
-  jobId: string;
-  scheduleKey: string;
-  anchorAt: number;
-  lastDueAt: number | null;
-  lastRunAt: number | null;
-  lastEndAt: number | null;
-  lastStatus: string | null;
-  lastError: string | null;
-  failures: number;
-  completedAt: number | null;
-}
+export type { CronState } from "./job.js";
 
 /** One run (or skipped run) of a job. */
 export interface CronRunRecord {

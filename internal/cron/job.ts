@@ -5,10 +5,23 @@
 import type { z } from "zod";
 import { cronJobSchema } from "../config/schema.js";
 import { formatProblem, issuesToProblems } from "../config/errors.js";
-import { nextRunAfter, parseSchedule, type Schedule } from "./schedule.js";
-import type { CronState } from "./cron-store.js";
+import { nextRunAfter, parseSchedule, type Schedule } from "../config/schedule.js";
 
 /** A validated job, exactly as the config schema parses `cron.jobs[]` (`every` in ms). */
+/** Persisted scheduling state of one job. */
+export interface CronState {
+  jobId: string;
+  scheduleKey: string;
+  anchorAt: number;
+  lastDueAt: number | null;
+  lastRunAt: number | null;
+  lastEndAt: number | null;
+  lastStatus: string | null;
+  lastError: string | null;
+  failures: number;
+  completedAt: number | null;
+}
+
 export type CronJobDef = z.output<typeof cronJobSchema>;
 
 /** Cron errors: bad input, unknown job, id clash, or an operation a config job does not allow. */

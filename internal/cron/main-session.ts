@@ -5,7 +5,7 @@
  * session (`agent:<id>:gateway:main`).
  */
 import type { EventBus } from "../core/event-bus.js";
-import type { ChannelRegistry } from "../channels/registry.js";
+import type { Outbox } from "../core/outbox.js";
 import type { Db } from "../store/db.js";
 import { sessionKeys } from "../session/keys.js";
 
@@ -36,14 +36,14 @@ export class MainSessionTracker {
 
   constructor(
     private bus: EventBus,
-    private channels: ChannelRegistry,
+    private outbox: Outbox,
     private store?: MainSessionStore,
   ) {}
 
   start(): void {
     this.off ??= this.bus.on("chat", (p) => {
       if (p.event.type !== "turn_start" || INTERNAL_CHANNELS.has(p.channel)) return;
-      const target = this.channels.lastTarget();
+      const target = this.outbox.lastTarget();
       // Only turns from the channel the owner last wrote from: a stranger in a group is not "main".
       if (target !== undefined && (target === p.channel || target.startsWith(`${p.channel}:`))) {
         if (this.last.get(p.agentId) === p.sessionKey) return;

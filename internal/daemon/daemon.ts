@@ -11,10 +11,10 @@ import { ConfigManager } from "../config/manager.js";
 import { createLogger, SecretScrubber, type Logger } from "../log/logger.js";
 import { acquireInstanceLock, type InstanceLock } from "../store/lock.js";
 import { openDatabase, type Db } from "../store/db.js";
-import { allMigrations } from "../store/registry.js";
+import { allMigrations } from "./migrations.js";
 import { EventBus } from "../core/event-bus.js";
 import { systemClock, type Clock } from "../core/clock.js";
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import { HttpServer } from "../gateway/http-server.js";
 import { ChannelRegistry } from "../channels/registry.js";
 import { kvLastTargetStore } from "../channels/last-target-store.js";
@@ -160,10 +160,10 @@ export class Daemon {
       status = "degraded";
     }
     // The model router is a part, not a service: its state (chain, cooldowns) belongs in health too.
-    const router = this.parts?.extra.router as { status?: () => ServiceHealth } | undefined;
-    if (typeof router?.status === "function") {
+    const router = this.parts?.router;
+    if (router) {
       try {
-        services.models = router.status();
+        services.models = { ...router.status() };
       } catch (err) {
         services.models = { state: "error", detail: (err as Error).message };
       }

@@ -1,198 +1,193 @@
 /**
- * Builds the daemon's services in start order. Each optional part is imported lazily so a config that
- * does not use it pays nothing for it.
+ * The wiring root: builds the daemon's one typed object graph in numbered steps and returns the
+ * services in start order (the daemon stops them in reverse). Every part is a named, typed field of
+ * `DaemonParts`; nothing is looked up by name, nothing is cast. Parts a config does not use are
+ * imported lazily (their types are erased at build, so the `import type`s cost nothing at start).
  *
- * Order: models -> tools -> agent host -> gateway routes -> channels -> scheduler (heartbeat, cron).
- * Each section below is owned by one module; keep edits inside your section.
+ * Build order and start order are the same except where a part is handed to one built before it
+ * starts (the gateway reads cron and heartbeat at call time): those are built first, started later.
  */
 import type { ConfigManager } from "../config/manager.js";
-import type { CoreContext, Service } from "../core/context.js";
-import type { AgentHost } from "../core/host.js";
+import type { CoreContext, Service } from "../runtime/context.js";
 import type { HttpServer } from "../gateway/http-server.js";
+import type { GatewayService } from "../gateway/service.js";
 import type { ChannelRegistry } from "../channels/registry.js";
+import type { DeferredChannel, ServiceChannel } from "../channels/deferred-channel.js";
+import type { AgentHostImpl } from "../agent/host.js";
+import type { AgentHostParts } from "../agent/host-service.js";
+import type { UsageTracker } from "../agent/usage/usage-tracker.js";
+import type { ModelRouter } from "../models/router.js";
+import type { HeartbeatService } from "../heartbeat/heartbeat-service.js";
+import type { CronService } from "../cron/cron-service.js";
+import type { ToolsParts } from "./tools-service.js";
+import type { MediaParts } from "../media/media-parts.js";
+import type { Tool } from "../tools/tool.js";
 
-/** Handles to the main parts, for tests, the gateway and the CLI. Filled in as services are built. */
+/** Every part of a running daemon, for the daemon itself, the CLI's in-process uses and tests. */
 export interface DaemonParts {
-  host?: AgentHost;
-  channels: ChannelRegistry;
   config: ConfigManager;
   http: HttpServer;
-  /** Free-form registry for parts other modules look up (router, tools, scheduler...). */
-  extra: Record<string, unknown>;
+  /** The running channels; also the Outbox every feature delivers through. */
+  channels: ChannelRegistry;
+  router: ModelRouter;
+  usage: UsageTracker;
+  tools: ToolsParts;
+  agents: AgentHostParts;
+  host: AgentHostImpl;
+  heartbeat: HeartbeatService;
+  cron: CronService;
+  /** Transcription, speech and the per-chat voice switch, shared by the channels. */
+  media: MediaParts;
+  /** The send_file tool (registered in `tools`). */
+  sendFile: Tool;
+  /** Undefined when `gateway.enabled` is false. */
+  gateway: GatewayService | undefined;
+  telegram: DeferredChannel;
+  discord: DeferredChannel;
 }
 
+/** Builds every part and returns the services in start order. */
 export async function buildServices(
   ctx: CoreContext,
   http: HttpServer,
   channels: ChannelRegistry,
   config: ConfigManager,
 ): Promise<{ parts: DaemonParts; services: Service[] }> {
-  const parts: DaemonParts = { channels, config, http, extra: {} };
-  const services: Service[] = [];
-  void ctx;
+  // 1. Models: the router reads ctx.config() on every call (hot reload); the openai SDK loads on the
+  //    first call. Usage is recorded per call by the agent host.
+  const { router, usage } = await buildModels(ctx);
 
-  // --- models (internal/models) ---
-  {
-    // The router reads ctx.config() on every call (hot reload); the openai SDK loads on the first call.
-    const { createModelRouter } = await import("../models/router.js");
-    const { UsageTracker } = await import("../agent/usage/usage-tracker.js");
-    const { resolveContextWindow, validateContextWindow } = await import("../models/context-window.js");
-    const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
-    parts.extra.router = router;
-    parts.extra.usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
-    const checkModels = (): void => {
-      if (router.usingEcho()) {
-        // The router warns once (here at start, or when a reload removes the last provider).
-        router.chain();
-        return;
-      }
-      try {
-        for (const ref of router.chain())
-          validateContextWindow(resolveContextWindow(ctx.config(), ref), {
-            logger: ctx.logger,
-            modelRef: ref,
-          });
-      } catch (err) {
-        ctx.logger.error({ module: "models" }, (err as Error).message);
-      }
-    };
-    checkModels();
-    ctx.onConfig((_next, _prev, changed) => {
-      if (changed.some((c) => c === "models" || c.startsWith("models."))) checkModels();
-    });
-  }
+  // 2. Tools, skills, memory, MCP: the registry holds the built-ins; later steps add theirs.
+  const { createToolsService } = await import("./tools-service.js");
+  const tools = createToolsService(ctx, { channels, configFile: config.file, usage });
 
-  // --- tools, skills, mcp (internal/tools, internal/skills) ---
-  // The registry holds the built-ins; other modules add theirs with parts.extra.tools.register(tool).
-  // Pass to the agent host: toolsFor: (agent) => tools.registry.forAgent(agent.id, agent.tools),
-  // skillsSection: () => tools.skills.promptSection(), requestApproval: tools.requestApproval.
-  {
-    const { createToolsService } = await import("../tools/service.js");
-    const tools = createToolsService(ctx, {
-      channels,
-      configFile: config.file,
-      usage: parts.extra.usage as import("../agent/usage/usage-tracker.js").UsageTracker,
-    });
-    parts.extra.tools = tools.registry;
-    parts.extra.approvals = tools.approvals;
-    parts.extra.skills = tools.skills;
-    parts.extra.memory = tools.memory;
-    parts.extra.toolsParts = tools;
-    services.push(tools.service);
-  }
+  // 3. The agent host: turns, sessions, subagents, engines. It delivers through the Outbox.
+  const { createAgentHostService } = await import("../agent/host-service.js");
+  const agents = createAgentHostService(ctx, { router, usage, tools, outbox: channels });
+  const host = agents.host;
 
-  // --- agent host (internal/agent) ---
-  {
-    const { createAgentHostService } = await import("../agent/host-service.js");
-    const agents = createAgentHostService(ctx, {
-      router: parts.extra.router as import("../models/router.js").ModelRouter,
-      usage: parts.extra.usage as import("../agent/usage/usage-tracker.js").UsageTracker,
-      tools: parts.extra.toolsParts as import("../tools/service.js").ToolsParts,
-      channels,
-    });
-    parts.host = agents.host;
-    parts.extra.agents = agents;
-    services.push(agents.service);
-  }
+  // 4. Heartbeat and cron: built even when off (heartbeat.every 0, cron.enabled false) so they follow
+  //    hot reloads. croner loads only when a cron expression is first parsed.
+  const { createHeartbeatService } = await import("../heartbeat/heartbeat-service.js");
+  const { createCronService } = await import("../cron/cron-service.js");
+  const { createCronTool } = await import("../cron/cron-tool.js");
+  const heartbeat = createHeartbeatService(ctx, { host, outbox: channels });
+  const cron = createCronService(ctx, { host, outbox: channels });
+  tools.registry.register(
+    createCronTool(cron, { allowedTargets: () => ctx.config().tools.send_message.allowed_targets }),
+  );
 
-  // --- gateway (internal/gateway) ---
+  // 5. The gateway: HTTP and websocket doors on the daemon's one listener. It receives the narrow
+  //    parts it uses, never the daemon.
+  let gateway: GatewayService | undefined;
   if (ctx.config().gateway.enabled) {
     const { createGatewayService } = await import("../gateway/service.js");
-    services.push(createGatewayService(ctx, { http, host: parts.host, channels, config, parts }));
+    gateway = createGatewayService(ctx, {
+      http,
+      config,
+      channels,
+      agents,
+      router,
+      usage,
+      cron,
+      heartbeat,
+      memory: tools.memory,
+      approvals: tools.approvals,
+    });
   }
 
-  // --- media (internal/media): transcription, speech, documents; send_file ---
-  // The openai SDK and unpdf load on the first voice note / PDF, never at start.
+  // 6. Media: transcription, speech, documents, and the send_file tool. The openai SDK and unpdf
+  //    load on the first voice note / PDF, never at start.
   const { createMediaParts } = await import("../media/media-parts.js");
-  const media = createMediaParts(
-    ctx,
-    parts.extra.usage as import("../agent/usage/usage-tracker.js").UsageTracker | undefined,
+  const { createSendFileTool } = await import("../tools/send-file-tool.js");
+  const media = createMediaParts(ctx, usage);
+  const sendFile = createSendFileTool({ config: () => ctx.config(), channels });
+  tools.registry.register(sendFile);
+
+  // 7. Telegram and Discord: grammy + marked and discord.js load only when their channel is enabled,
+  //    and only after the daemon is up (the import is most of a cold start). A channel connects in the
+  //    background; a bad token leaves it in state "error" (shown in /healthz) while the daemon runs.
+  //    Built (but not loaded) when off too: a hot reload that sets enabled: true starts it.
+  const { DeferredChannel } = await import("../channels/deferred-channel.js");
+  const chatDeps = {
+    host,
+    registry: channels,
+    // File and API agents, so `/agent <id>` and routing reach them too.
+    agentSources: [agents.fileAgents, agents.apiAgents],
+    approvals: tools.approvals,
+    media,
+  };
+  const deferred = (id: "telegram" | "discord", load: () => Promise<ServiceChannel>) =>
+    new DeferredChannel(id, load, ctx.logger, afterDaemonReady(ctx), {
+      enabled: () => ctx.config().channels[id].enabled,
+      onConfig: (fn) => ctx.onConfig(fn),
+      onEnabled: (ch) => channels.add(ch),
+    });
+  const telegram = deferred("telegram", async () =>
+    (await import("../channels/telegram/telegram-channel.js")).createTelegramChannel(ctx, chatDeps),
   );
-  parts.extra.media = media;
-  {
-    const tools = parts.extra.tools as
-      { register?: (t: import("../tools/tool.js").Tool) => unknown } | undefined;
-    if (typeof tools?.register === "function") {
-      const { createSendFileTool } = await import("../tools/send-file-tool.js");
-      tools.register(
-        createSendFileTool({ config: () => ctx.config(), channels }) as import("../tools/tool.js").Tool,
-      );
-    }
-  }
+  const discord = deferred("discord", async () =>
+    (await import("../channels/discord/discord-channel.js")).createDiscordChannel(ctx, chatDeps),
+  );
 
-  // --- channels: telegram, discord (internal/channels/telegram, internal/channels/discord) ---
-  // grammy + marked and discord.js load only when their channel is enabled, and only after the daemon
-  // is up (DeferredChannel: the import is most of a cold start). A channel connects in the background;
-  // a bad token leaves it in state "error" (shown in /healthz) while the daemon keeps running.
-  // Built (but not loaded) when off too: a hot reload that sets enabled: true starts it, no restart.
-  {
-    const loaders = {
-      telegram: async (deps: import("../channels/telegram/telegram-channel.js").TelegramDeps) =>
-        (await import("../channels/telegram/telegram-channel.js")).createTelegramChannel(ctx, deps),
-      discord: async (deps: import("../channels/discord/discord-channel.js").DiscordDeps) =>
-        (await import("../channels/discord/discord-channel.js")).createDiscordChannel(ctx, deps),
-    };
-    const label = { telegram: "Telegram", discord: "Discord" } as const;
-    const host = parts.host;
-    for (const id of ["telegram", "discord"] as const) {
-      if (!host) {
-        if (ctx.config().channels[id].enabled)
-          ctx.logger.error({ module: id }, `no agent host: the ${label[id]} channel is not running`);
-        continue;
-      }
-      const { DeferredChannel } = await import("../channels/deferred-channel.js");
-      const approvals = parts.extra.approvals as
-        import("../channels/common/commands.js").ApprovalResolver | undefined;
-      const channel = new DeferredChannel(
-        id,
-        () =>
-          loaders[id]({
-            host,
-            registry: channels,
-            // File and API agents, so `/agent <id>` and routing reach them too.
-            agentSources: agentSourcesOf(parts),
-            media,
-            ...(typeof approvals?.resolve === "function" ? { approvals } : {}),
-          }),
-        ctx.logger,
-        afterDaemonReady(ctx),
-        {
-          enabled: () => ctx.config().channels[id].enabled,
-          onConfig: (fn) => ctx.onConfig(fn),
-          onEnabled: (ch) => channels.add(ch),
-        },
-      );
-      parts.extra[id] = channel;
-      services.push(channel);
-    }
-  }
-
-  // --- heartbeat and cron (internal/heartbeat, internal/cron) ---
-  // Both are built even when off (heartbeat.every 0, cron.enabled false): they follow hot reloads.
-  // croner loads only when a cron expression is first parsed.
-  if (parts.host) {
-    const host = parts.host;
-    const { createHeartbeatService } = await import("../heartbeat/heartbeat-service.js");
-    const { createCronService } = await import("../cron/cron-service.js");
-    const { createCronTool } = await import("../cron/cron-tool.js");
-    const heartbeat = createHeartbeatService(ctx, { host, channels });
-    const cron = createCronService(ctx, { host, channels });
-    parts.extra.heartbeat = heartbeat;
-    parts.extra.cron = cron;
-    const tools = parts.extra.tools as
-      { register?: (t: import("../tools/tool.js").Tool) => unknown } | undefined;
-    if (typeof tools?.register === "function")
-      tools.register(
-        createCronTool(cron, {
-          allowedTargets: () => ctx.config().tools.send_message.allowed_targets,
-        }) as import("../tools/tool.js").Tool,
-      );
-    services.push(heartbeat, cron);
-  } else {
-    ctx.logger.warn({ module: "cron" }, "no agent host: heartbeat and cron are not running");
-  }
-
+  const parts: DaemonParts = {
+    config,
+    http,
+    channels,
+    router,
+    usage,
+    tools,
+    agents,
+    host,
+    heartbeat,
+    cron,
+    gateway,
+    media,
+    sendFile,
+    telegram,
+    discord,
+  };
+  // Start order: tools -> agent host -> gateway routes -> channels -> heartbeat -> cron.
+  const services: Service[] = [
+    tools.service,
+    agents.service,
+    ...(gateway ? [gateway] : []),
+    telegram,
+    discord,
+    heartbeat,
+    cron,
+  ];
   return { parts, services };
+}
+
+/** Step 1: the model router and usage tracker, and the warning when no provider is configured. */
+async function buildModels(ctx: CoreContext): Promise<{ router: ModelRouter; usage: UsageTracker }> {
+  const { createModelRouter } = await import("../models/router.js");
+  const { UsageTracker } = await import("../agent/usage/usage-tracker.js");
+  const { resolveContextWindow, validateContextWindow } = await import("../models/context-window.js");
+  const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
+  const usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
+  const checkModels = (): void => {
+    if (router.usingEcho()) {
+      // The router warns once (here at start, or when a reload removes the last provider).
+      router.chain();
+      return;
+    }
+    try {
+      for (const ref of router.chain())
+        validateContextWindow(resolveContextWindow(ctx.config(), ref), {
+          logger: ctx.logger,
+          modelRef: ref,
+        });
+    } catch (err) {
+      ctx.logger.error({ module: "models" }, (err as Error).message);
+    }
+  };
+  checkModels();
+  ctx.onConfig((_next, _prev, changed) => {
+    if (changed.some((c) => c === "models" || c.startsWith("models."))) checkModels();
+  });
+  return { router, usage };
 }
 
 /** Calls `begin` once the daemon is ready (listening), on the next turn of the event loop. */
@@ -203,10 +198,4 @@ function afterDaemonReady(ctx: CoreContext): (begin: () => void) => void {
       setImmediate(begin);
     });
   };
-}
-
-/** The host's extra agent sources (workspace files, API agents), as the channels need them. */
-function agentSourcesOf(parts: DaemonParts): import("../agent/agents.js").AgentSource[] {
-  const a = parts.extra.agents as import("../agent/host-service.js").AgentHostParts | undefined;
-  return a ? [a.fileAgents, a.apiAgents] : [];
 }

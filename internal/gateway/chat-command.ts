@@ -3,8 +3,8 @@
  * through the model; the reply also reaches the client as a `final` chat event, like a turn's.
  */
 import { randomUUID } from "node:crypto";
-import type { AgentChoiceStore } from "../channels/common/agent-choice.js";
-import { runCommand, type ApprovalResolver, type parseCommand } from "../channels/common/commands.js";
+import type { AgentChoiceStore } from "../inbound/agent-choice.js";
+import { runCommand, type parseCommand } from "../inbound/commands.js";
 import { ZERO_USAGE } from "../models/types.js";
 import type { GatewayRuntime } from "./runtime.js";
 import type { MethodHandler } from "./ws-server.js";
@@ -33,7 +33,7 @@ export async function runGatewayCommand(
   },
 ): Promise<CommandAnswer> {
   const { sessionKey, conn } = o;
-  const approvals = rt.part<ApprovalResolver>("approvals", ["resolve"]);
+  const approvals = rt.deps.approvals;
   const text = await runCommand(
     cmd,
     {

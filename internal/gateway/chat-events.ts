@@ -2,7 +2,7 @@
  * Maps agent events to the gateway's `chat` event payloads (one shape for websocket clients, the web
  * chat and `familiar chat`). Keeps per-run state only between a run's start and its end.
  */
-import type { AgentEvent } from "../agent/events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import type { Usage } from "../models/types.js";
 
 export type ChatEventPayload =

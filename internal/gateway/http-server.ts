@@ -4,7 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { requestUrl, sendError, type HttpError } from "./http-util.js";
+import { requestUrl, sendError, sendJson, type HttpError } from "./http-util.js";
 
 export type RouteHandler = (
   req: IncomingMessage,
@@ -86,20 +86,4 @@ export class HttpServer {
       this.server.closeAllConnections();
     });
   }
-}
-
-/** Writes a JSON response. */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
 }

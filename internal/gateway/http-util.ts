@@ -116,15 +116,25 @@ export function clientAddress(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? "unknown";
 }
 
+/** Writes a JSON response. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
 /** Writes an error in the gateway's own JSON shape `{error:{code,message}}`. */
 export function sendError(res: ServerResponse, err: HttpError): void {
-  const body = JSON.stringify({ error: { code: err.code, message: err.message } });
-  res.writeHead(err.status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(body),
-    ...err.headers,
-  });
-  res.end(body);
+  sendJson(res, err.status, { error: { code: err.code, message: err.message } }, err.headers);
 }
 
 /** Converts anything thrown inside a route into an HttpError (unknown errors become 500). */

@@ -1,39 +1,18 @@
 /**
  * Websocket methods beyond chat: agents.list, status, usage.get, usage.budgets, config.get /
  * config.reload, cron.list / run / add / remove / runs, pairing.list / pairing.approve, logs.tail,
- * memory.status / memory.reindex. Methods that
- * depend on parts other modules register (`parts.extra.cron`, `.usage`) answer `unavailable` without
- * them.
+ * memory.status / memory.reindex. Methods whose
+ * part the wiring did not hand in (`cron`, `usage`) answer `unavailable` or read the store directly.
  */
 import { listAgents } from "../agent/agents.js";
 import { MethodError } from "./protocol.js";
 import { pairingLoader } from "./pairing-access.js";
-import type { GatewayRuntime } from "./runtime.js";
+import type { GatewayCron, GatewayDeps, GatewayRuntime } from "./runtime.js";
 import type { LogTail } from "./log-tail.js";
 import type { MethodHandler } from "./ws-server.js";
 import { redactConfig } from "./redact.js";
 import { buildStatus, startOfDay, usageSince } from "./status.js";
 import { BudgetGuard } from "../budgets/budget-guard.js";
-
-interface CronPart {
-  list(): unknown;
-  run(id: string): unknown;
-}
-/** Runtime job management (internal/cron CronService); optional so a bare scheduler still lists. */
-interface CronAdminPart {
-  add(input: unknown): unknown;
-  remove(id: string): void;
-  runs(jobId: string, limit?: number): unknown;
-}
-/** The memory index (internal/memory/memory-index.ts). */
-interface MemoryPart {
-  status(): unknown;
-  reindex(): unknown;
-}
-interface UsagePart {
-  aggregate(since?: number): unknown;
-  byModel(since?: number): unknown;
-}
 
 export function adminMethods(
   rt: GatewayRuntime,
@@ -60,7 +39,7 @@ export function adminMethods(
     const days = p.optInt("days", 1, 3660);
     const since =
       p.optInt("since", 0, Number.MAX_SAFE_INTEGER) ?? (days ? now - days * 86_400_000 : startOfDay(now));
-    const tracker = rt.part<UsagePart>("usage", ["aggregate", "byModel"]);
+    const tracker = rt.deps.usage;
     if (tracker) return { since, totals: tracker.aggregate(since), byModel: tracker.byModel(since) };
     const byModel = rt.ctx.db
       .prepare<
@@ -99,17 +78,12 @@ export function adminMethods(
     };
   };
 
-  const cron = (): CronPart => {
-    const c = rt.part<CronPart>("cron", ["list", "run"]);
+  const cron = (): GatewayCron => {
+    const c = rt.deps.cron;
     if (!c) throw new MethodError("unavailable", "the cron scheduler is not running");
     return c;
   };
-
-  const cronAdmin = (): CronAdminPart => {
-    const c = rt.part<CronAdminPart>("cron", ["add", "remove", "runs"]);
-    if (!c) throw new MethodError("unavailable", "the cron scheduler is not running");
-    return c;
-  };
+  const cronAdmin = cron;
   /** Runs `fn`, translating the scheduler's typed errors into protocol errors. */
   const cronCall = async <T>(fn: () => T | Promise<T>): Promise<T> => {
     try {
@@ -122,8 +96,8 @@ export function adminMethods(
   // Pairing requests live in the store (internal/channels/common/pairing.ts); loaded on first use.
   const pairing = pairingLoader(rt);
 
-  const memoryPart = (): MemoryPart => {
-    const m = rt.part<MemoryPart>("memory", ["status", "reindex"]);
+  const memoryPart = (): NonNullable<GatewayDeps["memory"]> => {
+    const m = rt.deps.memory;
     if (!m) throw new MethodError("unavailable", "the memory index is not running");
     return m;
   };

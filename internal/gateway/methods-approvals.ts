@@ -4,17 +4,10 @@
  * only those sent to its own connection (`gateway:conn:<id>`), and gets `forbidden` for the others,
  * so a chat integration that holds the token cannot decide what was asked on Telegram.
  */
-import { foreignApproval } from "../channels/common/commands.js";
-import type { ApprovalAccess, PendingApproval } from "../tools/approvals.js";
+import { foreignApproval } from "../inbound/commands.js";
 import { MethodError } from "./protocol.js";
-import type { GatewayRuntime } from "./runtime.js";
+import type { GatewayDeps, GatewayRuntime } from "./runtime.js";
 import type { MethodHandler, WsConn } from "./ws-server.js";
-
-interface ApprovalsPart {
-  list(): PendingApproval[];
-  resolve(id: string, decision: "approved" | "denied", opts?: { fromTarget?: string }): boolean;
-  access(id: string, fromTarget?: string): ApprovalAccess;
-}
 
 /** The approval target of a connection, or undefined for the owner (any target). */
 export function approverTarget(conn: WsConn): string | undefined {
@@ -22,8 +15,8 @@ export function approverTarget(conn: WsConn): string | undefined {
 }
 
 export function approvalMethods(rt: GatewayRuntime): [string, MethodHandler][] {
-  const part = (): ApprovalsPart => {
-    const p = rt.part<ApprovalsPart>("approvals", ["list", "resolve", "access"]);
+  const part = (): NonNullable<GatewayDeps["approvals"]> => {
+    const p = rt.deps.approvals;
     if (!p) throw new MethodError("unavailable", "approvals are not available (tools are not running)");
     return p;
   };

@@ -1,6 +1,9 @@
 /**
  * Websocket methods for chat and sessions: chat.send / chat.abort / chat.history and
  * sessions.list / reset / compact / delete.
+ *
+ * Over 300 lines on purpose: chat.send's idempotency, waiting and streaming belong together; the
+ * other chat methods are short.
  */
 import type { TurnResult } from "../core/host.js";
 import { findAgent } from "../agent/agents.js";
@@ -12,8 +15,9 @@ import {
   scopedIdempotencyKey,
   type PersistedSend,
 } from "./idempotency.js";
-import { parseCommand } from "../channels/common/commands.js";
-import { AgentChoiceStore, resolveAgentId } from "../channels/common/agent-choice.js";
+import { parseCommand } from "../inbound/commands.js";
+import { AgentChoiceStore } from "../inbound/agent-choice.js";
+import { chooseAgent } from "../inbound/front-desk.js";
 import { MethodError, type Params } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import type { MethodHandler } from "./ws-server.js";
@@ -140,13 +144,7 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     // session name) > agents.default. An unknown default still reaches the host: the echo agent answers.
     const name = typeof raw === "string" && !raw.includes(":") ? raw : undefined;
     if (name === undefined) return cfg.agents.default;
-    const sources = rt.agentSources();
-    return resolveAgentId(
-      cfg,
-      { channel: "gateway", chatId: name },
-      choices.choice(scopeOf(name)),
-      (id) => findAgent(cfg, id, sources) !== undefined,
-    );
+    return chooseAgent(cfg, choices, { channel: "gateway", chatId: name }, scopeOf(name), rt.agentSources());
   };
 
   const keyParam = (p: Params, agentId?: string): string =>

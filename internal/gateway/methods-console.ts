@@ -10,13 +10,6 @@ import type { GatewayRuntime } from "./runtime.js";
 import { dailyUsage, topSessions } from "./usage-report.js";
 import type { MethodHandler } from "./ws-server.js";
 
-interface CronTogglePart {
-  setEnabled(id: string, enabled: boolean): unknown;
-}
-interface HeartbeatPart {
-  recentRuns(limit?: number): unknown[];
-}
-
 /** A session row of `sessions.search`. */
 interface SearchRow {
   key: string;
@@ -37,7 +30,7 @@ let versionCache: string | undefined;
 async function packageVersion(): Promise<string> {
   if (versionCache) return versionCache;
   try {
-    const { packageRoot } = await import("../skills/skills-loader.js");
+    const { packageRoot } = await import("../config/package-root.js");
     const { readFileSync } = await import("node:fs");
     const { join } = await import("node:path");
     const pkg = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version?: string };
@@ -117,7 +110,7 @@ export function consoleMethods(
     (enabled: boolean): MethodHandler =>
     (p) => {
       const id = p.str("id");
-      const cron = rt.part<CronTogglePart>("cron", ["setEnabled"]);
+      const cron = rt.deps.cron;
       if (!cron) throw new MethodError("unavailable", "the cron scheduler is not running");
       try {
         return { job: cron.setEnabled(id, enabled) };
@@ -206,7 +199,7 @@ export function consoleMethods(
     [
       "heartbeat.runs",
       (p) => {
-        const hb = rt.part<HeartbeatPart>("heartbeat", ["recentRuns"]);
+        const hb = rt.deps.heartbeat;
         if (!hb) throw new MethodError("unavailable", "the heartbeat is not running");
         return { runs: hb.recentRuns(p.optInt("limit", 1, 200) ?? 20) };
       },

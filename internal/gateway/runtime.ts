@@ -1,28 +1,60 @@
 /**
- * What the gateway's routes and methods share: the core context, the daemon parts and the helpers
- * other modules reuse for their own routes on the same port (the `/api` surface): `authorize` and
- * `readJson`. Published as `parts.extra.gateway`.
+ * What the gateway's routes and methods share: the core context, the narrow parts of the daemon they
+ * use (handed in by the wiring root, never the daemon itself) and the helpers other routes on the
+ * same port reuse: `authorize` and `readJson`. Optional parts absent here make their methods answer
+ * `unavailable`, never guess.
  */
 import type { IncomingMessage } from "node:http";
-import type { CoreContext } from "../core/context.js";
-import type { AgentHost } from "../core/host.js";
+import type { CoreContext } from "../runtime/context.js";
+import type { Outbox } from "../core/outbox.js";
 import type { ConfigManager } from "../config/manager.js";
-import type { ChannelRegistry } from "../channels/registry.js";
-import type { DaemonParts } from "../daemon/services.js";
+import type { ChannelStatus } from "../channels/channel.js";
+import type { FileDelivery } from "../tools/send-file.js";
+import type { ApprovalResolver } from "../inbound/commands.js";
+import type { ApprovalManager } from "../tools/approvals.js";
 import type { HttpServer } from "./http-server.js";
 import type { AgentSource } from "../agent/agents.js";
+import type { AgentHostParts } from "../agent/host-service.js";
+import type { AgentHostImpl } from "../agent/host.js";
+import type { ModelRouter } from "../models/router.js";
 import type { SessionStore } from "../session/session-store.js";
 import type { GatewayAuth } from "./auth.js";
 import { clientAddress, bearerToken, readJsonObject, type HttpError } from "./http-util.js";
 import { MethodError } from "./protocol.js";
 
+/** The scheduler as the `cron.*` methods and `status` use it. */
+export interface GatewayCron {
+  list(): unknown;
+  run(id: string): unknown;
+  add(input: unknown): unknown;
+  remove(id: string): void;
+  runs(jobId: string, limit?: number): unknown;
+  /** Pauses or resumes a runtime job (`cron.pause` / `cron.resume`). */
+  setEnabled(id: string, enabled: boolean): unknown;
+}
+
+/** Token usage as `usage.get` reads it. */
+export interface GatewayUsage {
+  aggregate(since?: number): unknown;
+  byModel(since?: number): unknown;
+}
+
 export interface GatewayDeps {
   http: HttpServer;
-  /** The agent host; falls back to `parts.host` at call time when not given. */
-  host?: AgentHost | undefined;
-  channels: ChannelRegistry;
-  config: ConfigManager;
-  parts: DaemonParts;
+  /** Config file, last error and reload for `config.get` / `config.reload`. */
+  config: Pick<ConfigManager, "file" | "error" | "reload" | "pendingRestart">;
+  /** Delivery for webhooks and channel states for `status`. */
+  channels: Outbox & FileDelivery & { statuses(): Record<string, ChannelStatus> };
+  /** The agent host and its file and API agent stores. */
+  agents?: Pick<AgentHostParts, "fileAgents" | "apiAgents"> & { host: AgentHostImpl };
+  router?: Pick<ModelRouter, "status" | "usingEcho" | "chain">;
+  usage?: GatewayUsage;
+  cron?: GatewayCron;
+  heartbeat?: { status(): unknown; recentRuns(limit?: number): unknown[] };
+  /** The memory index for `memory.status` / `memory.reindex`. */
+  memory?: { status(): unknown; reindex(): unknown };
+  /** Pending approvals: `/approve` in chat, `approvals.*` methods. */
+  approvals?: ApprovalResolver & Pick<ApprovalManager, "list" | "resolve" | "access">;
 }
 
 export class GatewayRuntime {
@@ -34,25 +66,21 @@ export class GatewayRuntime {
   ) {}
 
   /** The agent host or undefined while none is built. */
-  maybeHost(): AgentHost | undefined {
-    return this.deps.host ?? this.deps.parts.host;
+  maybeHost(): AgentHostImpl | undefined {
+    return this.deps.agents?.host;
   }
 
   /** The agent host; throws `unavailable` when none is running. */
-  host(): AgentHost {
+  host(): AgentHostImpl {
     const h = this.maybeHost();
     if (!h) throw new MethodError("unavailable", "the agent host is not running");
     return h;
   }
 
-  /** Extra agent sources (workspace files, API agents) registered as `parts.extra.agentSources`. */
+  /** Workspace-file and API agents (config agents come from the config itself). */
   agentSources(): AgentSource[] {
-    const s = this.deps.parts.extra.agentSources;
-    if (Array.isArray(s)) return s as AgentSource[];
-    // The agent host section publishes its sources as parts.extra.agents {fileAgents, apiAgents}.
-    const a = this.deps.parts.extra.agents as
-      { fileAgents?: AgentSource; apiAgents?: AgentSource } | undefined;
-    return [a?.fileAgents, a?.apiAgents].filter((x): x is AgentSource => !!x);
+    const a = this.deps.agents;
+    return a ? [a.fileAgents, a.apiAgents] : [];
   }
 
   /**
@@ -67,13 +95,5 @@ export class GatewayRuntime {
   /** Reads a JSON object body capped at gateway.max_body_bytes (HttpError 400/413 otherwise). */
   readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
     return readJsonObject(req, this.ctx.config().gateway.max_body_bytes);
-  }
-
-  /** An optional part other engineers register in `parts.extra`, when it has the given methods. */
-  part<T>(name: string, methods: readonly string[]): T | undefined {
-    const p = this.deps.parts.extra[name];
-    if (!p || typeof p !== "object") return undefined;
-    for (const m of methods) if (typeof (p as Record<string, unknown>)[m] !== "function") return undefined;
-    return p as T;
   }
 }

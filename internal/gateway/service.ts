@@ -1,10 +1,10 @@
 /**
  * The gateway service: registers every gateway route on the daemon's one HTTP listener (metrics,
  * OpenAI API, the /api REST surface, webhooks, web chat) and its websocket, forwards bus events to websocket clients and
- * sends the periodic `tick`. Other modules reuse `parts.extra.gateway` (a GatewayRuntime) for their
- * own routes' auth and body parsing.
+ * sends the periodic `tick`. Other routes on the port reuse `runtime` (a GatewayRuntime) for their
+ * auth and body parsing.
  */
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import type { TimerHandle } from "../core/clock.js";
 import { SessionStore } from "../session/session-store.js";
 import { GatewayAuth } from "./auth.js";
@@ -85,7 +85,6 @@ export function createGatewayService(
     ...approvalMethods(runtime),
   ])
     methods.set(name, fn);
-  deps.parts.extra.gateway = runtime;
 
   const offs: (() => void)[] = [];
   let tick: TimerHandle | undefined;

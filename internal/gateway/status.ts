@@ -5,13 +5,6 @@
  */
 import type { GatewayRuntime } from "./runtime.js";
 
-interface Statusful {
-  status(): unknown;
-}
-interface Healthful {
-  health(): unknown;
-}
-
 /** Local midnight of `now` (the owner's day, as the server sees it). */
 export function startOfDay(now: number): number {
   const d = new Date(now);
@@ -36,14 +29,6 @@ export function usageSince(
   return row ?? { input: 0, output: 0, cacheRead: 0, total: 0, cost: 0, calls: 0 };
 }
 
-function ask(rt: GatewayRuntime, name: string): unknown {
-  const s = rt.part<Statusful>(name, ["status"]);
-  if (s) return safe(() => s.status());
-  const h = rt.part<Healthful>(name, ["health"]);
-  if (h) return safe(() => h.health());
-  return undefined;
-}
-
 function safe(fn: () => unknown): unknown {
   try {
     return fn();
@@ -56,8 +41,8 @@ export async function buildStatus(rt: GatewayRuntime, wsClients: number): Promis
   const cfg = rt.ctx.config();
   const now = rt.ctx.clock.now();
   const host = rt.maybeHost();
-  const cron = rt.part<{ list(): unknown }>("cron", ["list"]);
-  const models = ask(rt, "router") ?? ask(rt, "models");
+  const { cron, router, heartbeat } = rt.deps;
+  const models = router ? safe(() => router.status()) : undefined;
   return {
     uptimeS: Math.round((Date.now() - rt.ctx.startedAt) / 1000),
     pid: process.pid,
@@ -68,7 +53,9 @@ export async function buildStatus(rt: GatewayRuntime, wsClients: number): Promis
     channels: rt.deps.channels.statuses(),
     queueDepth: host ? host.queueDepth() : null,
     tokensToday: usageSince(rt, startOfDay(now)),
-    heartbeat: ask(rt, "heartbeat") ?? { state: "unknown", detail: "heartbeat not running" },
+    heartbeat: heartbeat
+      ? safe(() => heartbeat.status())
+      : { state: "unknown", detail: "heartbeat not running" },
     cron: cron
       ? await Promise.resolve(safe(() => cron.list()))
       : { state: "unknown", detail: "scheduler not running" },

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type Db } from "../store/db.js";
-import { allMigrations } from "../store/registry.js";
+import { allMigrations } from "../daemon/migrations.js";
 import { dailyUsage, dayLabels, topSessions } from "./usage-report.js";
 
 let dir: string | undefined;

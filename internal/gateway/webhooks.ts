@@ -16,7 +16,7 @@ import {
   sendError,
   toHttpError,
 } from "./http-util.js";
-import { sendJson } from "./http-server.js";
+import { sendJson } from "./http-util.js";
 import { resolveSessionKey } from "./methods-chat.js";
 import type { GatewayRuntime } from "./runtime.js";
 

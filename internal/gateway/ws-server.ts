@@ -7,6 +7,9 @@
  * - nothing a client sends can throw out of a handler: bad frames get error responses;
  * - oversize frames are closed by ws itself with 1009 (maxPayload tracks gateway.max_body_bytes);
  * - a client whose send buffer exceeds `maxBufferedBytes` is disconnected instead of growing memory.
+ *
+ * Over 300 lines on purpose: the websocket protocol (handshake, auth, frames, back-pressure) is one
+ * state machine.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";

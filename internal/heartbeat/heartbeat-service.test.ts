@@ -33,7 +33,7 @@ async function setup(heartbeat: Record<string, unknown>, heartbeatMd?: string, c
   h = await startHarness(fake, { heartbeat }, clock ? { clock } : {});
   if (heartbeatMd !== undefined)
     writeFileSync(join(h.core.ctx.config().workspace, "HEARTBEAT.md"), heartbeatMd);
-  svc = createHeartbeatService(h.core.ctx, { host: h.host, channels: h.channels });
+  svc = createHeartbeatService(h.core.ctx, { host: h.host, outbox: h.channels });
   await svc.start();
   return { h, svc };
 }
@@ -145,7 +145,7 @@ describe("heartbeat service", () => {
     const channels = new ChannelRegistry(kvLastTargetStore(h.core.ctx.db));
     channels.add(h.channel);
     expect(channels.lastTarget()).toBe("test:owner-chat");
-    svc = createHeartbeatService(h.core.ctx, { host: h.host, channels });
+    svc = createHeartbeatService(h.core.ctx, { host: h.host, outbox: channels });
     await svc.start();
     fake.enqueue({ text: "The plants need water." });
     await tick(svc, h.clock, 30 * MIN);

@@ -9,11 +9,14 @@
  * - a reply starting with HEARTBEAT_OK (plus at most 300 characters) is never delivered;
  * - a failing run is logged and recorded; the next tick comes on schedule regardless;
  * - every tick is a row in `heartbeat_runs` (time, skipped or ran, reason, tokens, delivered).
+ *
+ * Over 300 lines on purpose: one closure holds the timer, the active hours and the run; its state
+ * is shared by all of it.
  */
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import type { AgentHost } from "../core/host.js";
 import type { Clock, TimerHandle } from "../core/clock.js";
-import type { ChannelRegistry } from "../channels/registry.js";
+import type { Outbox } from "../core/outbox.js";
 import { sessionKeys } from "../session/keys.js";
 import { formatDuration } from "../config/duration.js";
 import { heartbeatSkipReason, isHeartbeatOk } from "./heartbeat-file.js";
@@ -21,7 +24,7 @@ import { withinActiveHours } from "./active-hours.js";
 
 export interface HeartbeatServiceDeps {
   host: AgentHost;
-  channels: ChannelRegistry;
+  outbox: Outbox;
   /** Defaults to `ctx.clock`. */
   clock?: Clock;
 }
@@ -177,7 +180,7 @@ export function createHeartbeatService(ctx: CoreContext, deps: HeartbeatServiceD
 
   async function execute(at: number): Promise<HeartbeatRun> {
     const hb = ctx.config().heartbeat;
-    const target = hb.target === "last" ? (deps.channels.lastTarget() ?? null) : hb.target;
+    const target = hb.target === "last" ? (deps.outbox.lastTarget() ?? null) : hb.target;
     const id = record(at, "ran", "running", target);
     ctx.bus.emit("heartbeat", { status: "started" });
     let status: HeartbeatRun["status"] = "ran";
@@ -208,7 +211,7 @@ export function createHeartbeatService(ctx: CoreContext, deps: HeartbeatServiceD
       else if (!target) reason = "no last channel target known yet (not delivered)";
       else {
         try {
-          await deps.channels.deliver(target, text);
+          await deps.outbox.deliver(target, text);
           delivered = true;
           reason = `delivered to ${target}`;
         } catch (err) {

@@ -4,13 +4,23 @@
  * The openai SDK loads on the first call, so a daemon that never hears a voice note pays nothing.
  */
 import type { Config } from "../config/schema.js";
-import type { UsageRecordInput } from "../agent/usage/usage-tracker.js";
-import { ZERO_USAGE } from "../models/types.js";
+import { ZERO_USAGE, type Usage } from "../core/usage.js";
 import { MediaFailure, mb } from "./media-errors.js";
 
-/** Where usage goes (the UsageTracker). */
+/**
+ * Where usage goes (the UsageTracker). A narrow local shape of its `record` input, so media never
+ * imports the agent layer above it.
+ */
 export interface UsageSink {
-  record(input: UsageRecordInput): unknown;
+  record(input: {
+    provider: string;
+    model: string;
+    sessionKey?: string;
+    agentId?: string;
+    usage: Usage;
+    cost: number | null;
+    at: number;
+  }): unknown;
 }
 
 /** Who the call is for, for the usage record. */

@@ -1,7 +1,7 @@
 /** Document extraction limits and classification, voice-reply text cleanup and send_file kinds. */
 import { describe, expect, it } from "vitest";
 import { tinyPdf } from "../../test/helpers/tiny-pdf.js";
-import { stripMarkdown } from "../channels/common/voice-reply.js";
+import { stripMarkdown } from "./strip-markdown.js";
 import { fileKind } from "../tools/send-file.js";
 import { documentKind, extractDocument } from "./documents.js";
 import { MediaFailure } from "./media-errors.js";

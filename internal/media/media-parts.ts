@@ -2,7 +2,7 @@
  * The media parts a chat channel uses: the audio client (transcription, speech) and the per-chat
  * voice reply switch. Built once by the daemon (with the usage tracker) and shared by every channel.
  */
-import type { CoreContext } from "../core/context.js";
+import type { CoreContext } from "../runtime/context.js";
 import { AudioClient, type UsageSink } from "./audio-client.js";
 import { VoicePrefs } from "./voice-prefs.js";
 

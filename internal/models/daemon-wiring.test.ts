@@ -5,7 +5,6 @@ import { buildServices } from "../daemon/services.js";
 import { HttpServer } from "../gateway/http-server.js";
 import { ChannelRegistry } from "../channels/registry.js";
 import type { ModelRouter } from "./router.js";
-import type { UsageTracker } from "../agent/usage/usage-tracker.js";
 import type { ModelStreamEvent } from "./types.js";
 
 let core: TestCore | undefined;
@@ -32,8 +31,8 @@ describe("daemon wiring of the models section", () => {
       new ChannelRegistry(),
       core.manager,
     );
-    const router = parts.extra.router as ModelRouter;
-    const usage = parts.extra.usage as UsageTracker;
+    const router = parts.router;
+    const usage = parts.usage;
     expect(router.usingEcho()).toBe(true);
     expect(router.status()).toMatchObject({ state: "degraded", usingEcho: true, chain: ["echo/echo"] });
     const first = await collect(router);

@@ -13,7 +13,7 @@
 import type { ChatMessage, ModelRequest, ModelStreamEvent, ToolCall, ToolSpec } from "./types.js";
 import { ModelError } from "./types.js";
 import { classifyModelError } from "./classify-error.js";
-import { normalizeUsage } from "../agent/usage/normalize-usage.js";
+import { normalizeUsage } from "./normalize-usage.js";
 import type OpenAIType from "openai";
 
 /** A request to one provider: `model` is the provider-local id (the part after `<provider>/`). */

@@ -17,6 +17,9 @@
  * The `done` event names the provider and model that actually answered.
  *
  * With no provider configured at all, the offline echo model answers and a prominent warning is logged.
+ *
+ * Over 300 lines on purpose: fallback, cooldowns and retries interlock on every call; the choice of
+ * model is in model-choice.ts.
  */
 import type { Config } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";

@@ -28,24 +28,8 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
-/** Provider-independent token usage (see `normalizeUsage`). */
-export interface Usage {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  reasoning: number;
-  total: number;
-}
-
-export const ZERO_USAGE: Usage = Object.freeze({
-  input: 0,
-  output: 0,
-  cacheRead: 0,
-  cacheWrite: 0,
-  reasoning: 0,
-  total: 0,
-});
+export { ZERO_USAGE, type Usage } from "../core/usage.js";
+import type { Usage } from "../core/usage.js";
 
 /** One model call. */
 export interface ModelRequest {

@@ -9,6 +9,8 @@
  * db, bounded by MAX_CACHED_SESSIONS and MAX_CACHED_CHARS) and reads only the rows appended since. The
  * cache is checked against the store on every read (row count up to the last cached id, an index-only
  * count): rows deleted or rolled back elsewhere make it reload. Message ids only grow (AUTOINCREMENT).
+ *
+ * Over 300 lines on purpose: every query of the session tables, so the SQL lives in one file.
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.js";

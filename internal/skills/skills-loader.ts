@@ -11,10 +11,10 @@
  * - the prompt section lists names and one-line descriptions only, plus the full text of `always` skills.
  */
 import { accessSync, constants, readdirSync, readFileSync, statSync } from "node:fs";
-import { delimiter, dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { delimiter, join, resolve, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { Logger } from "../log/logger.js";
+import { packageRoot } from "../config/package-root.js";
 
 export interface SkillInfo {
   name: string;
@@ -43,20 +43,6 @@ export interface SkillsLoaderOptions {
   /** PATH used to find required binaries (default: process.env.PATH). */
   path?: () => string;
   env?: () => NodeJS.ProcessEnv;
-}
-
-/** The package root (holds package.json), from this file's location in src or dist. */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    try {
-      readFileSync(join(dir, "package.json"));
-      return dir;
-    } catch {
-      dir = dirname(dir);
-    }
-  }
-  return process.cwd();
 }
 
 /** Splits SKILL.md into front matter (parsed YAML) and body. */

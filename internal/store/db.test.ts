@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { applyMigrations, classifyStoreError, openDatabase, StoreError, type Db } from "./db.js";
 import type { Migration, MigrationSets } from "./migrations.js";
-import { allMigrations } from "./registry.js";
+import { allMigrations } from "../daemon/migrations.js";
 
 const dirs: string[] = [];
 const open: Db[] = [];

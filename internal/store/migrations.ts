@@ -10,5 +10,5 @@ export interface Migration {
   sql: string;
 }
 
-/** All migration sets, keyed by namespace. Modules register theirs in `registry.ts`. */
+/** All migration sets, keyed by namespace. The daemon gathers them in `daemon/migrations.ts`. */
 export type MigrationSets = Record<string, readonly Migration[]>;

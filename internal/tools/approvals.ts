@@ -15,13 +15,11 @@
 import { randomInt } from "node:crypto";
 import type { Clock, TimerHandle } from "../core/clock.js";
 import type { Logger } from "../log/logger.js";
-import type { SendOptions } from "../channels/channel.js";
+import type { Outbox } from "../core/outbox.js";
 import type { ApprovalDecision } from "./tool.js";
 
-/** What ApprovalManager needs from the channel registry. */
-export interface ApprovalDelivery {
-  deliver(target: string, text: string, opts?: SendOptions): Promise<void>;
-}
+/** What ApprovalManager needs from the Outbox. */
+export type ApprovalDelivery = Pick<Outbox, "deliver">;
 
 export interface ApprovalRequestInput {
   /** Channel target of the originating chat (`telegram:123`). */

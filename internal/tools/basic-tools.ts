@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
-import type { SendOptions } from "../channels/channel.js";
+import type { Outbox } from "../core/outbox.js";
 import { defineTool, ToolError, type Tool } from "./tool.js";
 
 const timeSchema = z
@@ -24,10 +24,8 @@ const sendSchema = z
   })
   .strict();
 
-/** What send_message needs from the channel registry. */
-export interface MessageDelivery {
-  deliver(target: string, text: string, opts?: SendOptions): Promise<void>;
-}
+/** What send_message needs from the Outbox. */
+export type MessageDelivery = Pick<Outbox, "deliver">;
 
 /** True when `target` is allowed: exact entry, `<channel>:*`, or `*`. */
 export function targetAllowed(target: string, allowed: readonly string[]): boolean {

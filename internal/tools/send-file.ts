@@ -5,13 +5,20 @@
  * that kind of file before anything is read or uploaded.
  */
 import { extname } from "node:path";
-import type { Channel, OutboundFile, OutboundFileKind } from "../channels/channel.js";
+import type { OutboundFile, OutboundFileKind } from "../core/outbox.js";
 import { openBeneath } from "./safe-open.js";
 import { ToolError } from "./tool.js";
 
+/** The part of a channel send_file uses (tools never import `internal/channels/`). */
+export interface FileChannel {
+  readonly id: string;
+  sendFile?(target: string, file: OutboundFile): Promise<void>;
+  maxFileBytes?(kind: OutboundFileKind): number;
+}
+
 /** What send_file needs from the channel registry. */
 export interface FileDelivery {
-  resolve(target: string): { channel: Channel; rest: string; target: string };
+  resolve(target: string): { channel: FileChannel; rest: string; target: string };
 }
 
 /** How to show the file; `auto` picks by extension. */

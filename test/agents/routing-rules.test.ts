@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { configFromObject } from "../../internal/config/load.js";
-import { resolveAgentId } from "../../internal/channels/common/agent-choice.js";
+import { resolveAgentId } from "../../internal/inbound/agent-choice.js";
 
 const cfg = configFromObject(
   {

@@ -45,8 +45,7 @@ describe("sending workspace files through the gateway", () => {
   });
 
   it("the daemon gives agents the send_file tool", () => {
-    const tools = h.daemon.parts.extra.tools as { get(name: string): { group: string } | undefined };
-    expect(tools.get("send_file")?.group).toBe("messaging");
+    expect(h.daemon.parts.tools.registry.get("send_file")?.group).toBe("messaging");
   });
 
   it("POST /api/files/send uploads the file as a document with its caption", async () => {

@@ -12,7 +12,7 @@ import { startFakeOpenAI, type FakeOpenAI, type FakeStep } from "../fakes/openai
 import { FakeClock } from "../../internal/core/clock.js";
 import { createHeartbeatService } from "../../internal/heartbeat/heartbeat-service.js";
 import { createCronService } from "../../internal/cron/cron-service.js";
-import type { AgentEvent } from "../../internal/agent/events.js";
+import type { AgentEvent } from "../../internal/core/agent-events.js";
 import {
   createSubagentHarness,
   modelsConfig,
@@ -184,8 +184,8 @@ describe("budgets", () => {
       },
     );
     writeFileSync(join(h.core.ctx.config().workspace, "HEARTBEAT.md"), "- check the inbox\n");
-    const heartbeat = createHeartbeatService(h.core.ctx, { host: h.agents.host, channels: h.channels });
-    const cron = createCronService(h.core.ctx, { host: h.agents.host, channels: h.channels });
+    const heartbeat = createHeartbeatService(h.core.ctx, { host: h.agents.host, outbox: h.channels });
+    const cron = createCronService(h.core.ctx, { host: h.agents.host, outbox: h.channels });
     await cron.start();
     fake.enqueue(reply("HEARTBEAT_OK", 15000), reply("digest one", 15000));
     expect((await heartbeat.runNow()).status).not.toBe("error");

@@ -46,7 +46,7 @@ interface RouterLike {
   cooldowns(): { model: string; remainingMs: number }[];
 }
 function routerOf(): RouterLike {
-  return h.daemon.parts.extra.router as RouterLike;
+  return h.daemon.parts.router;
 }
 function host(): AgentHostImpl {
   return h.daemon.parts.host as AgentHostImpl;

@@ -180,7 +180,7 @@ describe("familiar chat with piped stdin", () => {
 
   it("familiar status prints uptime, models, channels, queue depth, today's tokens, next heartbeat and cron runs", async () => {
     // One recorded heartbeat tick (no HEARTBEAT.md: skipped without a model call) shows as the last run.
-    const hb = h.daemon.parts.extra.heartbeat as { runNow(): Promise<{ status: string }> };
+    const hb = h.daemon.parts.heartbeat;
     expect((await hb.runNow()).status).toBe("skipped");
     const r = await runCli(["status", "--config", h.configPath], "");
     expect(r.code).toBe(0);

@@ -86,7 +86,7 @@ describe.skipIf(!chromium)("cross-site pages in headless Chromium", () => {
   });
 
   it("a page from another local port cannot make the daemon do anything, even holding the token", async () => {
-    const cron = h.daemon.parts.extra.cron as { list(): { id: string }[] };
+    const cron = h.daemon.parts.cron;
     const jobsBefore = cron.list().map((j) => j.id);
     const agentsBefore = await (await fetch(`${h.base}/api/agents`, { headers: h.headers() })).json();
     const requestsBefore = h.fake.requests.length;

@@ -9,8 +9,8 @@ import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { approvalsCommand } from "../../internal/cli/approvals.js";
-import { AgentChoiceStore } from "../../internal/channels/common/agent-choice.js";
-import { parseCommand, runCommand } from "../../internal/channels/common/commands.js";
+import { AgentChoiceStore } from "../../internal/inbound/agent-choice.js";
+import { parseCommand, runCommand } from "../../internal/inbound/commands.js";
 import { MemoryChannel } from "../../internal/channels/memory-channel.js";
 import { GatewayClient } from "../../internal/gateway/client.js";
 import type { ApprovalManager } from "../../internal/tools/approvals.js";
@@ -194,7 +194,7 @@ describe("JSON means JSON", () => {
 
 describe("approvals belong to whoever was asked", () => {
   let chat: MemoryChannel;
-  const approvals = (): ApprovalManager => h.daemon.parts.extra.approvals as ApprovalManager;
+  const approvals = (): ApprovalManager => h.daemon.parts.tools.approvals;
   beforeAll(async () => {
     chat = new MemoryChannel("mem");
     await chat.start();

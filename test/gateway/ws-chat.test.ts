@@ -147,7 +147,7 @@ describe("websocket chat", () => {
     expect(st.tokensToday.total).toBeGreaterThan(0);
     const usage = await c.request<Record<string, unknown>>("usage.get", { days: 1 });
     expect(JSON.stringify(usage)).toMatch(/test-model/);
-    if (!h.daemon.parts.extra.cron)
+    if (!h.daemon.parts.cron)
       await expect(c.request("cron.list")).rejects.toMatchObject({ code: "unavailable" });
     const logs = await c.request<{ lines: unknown[] }>("logs.tail", { lines: 50 });
     expect(logs.lines.length).toBeGreaterThan(0);

@@ -126,7 +126,7 @@ describe("scheduler methods and events over the websocket", () => {
 
   it("a heartbeat run is broadcast as heartbeat events", async () => {
     writeFileSync(join(h.dir, "workspace", "HEARTBEAT.md"), "# Checks\n- look at the calendar\n");
-    const hb = h.daemon.parts.extra.heartbeat as { runNow(): Promise<{ status: string }> };
+    const hb = h.daemon.parts.heartbeat;
     h.fake.enqueue({ text: "HEARTBEAT_OK" });
     const run = await hb.runNow();
     expect(run.status).toBe("ran");

@@ -7,12 +7,12 @@ import { join } from "node:path";
 import { configFromObject } from "../../internal/config/load.js";
 import { ConfigManager } from "../../internal/config/manager.js";
 import type { Config } from "../../internal/config/schema.js";
-import type { CoreContext } from "../../internal/core/context.js";
+import type { CoreContext } from "../../internal/runtime/context.js";
 import { EventBus } from "../../internal/core/event-bus.js";
 import { systemClock, type Clock } from "../../internal/core/clock.js";
 import { silentLogger } from "../../internal/log/logger.js";
 import { openDatabase, type Db } from "../../internal/store/db.js";
-import { allMigrations } from "../../internal/store/registry.js";
+import { allMigrations } from "../../internal/daemon/migrations.js";
 
 export interface TestCore {
   ctx: CoreContext;

@@ -9,7 +9,7 @@ import { createTestCore, type TestCore } from "./core.js";
 import { createAgentHost } from "../../internal/agent/host.js";
 import { createModelRouter } from "../../internal/models/router.js";
 import { ChannelRegistry } from "../../internal/channels/registry.js";
-import type { ApprovalResolver } from "../../internal/channels/common/commands.js";
+import type { ApprovalResolver } from "../../internal/inbound/commands.js";
 import {
   createDiscordChannel,
   type DiscordChannel,

@@ -11,7 +11,7 @@ import type { Config } from "../../internal/config/schema.js";
 import { FakeClock } from "../../internal/core/clock.js";
 import { MemoryIndex } from "../../internal/memory/memory-index.js";
 import { openDatabase, type Db } from "../../internal/store/db.js";
-import { allMigrations } from "../../internal/store/registry.js";
+import { allMigrations } from "../../internal/daemon/migrations.js";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../fakes/embeddings-server.js";
 
 export interface MemoryHarness {

@@ -17,7 +17,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAgentHost } from "../../internal/agent/host.js";
 import { ClaudeCliEngine } from "../../internal/agent/engines/claude-cli-engine.js";
-import { normalizeUsage } from "../../internal/agent/usage/normalize-usage.js";
+import { normalizeUsage } from "../../internal/models/normalize-usage.js";
 import { createLogger } from "../../internal/log/logger.js";
 import type { ModelClient } from "../../internal/models/types.js";
 import { createTestCore, type TestCore } from "../helpers/core.js";

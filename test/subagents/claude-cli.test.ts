@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { FakeClock } from "../../internal/core/clock.js";
-import type { AgentEvent } from "../../internal/agent/events.js";
+import type { AgentEvent } from "../../internal/core/agent-events.js";
 import { chatWithImages } from "../../internal/agent/chat.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startGatewayDaemon, type GatewayHarness } from "../gateway/harness.js";

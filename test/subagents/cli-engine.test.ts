@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { delimiter } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { FakeClock } from "../../internal/core/clock.js";
-import type { AgentEvent } from "../../internal/agent/events.js";
+import type { AgentEvent } from "../../internal/core/agent-events.js";
 import { resolveCommand } from "../../internal/agent/engines/cli-engine.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import {

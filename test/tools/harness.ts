@@ -5,7 +5,7 @@
 import { FakeClock, type Clock } from "../../internal/core/clock.js";
 import { ChannelRegistry } from "../../internal/channels/registry.js";
 import { MemoryChannel } from "../../internal/channels/memory-channel.js";
-import { createToolsService, type ToolsParts } from "../../internal/tools/service.js";
+import { createToolsService, type ToolsParts } from "../../internal/daemon/tools-service.js";
 import type { ToolContext, ToolResult } from "../../internal/tools/tool.js";
 import { createTestCore, type TestCore } from "../helpers/core.js";
 

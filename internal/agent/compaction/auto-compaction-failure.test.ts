@@ -10,7 +10,7 @@ import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
 import { createLogger } from "../../log/logger.js";
 import { resolveContextWindow } from "../../models/context-window.js";
 import { createModelRouter } from "../../models/router.js";
-import type { AgentEvent } from "../events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import { createAgentHost } from "../host.js";
 import { createHostCompactor } from "./host-compactor.js";
 

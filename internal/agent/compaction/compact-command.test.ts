@@ -7,8 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../../../test/fakes/openai-server.js";
 import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
-import { AgentChoiceStore } from "../../channels/common/agent-choice.js";
-import { parseCommand, runCommand, type CommandContext } from "../../channels/common/commands.js";
+import { AgentChoiceStore } from "../../inbound/agent-choice.js";
+import { parseCommand, runCommand, type CommandContext } from "../../inbound/commands.js";
 import { resolveContextWindow } from "../../models/context-window.js";
 import { createModelRouter } from "../../models/router.js";
 import { createAgentHost, type AgentHostImpl } from "../host.js";

@@ -12,6 +12,9 @@
  * - it is incremental: a history that starts with an earlier compaction's summary is compacted as that
  *   summary plus the new messages (one call when they fit one chunk), never re-summarised from its text,
  *   and a failing summariser never loses the earlier summary.
+ *
+ * Over 300 lines on purpose: the summarisation algorithm (incremental summary, fitting the window)
+ * is one idea.
  */
 import type { ChatMessage } from "../../models/types.js";
 import { defaultTokenEstimator, type TokenEstimator } from "./token-estimator.js";

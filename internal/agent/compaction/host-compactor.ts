@@ -12,6 +12,9 @@
  *   summariser calls before every model call; overflow and `/compact` still try;
  * - overflow retries escalate: attempt 1 compacts to the normal budget, attempt 2 to 60% of it with half
  *   the kept tail, attempt 3 to 35% with no kept tail (which is where a hard clear can happen).
+ *
+ * Over 300 lines on purpose: the three entry points (before a call, on overflow, on demand) share
+ * the gate and the flush.
  */
 import type { Logger } from "pino";
 import type { Config } from "../../config/schema.js";
@@ -19,7 +22,7 @@ import type { ChatMessage, ModelClient } from "../../models/types.js";
 import type { Db } from "../../store/db.js";
 import type { SessionRow, StoredMessage } from "../../session/session-store.js";
 import type { AgentDef } from "../agents.js";
-import type { CompactionArgs, HostCompactor } from "../host.js";
+import type { CompactionArgs, HostCompactor } from "../host-types.js";
 import { toChatMessages } from "../history.js";
 import { compactHistory, type CompactResult } from "./compact.js";
 import { describeOptions, hasOptions, parseCompactText, saveCompactOptions } from "./compact-options.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase, type Db } from "../../store/db.js";
-import { allMigrations } from "../../store/registry.js";
+import { allMigrations } from "../../daemon/migrations.js";
 import { SessionStore } from "../../session/session-store.js";
 import { applyCompaction, CompactionError, latestSuccessor, lineage } from "./lineage.js";
 import { SUMMARY_MARKER } from "./prompts.js";

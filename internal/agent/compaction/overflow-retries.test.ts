@@ -8,7 +8,7 @@ import { contextOverflowStep, startFakeOpenAI, type FakeOpenAI } from "../../../
 import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
 import { resolveContextWindow } from "../../models/context-window.js";
 import { createModelRouter } from "../../models/router.js";
-import type { AgentEvent } from "../events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import { createAgentHost, type AgentHostImpl } from "../host.js";
 import { createHostCompactor } from "./host-compactor.js";
 import { lineage } from "./lineage.js";

@@ -6,7 +6,7 @@ import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
 import { createAgentHost } from "../host.js";
 import { ClaudeCliEngine } from "./claude-cli-engine.js";
 import { FakeClock } from "../../core/clock.js";
-import type { AgentEvent } from "../events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import type { ChatMessage, ModelClient, Usage } from "../../models/types.js";
 import { Writable } from "node:stream";
 import { createLogger } from "../../log/logger.js";

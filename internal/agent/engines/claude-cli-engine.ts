@@ -6,14 +6,15 @@
  * cannot resume (its copy of the session was lost, e.g. a SIGKILL before it flushed the last turn), the
  * turn falls back, once, to a fresh CLI session seeded with the conversation from Familiar's store.
  * Protocol details: docs/claude-cli.md.
+ * Over 300 lines on purpose: the Claude Code stream-json protocol is one contract.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Db } from "../../store/db.js";
 import type { Logger } from "../../log/logger.js";
-import type { Engine } from "../host.js";
-import type { AgentEvent } from "../events.js";
+import type { Engine } from "../host-types.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import type { LoopOutcome } from "../loop.js";
 import { ZERO_USAGE, type Usage } from "../../models/types.js";
 import { systemClock, type Clock, type TimerHandle } from "../../core/clock.js";

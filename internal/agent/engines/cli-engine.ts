@@ -7,11 +7,11 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
-import type { Engine } from "../host.js";
+import type { Engine } from "../host-types.js";
 import type { LoopOutcome } from "../loop.js";
 import { ZERO_USAGE } from "../../models/types.js";
 import { systemClock, type Clock } from "../../core/clock.js";
-import type { AgentEvent } from "../events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 
 export class CliEngineError extends Error {
   constructor(

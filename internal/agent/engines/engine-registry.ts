@@ -4,13 +4,13 @@
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import type { CoreContext } from "../../core/context.js";
-import type { Engine } from "../host.js";
+import type { CoreContext } from "../../runtime/context.js";
+import type { Engine } from "../host-types.js";
 import type { AgentDef } from "../agents.js";
 import type { Usage } from "../../models/types.js";
 import { createCliEngine } from "./cli-engine.js";
 import { ClaudeCliEngine } from "./claude-cli-engine.js";
-import type { AgentEvent } from "../events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import type { LoopOutcome } from "../loop.js";
 import { parseSessionKey } from "../../session/keys.js";
 

@@ -11,7 +11,7 @@ import { FakeClock } from "../../core/clock.js";
 import { silentLogger } from "../../log/logger.js";
 import { createModelRouter } from "../../models/router.js";
 import type { ToolSet } from "../../tools/tool.js";
-import type { AgentEvent } from "../events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import { runAgentLoop, type LoopGuard, type LoopOutcome } from "../loop.js";
 import { createLoopDetector } from "./loop-detector.js";
 

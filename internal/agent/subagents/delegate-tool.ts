@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../../tools/tool.js";
-import type { CoreContext } from "../../core/context.js";
+import type { CoreContext } from "../../runtime/context.js";
 import { listAgents, type AgentSource } from "../agents.js";
 import { formatCapabilities, matchCapabilities } from "./capabilities.js";
 import type { SubagentTaskManager } from "./task-manager.js";

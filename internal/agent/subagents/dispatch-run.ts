@@ -4,7 +4,7 @@
  * running; a failed non-blocking task lets the rest continue (its dependents are skipped). Used by the
  * `dispatch` tool in the calling turn (sync) or as a background task (mode background).
  */
-import type { CoreContext } from "../../core/context.js";
+import type { CoreContext } from "../../runtime/context.js";
 import { interpolate, type GraphTask } from "./task-graph.js";
 import type { SubagentTaskManager } from "./task-manager.js";
 

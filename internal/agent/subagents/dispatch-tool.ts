@@ -6,8 +6,8 @@
  */
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../../tools/tool.js";
-import type { CoreContext } from "../../core/context.js";
-import type { ChannelRegistry } from "../../channels/registry.js";
+import type { CoreContext } from "../../runtime/context.js";
+import type { Outbox } from "../../core/outbox.js";
 import { listAgents, type AgentSource } from "../agents.js";
 import { matchCapabilities } from "./capabilities.js";
 import { validateGraph, TaskGraphError, type GraphTask } from "./task-graph.js";
@@ -46,7 +46,7 @@ const schema = z.object({
 export function createDispatchTool(
   ctx: CoreContext,
   tasks: SubagentTaskManager,
-  channels: ChannelRegistry,
+  outbox: Outbox,
   sources: AgentSource[] = [],
 ): Tool<typeof schema> {
   return defineTool({
@@ -85,8 +85,7 @@ export function createDispatchTool(
       }
       const progress = cfg.agents.defaults.subagents.progress_updates && tctx.replyTarget;
       const say = (text: string): void => {
-        if (progress && tctx.replyTarget)
-          void channels.deliver(tctx.replyTarget, text).catch(() => undefined);
+        if (progress && tctx.replyTarget) void outbox.deliver(tctx.replyTarget, text).catch(() => undefined);
       };
       const graph = (s: AbortSignal): DispatchGraph => ({
         ctx,

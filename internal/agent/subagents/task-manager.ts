@@ -14,12 +14,15 @@
  *   answer twice;
  * - a task whose turn is aborted by the host itself (daemon shutdown drain) is marked `interrupted`
  *   without announcing; the next start announces it, like a task left `running` by a kill -9.
+ *
+ * Over 300 lines on purpose: a task's whole life (queue, run, persist, announce, restart) shares
+ * one store.
  */
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
-import type { CoreContext } from "../../core/context.js";
+import type { CoreContext } from "../../runtime/context.js";
 import type { AgentHost, TurnResult } from "../../core/host.js";
-import type { ChannelRegistry } from "../../channels/registry.js";
+import type { Outbox } from "../../core/outbox.js";
 import { sleep } from "../../core/clock.js";
 import { sessionKeys } from "../../session/keys.js";
 
@@ -88,7 +91,7 @@ export class SubagentTaskManager {
   constructor(
     private ctx: CoreContext,
     private host: AgentHost,
-    private channels: ChannelRegistry,
+    private outbox: Outbox,
   ) {
     const db = ctx.db;
     this.s = {
@@ -328,7 +331,7 @@ export class SubagentTaskManager {
           if (r.finishReason === "error") throw new Error(r.error?.message ?? "announcement turn failed");
           reply = r.text;
         }
-        if (row.reply_target && reply) await this.channels.deliver(row.reply_target, reply);
+        if (row.reply_target && reply) await this.outbox.deliver(row.reply_target, reply);
         this.s.announce.run("delivered", null, row.id);
         return;
       } catch (err) {

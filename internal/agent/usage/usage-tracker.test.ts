@@ -6,7 +6,7 @@ import { configFromObject } from "../../config/load.js";
 import type { Config } from "../../config/schema.js";
 import { FakeClock } from "../../core/clock.js";
 import { openDatabase, type Db } from "../../store/db.js";
-import { allMigrations } from "../../store/registry.js";
+import { allMigrations } from "../../daemon/migrations.js";
 import type { Usage } from "../../models/types.js";
 import { UsageTracker } from "./usage-tracker.js";
 

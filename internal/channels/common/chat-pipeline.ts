@@ -3,9 +3,9 @@
  * delivery ledgers that make replies restart-safe, and the inbound router that turns accepted
  * messages into turns. Each channel supplies its platform adapter and its own settings.
  */
-import type { CoreContext } from "../../core/context.js";
+import type { CoreContext } from "../../runtime/context.js";
 import { DeliveryLedger } from "./delivery-ledger.js";
-import { InboundRouter, type InboundDeps } from "./inbound.js";
+import { InboundRouter, type InboundDeps } from "../../inbound/front-desk.js";
 import { PreviewLedger } from "./preview-ledger.js";
 import { StreamRelay, type ChatAdapter } from "./stream-relay.js";
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../core/clock.js";
-import type { AgentEvent } from "../../agent/events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import { ZERO_USAGE } from "../../models/types.js";
 import { StreamRelay, type ChatAdapter, type OutboundOptions } from "./stream-relay.js";
 

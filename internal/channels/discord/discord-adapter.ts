@@ -76,6 +76,8 @@ interface InteractionState {
 
 export class DiscordAdapter implements ChatAdapter {
   private interactions = new Map<string, InteractionState>();
+  /** DM channel ids by user id: a DM channel is opened once. */
+  private dmChannels = new Map<string, string>();
 
   constructor(
     private rest: () => REST,
@@ -201,6 +203,23 @@ export class DiscordAdapter implements ChatAdapter {
     }
     for (const c of chunks.slice(1)) await this.send(addr, c, { markdown: true });
     return id;
+  }
+
+  /** The channel id of a target: itself, or the DM channel of `user:<id>` (opened once). */
+  async targetChannel(target: string): Promise<string> {
+    const user = /^user:(\d+)$/.exec(target);
+    if (user) {
+      const uid = user[1] ?? "";
+      const channelId = this.dmChannels.get(uid) ?? (await this.openDm(uid));
+      this.dmChannels.set(uid, channelId);
+      return channelId;
+    }
+    if (!/^\d+$/.test(target))
+      throw new ChannelError(
+        "CHANNEL_UNKNOWN_TARGET",
+        `invalid Discord target "discord:${target}" (expected discord:<channelId> or discord:user:<userId>)`,
+      );
+    return target;
   }
 
   /** Opens (or reuses) the DM channel with a user; returns its channel id. */

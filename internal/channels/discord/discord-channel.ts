@@ -9,6 +9,9 @@
  *
  * Connection state is logged on every change and surfaced by `status()` (/healthz, familiar status).
  * An invalid token stops the channel with one clear error; the daemon keeps running.
+ *
+ * Over 300 lines on purpose: the transport (gateway client, interactions) of one platform;
+ * lifecycle is in chat-channel-base.ts, translation in discord-inbound.ts.
  */
 import {
   Client,
@@ -21,79 +24,53 @@ import {
   type GatewayDispatchPayload,
   type GatewayMessageCreateDispatchData,
 } from "discord.js";
-import type {
-  Channel,
-  ChannelState,
-  ChannelStatus,
-  OutboundFile,
-  OutboundFileKind,
-  SendOptions,
-} from "../channel.js";
+import type { Channel, ChannelState, OutboundFile, OutboundFileKind, SendOptions } from "../channel.js";
 import { ChannelError } from "../channel.js";
-import type { ChannelRegistry } from "../registry.js";
-import type { CoreContext, ServiceHealth } from "../../core/context.js";
-import type { AgentHost } from "../../core/host.js";
-import type { AgentSource } from "../../agent/agents.js";
+import type { CoreContext } from "../../runtime/context.js";
 import type { TimerHandle } from "../../core/clock.js";
 import { PairingStore, pairingReply } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
-import { NOT_AN_APPROVER, type InboundChat, type InboundRouter } from "../common/inbound.js";
-import type { ApprovalResolver } from "../common/commands.js";
+import { ChatChannelBase, type ChatChannelDeps } from "../common/chat-channel-base.js";
+import { ChannelIdentities } from "./channel-identities.js";
+import { translateMessage } from "./discord-inbound.js";
+import { NOT_AN_APPROVER, type InboundChat, type InboundRouter } from "../../inbound/front-desk.js";
 import { DISCORD_LIMITS } from "../common/chunking.js";
 import { DiscordAdapter, interactionAddress, NO_MENTIONS, toChannelError } from "./discord-adapter.js";
 import { SeenStore } from "./seen-store.js";
-import { guildVerdict, isAddressed, stripBotMention, type ChannelIdentity } from "./guild-gate.js";
+import { guildVerdict } from "./guild-gate.js";
 import { commandText, slashCommandBodies } from "./slash-commands.js";
-import { discordAttachment, IS_VOICE_MESSAGE } from "./attachments.js";
-import { createMediaParts, type MediaParts } from "../../media/media-parts.js";
 
 export const DEFAULT_API_BASE = "https://discord.com/api";
-const THREAD_TYPES = new Set([10, 11, 12]);
 const EPHEMERAL = 1 << 6;
 
-type DiscordConfig = ReturnType<CoreContext["config"]>["channels"]["discord"];
-
-export interface DiscordDeps {
-  host: AgentHost;
-  registry?: ChannelRegistry;
-  approvals?: ApprovalResolver;
-  agentSources?: readonly AgentSource[];
-  /** Transcription, speech and the voice reply switch (shared by the channels; built when absent). */
-  media?: MediaParts;
-}
+export type DiscordDeps = ChatChannelDeps;
 
 /** The Discord channel: a Channel plus the Service lifecycle and health. */
-export class DiscordChannel implements Channel {
+export class DiscordChannel extends ChatChannelBase implements Channel {
   readonly id = "discord";
   readonly name = "discord";
   readonly pairing: PairingStore;
   readonly relay: StreamRelay;
   readonly router: InboundRouter;
   readonly adapter: DiscordAdapter;
-  private media: MediaParts;
   private seen: SeenStore;
   private client: Client | undefined;
   private me: { id: string; username: string; appId: string } | undefined;
-  private st: ChannelStatus;
-  private inflight = new Set<Promise<unknown>>();
-  private dmChannels = new Map<string, string>();
-  private identities = new Map<string, Promise<ChannelIdentity>>();
+  private identities: ChannelIdentities;
   private retryTimer: TimerHandle | undefined;
   private retryDelayMs = 1000;
   private stopping = false;
   private readyWaiters: (() => void)[] = [];
-  private unsubscribe: (() => void) | undefined;
-  private lifecycle: Promise<void> = Promise.resolve();
 
   constructor(
-    private ctx: CoreContext,
+    ctx: CoreContext,
     private deps: DiscordDeps,
   ) {
-    this.st = { state: "stopped", since: ctx.clock.now() };
+    super(ctx, "discord", deps.media);
+    this.identities = new ChannelIdentities(() => this.requireClient(), ctx.logger);
     this.pairing = new PairingStore(ctx.db, ctx.clock);
     this.seen = new SeenStore(ctx.db, () => ctx.clock.now());
-    this.media = deps.media ?? createMediaParts(ctx);
     this.adapter = new DiscordAdapter(
       () => this.requireClient().rest,
       () => ({ ...DISCORD_LIMITS, maxLines: this.cfg().max_lines_per_message }),
@@ -116,7 +93,7 @@ export class DiscordChannel implements Channel {
     return cfg.dm_policy === "open" || this.pairing.isAllowed("discord", userId, cfg.allow_from);
   }
 
-  private cfg(): DiscordConfig {
+  private cfg(): ReturnType<CoreContext["config"]>["channels"]["discord"] {
     return this.ctx.config().channels.discord;
   }
 
@@ -125,40 +102,18 @@ export class DiscordChannel implements Channel {
     return this.client;
   }
 
-  private setState(state: ChannelState, detail?: string): void {
-    const prev = this.st.state;
-    this.st = {
-      state,
-      since: this.ctx.clock.now(),
-      ...(detail ? { detail } : {}),
-      ...(this.me ? { identity: `@${this.me.username}` } : {}),
-    };
+  protected identity(): string | undefined {
+    return this.me ? `@${this.me.username}` : undefined;
+  }
+
+  /** Every state change is logged; `connected` releases `whenConnected` waiters. */
+  protected override onState(prev: ChannelState, state: ChannelState, detail?: string): void {
     if (prev !== state) {
       const log = { channel: "discord", from: prev, to: state, ...(detail ? { detail } : {}) };
       if (state === "error") this.ctx.logger.error(log, `discord: ${detail ?? "error"}`);
       else this.ctx.logger.info(log, `discord: ${state}`);
     }
     if (state === "connected") for (const w of this.readyWaiters.splice(0)) w();
-  }
-
-  status(): ChannelStatus {
-    return this.st;
-  }
-
-  /** Service health (for the daemon's service list). */
-  health(): ServiceHealth {
-    const s = this.st.state;
-    const state =
-      s === "connected"
-        ? "ok"
-        : s === "starting"
-          ? "starting"
-          : s === "error"
-            ? "error"
-            : s === "disabled"
-              ? "disabled"
-              : "degraded";
-    return { state, ...(this.st.detail ? { detail: this.st.detail } : {}) };
   }
 
   /** Resolves once the gateway is connected (READY or RESUMED). */
@@ -169,14 +124,11 @@ export class DiscordChannel implements Channel {
 
   /** Connects in the background: never throws for a bad token or an unreachable Discord. */
   async start(): Promise<void> {
-    this.unsubscribe ??= this.ctx.onConfig((next, prev) => {
-      const a = next.channels.discord;
-      const b = prev.channels.discord;
-      if (a.enabled !== b.enabled || a.token !== b.token || a.api_base !== b.api_base) {
-        // Serialised: two quick reloads never leave two clients connected.
-        this.lifecycle = this.lifecycle.then(() => this.restart()).catch(() => undefined);
-      }
-    });
+    this.watchConfig(
+      ({ channels: { discord: a } }, { channels: { discord: b } }) =>
+        a.enabled !== b.enabled || a.token !== b.token || a.api_base !== b.api_base,
+      () => this.restart(),
+    );
     this.stopping = false;
     this.connect();
   }
@@ -225,9 +177,9 @@ export class DiscordChannel implements Channel {
       if (this.client !== client) return;
       this.retryDelayMs = 1000;
       this.setState("connected");
-      this.track(this.registerCommands());
+      this.track(this.registerCommands(), "handler");
       // Previews a crash left mid-stream (once per run; the ledger forgets them after).
-      this.track(this.relay.cleanupLeftovers());
+      this.track(this.relay.cleanupLeftovers(), "handler");
     });
     client.on(Events.ShardResume, (_id, replayed) => {
       if (this.client !== client) return;
@@ -311,20 +263,10 @@ export class DiscordChannel implements Channel {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    await this.lifecycle;
+    await this.unwatchConfig();
     await Promise.allSettled([...this.inflight]);
     await this.disconnect();
     if (this.st.state !== "error") this.setState("stopped");
-  }
-
-  private track(p: Promise<unknown>): void {
-    const t = p.catch((err: unknown) => {
-      this.ctx.logger.error({ channel: "discord", err: (err as Error).message }, "discord: handler failed");
-    });
-    this.inflight.add(t);
-    void t.finally(() => this.inflight.delete(t));
   }
 
   // ------------------------------------------------------------------ inbound
@@ -340,10 +282,10 @@ export class DiscordChannel implements Channel {
         };
         break;
       case "MESSAGE_CREATE":
-        this.track(this.onMessage(packet.d));
+        this.track(this.onMessage(packet.d), "handler");
         break;
       case "INTERACTION_CREATE":
-        this.track(this.onInteraction(packet.d));
+        this.track(this.onInteraction(packet.d), "handler");
         break;
       default:
         break;
@@ -352,115 +294,20 @@ export class DiscordChannel implements Channel {
 
   private async onMessage(d: GatewayMessageCreateDispatchData): Promise<void> {
     const me = this.me;
-    if (!me || d.author.bot || d.author.id === me.id || d.webhook_id) return;
-    if (d.type !== 0 && d.type !== 19) return;
-    const cfg = this.cfg();
-    const sender = { id: d.author.id, name: d.author.global_name ?? d.author.username };
-    let text = d.content;
-    const base: Omit<InboundChat, "text"> = {
-      channel: "discord",
-      chatId: d.channel_id,
-      isGroup: d.guild_id !== undefined,
-      sender,
-      botUsername: me.username,
+    if (!me) return;
+    const env = {
+      ctx: this.ctx,
+      cfg: this.cfg(),
+      me,
+      pairing: this.pairing,
+      seen: this.seen,
+      relay: this.relay,
+      identities: this.identities,
+      router: this.router,
+      audio: this.media.audio,
     };
-    if (d.guild_id === undefined) {
-      const decision = this.pairing.check("discord", cfg.dm_policy, cfg.allow_from, {
-        ...sender,
-        chatId: d.channel_id,
-      });
-      if (decision.kind === "ignore") return;
-      if (decision.kind !== "allow") {
-        if (!this.seen.claim(d.id)) return;
-        await this.relay.errorReply(d.channel_id, "pairing", pairingReply(decision, sender.id));
-        return;
-      }
-      base.originLabel = `Discord DM from ${sender.name}`;
-    } else {
-      // Cheap checks first: unlisted guilds and unaddressed chatter never cost a REST lookup.
-      const quick = guildVerdict(cfg, d.guild_id, { id: d.channel_id });
-      if (!cfg.guilds[d.guild_id] && !cfg.guilds["*"]) return;
-      if (quick.requireMention && !isAddressed(d, me.id)) return;
-      const ident = quick.allowed ? { id: d.channel_id } : await this.identify(d.channel_id);
-      if (!quick.allowed && !guildVerdict(cfg, d.guild_id, ident).allowed) return;
-      text = stripBotMention(text, me.id);
-      base.guildId = d.guild_id;
-      const where = ident.names?.[0] ? `#${ident.names[0]}` : `channel ${d.channel_id}`;
-      base.originLabel = `Discord ${where} from ${sender.name}`;
-    }
-    const att = d.attachments[0];
-    if (att) {
-      // Claimed before the download and transcription: a replay never costs a second call.
-      if (!this.seen.claim(d.id)) return;
-      const out = await discordAttachment(att, { ...base, text }, this.router, {
-        config: () => this.ctx.config(),
-        audio: this.media.audio,
-        clock: this.ctx.clock,
-        channel: "discord",
-        typing: () => void this.adapter.typing(d.channel_id).catch(() => undefined),
-        voiceFlag: ((d.flags ?? 0) & IS_VOICE_MESSAGE) !== 0,
-      });
-      if ("reply" in out) {
-        await this.relay.sendText(d.channel_id, out.reply, { markdown: false }).catch(() => undefined);
-        return;
-      }
-      await this.router.handle({ ...base, text: out.text });
-      return;
-    }
-    if (!text.trim()) return;
-    // Claimed before answering: a replay (after RESUME or a restart) is never answered twice.
-    if (!this.seen.claim(d.id)) {
-      this.ctx.logger.debug({ channel: "discord", id: d.id }, "discord: duplicate message ignored");
-      return;
-    }
-    await this.router.handle({ ...base, text });
-  }
-
-  /**
-   * What the allow list matches for a channel: id, thread parent, names. The lookup promise is cached
-   * so messages of one channel keep their arrival order; a failed lookup (gated as just the id) is
-   * retried next time.
-   */
-  private identify(channelId: string): Promise<ChannelIdentity> {
-    const known = this.identities.get(channelId);
-    if (known) return known;
-    const lookup = this.lookupIdentity(channelId).catch((err: unknown): ChannelIdentity => {
-      this.identities.delete(channelId);
-      this.ctx.logger.warn(
-        { channel: "discord", channelId, err: (err as Error).message },
-        "discord: channel lookup failed",
-      );
-      return { id: channelId };
-    });
-    if (this.identities.size > 5000) this.identities.clear();
-    this.identities.set(channelId, lookup);
-    return lookup;
-  }
-
-  private async lookupIdentity(channelId: string): Promise<ChannelIdentity> {
-    const info = async (id: string): Promise<{ name?: string; parentId?: string }> => {
-      const client = this.requireClient();
-      const c = client.channels.cache.get(id);
-      if (c) {
-        const name = "name" in c && typeof c.name === "string" ? c.name : undefined;
-        const parentId = c.isThread() ? (c.parentId ?? undefined) : undefined;
-        return { ...(name ? { name } : {}), ...(parentId ? { parentId } : {}) };
-      }
-      const raw = (await client.rest.get(Routes.channel(id))) as {
-        type: number;
-        name?: string | null;
-        parent_id?: string | null;
-      };
-      const parentId = THREAD_TYPES.has(raw.type) ? (raw.parent_id ?? undefined) : undefined;
-      return { ...(raw.name ? { name: raw.name } : {}), ...(parentId ? { parentId } : {}) };
-    };
-    const self = await info(channelId);
-    const names = self.name ? [self.name] : [];
-    if (self.parentId) {
-      const parent = await info(self.parentId).catch(() => ({ name: undefined }));
-      if (parent.name) names.push(parent.name);
-    }
-    return { id: channelId, ...(self.parentId ? { parentId: self.parentId } : {}), names };
+    const chat = await translateMessage(env, d);
+    if (chat) await this.router.handle(chat);
   }
 
   private async onInteraction(i: APIInteraction): Promise<void> {
@@ -496,7 +343,7 @@ export class DiscordChannel implements Channel {
       if (d.kind !== "allow") return void (await ephemeral(pairingReply(d, sender.id)));
     } else {
       const quick = guildVerdict(cfg, i.guild_id, { id: channelId }).allowed;
-      if (!quick && !guildVerdict(cfg, i.guild_id, await this.identify(channelId)).allowed)
+      if (!quick && !guildVerdict(cfg, i.guild_id, await this.identities.identify(channelId)).allowed)
         return void (await ephemeral("I am not enabled in this channel."));
     }
     if (i.type === 2) {
@@ -522,41 +369,27 @@ export class DiscordChannel implements Channel {
 
   /** Proactive delivery: `<channelId>` or `user:<userId>` (a DM channel is opened). */
   async send(target: string, text: string, opts?: SendOptions): Promise<void> {
-    if (!this.client || this.st.state === "error" || this.st.state === "stopped")
-      throw new ChannelError("CHANNEL_NOT_RUNNING", `the Discord channel is not running (${this.st.state})`);
-    const channelId = await this.channelOf(target);
-    await this.relay.sendText(channelId, text, {
+    await this.relay.sendText(await this.runningTarget(target), text, {
       markdown: opts?.markdown ?? true,
       ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
       ...(opts?.silent ? { silent: true } : {}),
     });
   }
+
   /** Sends a file to `<channelId>` or `user:<userId>` (size checked before the upload). */
   async sendFile(target: string, file: OutboundFile): Promise<void> {
-    if (!this.client || this.st.state === "error" || this.st.state === "stopped")
-      throw new ChannelError("CHANNEL_NOT_RUNNING", `the Discord channel is not running (${this.st.state})`);
-    await this.adapter.sendFile(await this.channelOf(target), file);
+    await this.adapter.sendFile(await this.runningTarget(target), file);
   }
 
   maxFileBytes(kind: OutboundFileKind): number {
     return this.adapter.maxFileBytes(kind);
   }
 
-  /** The channel id of a target: itself, or the DM channel of `user:<id>`. */
-  private async channelOf(target: string): Promise<string> {
-    const user = /^user:(\d+)$/.exec(target);
-    if (user) {
-      const uid = user[1] ?? "";
-      const channelId = this.dmChannels.get(uid) ?? (await this.adapter.openDm(uid));
-      this.dmChannels.set(uid, channelId);
-      return channelId;
-    }
-    if (!/^\d+$/.test(target))
-      throw new ChannelError(
-        "CHANNEL_UNKNOWN_TARGET",
-        `invalid Discord target "discord:${target}" (expected discord:<channelId> or discord:user:<userId>)`,
-      );
-    return target;
+  /** The channel id of a proactive target, once the channel runs. */
+  private async runningTarget(target: string): Promise<string> {
+    if (!this.client || this.st.state === "error" || this.st.state === "stopped")
+      throw new ChannelError("CHANNEL_NOT_RUNNING", `the Discord channel is not running (${this.st.state})`);
+    return this.adapter.targetChannel(target);
   }
 }
 

@@ -15,9 +15,9 @@ import {
   type DiscordHarness,
 } from "../../../test/helpers/discord-harness.js";
 import type { FakeDiscord } from "../../../test/fakes/discord-server.js";
-import { CHAT_COMMANDS } from "../common/commands.js";
+import { CHAT_COMMANDS } from "../../inbound/commands.js";
 import { ChannelError } from "../channel.js";
-import { NOT_AN_APPROVER } from "../common/inbound.js";
+import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import { PreviewLedger } from "../common/preview-ledger.js";
 
 const DM = "800000000000000001";

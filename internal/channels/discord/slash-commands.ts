@@ -3,7 +3,7 @@
  * Telegram always offer the same set. A command with arguments gets one string option; the
  * interaction is turned back into the text command `/<name> <value>`.
  */
-import { CHAT_COMMANDS, type CommandSpec } from "../common/commands.js";
+import { CHAT_COMMANDS, type CommandSpec } from "../../inbound/commands.js";
 
 /** Option names per command (Discord: 1-32 lower-case characters). */
 const OPTION_NAMES: Record<string, string> = {

@@ -9,44 +9,27 @@
  *
  * Hot reload: a change of `enabled`, `token` or `api_root` stops the transport and starts it again
  * with the new values (or leaves the channel "disabled"); other keys are read live on every use.
+ *
+ * Over 300 lines on purpose: the transport (polling, webhook, retries) of one platform; lifecycle
+ * is in chat-channel-base.ts, translation in telegram-inbound.ts.
  */
 import { Api, GrammyError, type Transformer } from "grammy";
-import type { Message, Update, UserFromGetMe } from "grammy/types";
+import type { Update, UserFromGetMe } from "grammy/types";
 import { autoRetry } from "@grammyjs/auto-retry";
-import type {
-  Channel,
-  ChannelState,
-  ChannelStatus,
-  OutboundFile,
-  OutboundFileKind,
-  SendOptions,
-} from "../channel.js";
+import type { Channel, OutboundFile, OutboundFileKind, SendOptions } from "../channel.js";
 import { ChannelError } from "../channel.js";
-import type { ChannelRegistry } from "../registry.js";
-import type { CoreContext } from "../../core/context.js";
-import type { AgentHost } from "../../core/host.js";
-import type { AgentSource } from "../../agent/agents.js";
+import type { CoreContext } from "../../runtime/context.js";
 import { sleep } from "../../core/clock.js";
-import { PairingStore, pairingReply } from "../common/pairing.js";
+import { PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
-import type { InboundChat, InboundRouter } from "../common/inbound.js";
-import { CHAT_COMMANDS, type ApprovalResolver } from "../common/commands.js";
+import { ChatChannelBase, type ChatChannelDeps } from "../common/chat-channel-base.js";
+import type { InboundRouter } from "../../inbound/front-desk.js";
+import { CHAT_COMMANDS } from "../../inbound/commands.js";
 import { TelegramAdapter, toChannelError } from "./telegram-adapter.js";
 import { UpdateStore } from "./update-store.js";
-import { groupAllowed, isAddressed, stripMention } from "./group-gate.js";
-import {
-  download,
-  fetchImage,
-  mediaOf,
-  MediaError,
-  saveFile,
-  type MediaDeps,
-  type MediaKind,
-} from "./media.js";
-import { attachmentMessage } from "../../media/inbound-media.js";
-import { createMediaParts, type MediaParts } from "../../media/media-parts.js";
 import { startWebhook, type WebhookServer } from "./webhook.js";
+import { approvalButton, translateMessage } from "./telegram-inbound.js";
 
 export const DEFAULT_API_ROOT = "https://api.telegram.org";
 
@@ -54,52 +37,40 @@ export const DEFAULT_API_ROOT = "https://api.telegram.org";
 type GrammySignal = Parameters<Api["getMe"]>[0];
 const gs = (s: AbortSignal): GrammySignal => s as unknown as GrammySignal;
 
-export interface TelegramDeps {
-  host: AgentHost;
-  registry?: ChannelRegistry;
-  approvals?: ApprovalResolver;
-  agentSources?: readonly AgentSource[];
+export interface TelegramDeps extends ChatChannelDeps {
   /**
    * Longest 429 `retry_after` waited out before a call fails (seconds). A new message carries an
    * answer that would otherwise be lost, so it waits long (default 600); anything else (preview
    * edits, deletes) gives up after 60 and the relay falls back to a new message.
    */
   retryLimits?: { sendMaxDelayS?: number; otherMaxDelayS?: number };
-  /** Transcription, speech and the voice reply switch (shared by the channels; built when absent). */
-  media?: MediaParts;
 }
 
 /** The Telegram channel: a Channel plus the Service lifecycle and health. */
-export class TelegramChannel implements Channel {
+export class TelegramChannel extends ChatChannelBase implements Channel {
   readonly id = "telegram";
   readonly name = "telegram";
   readonly pairing: PairingStore;
   readonly relay: StreamRelay;
   readonly router: InboundRouter;
   private adapter: TelegramAdapter;
-  private media: MediaParts;
   private api: Api | undefined;
   private me: UserFromGetMe | undefined;
   private store: UpdateStore | undefined;
-  private st: ChannelStatus;
   private abort = new AbortController();
   private loop: Promise<void> | undefined;
-  private inflight = new Set<Promise<unknown>>();
   private webhook: WebhookServer | undefined;
   private processing: Promise<void> = Promise.resolve();
   private stopping = false;
   /** Set by `stop`: the channel never reconnects after it (a reload in flight included). */
   private closed = false;
-  private unsubscribe: (() => void) | undefined;
-  private lifecycle: Promise<void> = Promise.resolve();
 
   constructor(
-    private ctx: CoreContext,
+    ctx: CoreContext,
     private deps: TelegramDeps,
   ) {
-    this.st = { state: "stopped", since: ctx.clock.now() };
+    super(ctx, "telegram", deps.media);
     this.pairing = new PairingStore(ctx.db, ctx.clock);
-    this.media = deps.media ?? createMediaParts(ctx);
     this.adapter = new TelegramAdapter(() => this.requireApi(), ctx.clock);
     ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "telegram", this.adapter, {
       host: deps.host,
@@ -127,50 +98,18 @@ export class TelegramChannel implements Channel {
     return this.api;
   }
 
-  private setState(state: ChannelState, detail?: string): void {
-    this.st = {
-      state,
-      since: this.ctx.clock.now(),
-      ...(detail ? { detail } : {}),
-      ...(this.me ? { identity: `@${this.me.username}` } : {}),
-    };
-  }
-
-  status(): ChannelStatus {
-    return this.st;
-  }
-
-  /** Service health (for the daemon's service list). */
-  health(): { state: "ok" | "starting" | "degraded" | "error" | "disabled"; detail?: string } {
-    const s = this.st.state;
-    const state =
-      s === "connected"
-        ? "ok"
-        : s === "starting"
-          ? "starting"
-          : s === "error"
-            ? "error"
-            : s === "disabled"
-              ? "disabled"
-              : "degraded";
-    return { state, ...(this.st.detail ? { detail: this.st.detail } : {}) };
+  protected identity(): string | undefined {
+    return this.me ? `@${this.me.username}` : undefined;
   }
 
   /** Starts in the background: never throws for a bad token or an unreachable Telegram. */
   async start(): Promise<void> {
     this.closed = false;
-    this.unsubscribe ??= this.ctx.onConfig((next, prev) => {
-      const a = next.channels.telegram;
-      const b = prev.channels.telegram;
-      if (a.enabled !== b.enabled || a.token !== b.token || a.api_root !== b.api_root) {
-        // Serialised: two quick reloads never leave two poll loops running.
-        this.lifecycle = this.lifecycle
-          .then(() => this.reconfigure())
-          .catch((err: unknown) => {
-            this.ctx.logger.error({ err: (err as Error).message }, "telegram: reconfiguration failed");
-          });
-      }
-    });
+    this.watchConfig(
+      ({ channels: { telegram: a } }, { channels: { telegram: b } }) =>
+        a.enabled !== b.enabled || a.token !== b.token || a.api_root !== b.api_root,
+      () => this.reconfigure(),
+    );
     if (this.cfg().enabled) this.connect();
     else this.setState("disabled", "channels.telegram.enabled is false");
   }
@@ -242,9 +181,7 @@ export class TelegramChannel implements Channel {
 
   async stop(): Promise<void> {
     this.closed = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    await this.lifecycle;
+    await this.unwatchConfig();
     await this.disconnect();
     // Let replies in flight finish, within the shutdown budget.
     const budget = this.ctx.config().shutdown_timeout_s * 1000;
@@ -308,7 +245,7 @@ export class TelegramChannel implements Channel {
     }
     if (this.stopping) return;
     // Previews a crash left mid-stream go before the resumed answers are read.
-    this.track(this.relay.cleanupLeftovers());
+    this.track(this.relay.cleanupLeftovers(), "reply");
     this.store = new UpdateStore(this.ctx.db, String(this.me.id), () => this.ctx.clock.now());
     this.store.prune(7 * 24 * 3600 * 1000);
     await api
@@ -421,172 +358,30 @@ export class TelegramChannel implements Channel {
     });
   }
 
-  private track(p: Promise<unknown>): void {
-    const t = p.catch((err: unknown) =>
-      this.ctx.logger.error({ err: (err as Error).message }, "telegram: reply failed"),
-    );
-    this.inflight.add(t);
-    void t.finally(() => this.inflight.delete(t));
-  }
-
   // --- inbound ----------------------------------------------------------------------------------
 
   private async dispatch(api: Api, token: string, apiRoot: string, u: Update): Promise<void> {
     const me = this.me;
     if (!me) return;
-    if (u.callback_query) return this.onCallback(api, u.callback_query);
-    const m = u.message;
-    if (!m || !m.from || m.from.is_bot) return;
-    const cfg = this.cfg();
-    const chatId = String(m.chat.id);
-    const isGroup = m.chat.type === "group" || m.chat.type === "supergroup";
-    const senderName = [m.from.first_name, m.from.last_name].filter(Boolean).join(" ") || m.from.username;
-    const sender = { id: String(m.from.id), ...(senderName ? { name: senderName } : {}) };
-    let text = m.text ?? m.caption ?? "";
-    if (isGroup) {
-      if (!groupAllowed(cfg, m.chat.id)) return;
-      if (!isAddressed(cfg, { id: me.id, username: me.username }, m, text)) return;
-      text = stripMention(text, me.username);
-    } else if (m.chat.type === "private") {
-      const d = this.pairing.check("telegram", cfg.dm_policy, cfg.allow_from, { ...sender, chatId });
-      if (d.kind === "ignore") return;
-      if (d.kind === "pair" || d.kind === "pair_full") {
-        const reply = pairingReply(d, sender.id);
-        if (d.kind === "pair" && d.fresh) await this.relay.sendText(chatId, reply, { markdown: false });
-        else await this.relay.errorReply(chatId, "pairing", reply);
-        return;
-      }
-    } else return;
-    const threadId =
-      m.is_topic_message && m.message_thread_id !== undefined ? String(m.message_thread_id) : undefined;
-    const relayChatId = threadId ? `${chatId}:${threadId}` : chatId;
-    const chat: InboundChat = {
-      channel: "telegram",
-      chatId,
-      ...(threadId ? { threadId } : {}),
-      isGroup,
-      sender,
-      text,
-      relayChatId,
-      botUsername: me.username,
-      originLabel: isGroup
-        ? `Telegram group "${"title" in m.chat ? m.chat.title : chatId}" (from ${senderName ?? sender.id})`
-        : `Telegram DM from ${senderName ?? sender.id}`,
+    if (u.callback_query) {
+      const press = approvalButton(api, u.callback_query, (id) => this.mayApprove(id), this.router);
+      // A refusal is answered before the next update; an accepted press runs like a reply.
+      return press.accepted ? this.track(press.done, "reply") : void (await press.done);
+    }
+    const env = {
+      ctx: this.ctx,
+      cfg: this.cfg(),
+      me,
+      pairing: this.pairing,
+      relay: this.relay,
+      signal: this.abort.signal,
+      router: this.router,
+      audio: this.media.audio,
+      typing: (addr: string) => void this.adapter.typing(addr),
     };
-    const media = mediaOf(m);
-    if (media.kind !== "none") {
-      const mdeps: MediaDeps = {
-        api,
-        apiRoot,
-        token,
-        maxImageBytes: cfg.media.max_image_bytes,
-        signal: this.abort.signal,
-      };
-      try {
-        const handled = media.kind === "file" ? await this.attachment(chat, mdeps, media) : undefined;
-        if (handled === "reply") return;
-        if (handled === "text") {
-          /* the transcript or document text is the message now */
-        } else if (media.kind === "image") chat.images = [await fetchImage(mdeps, media)];
-        else if (cfg.media.save) {
-          const rel = await saveFile(mdeps, this.ctx.config().workspace, media, this.ctx.clock.now());
-          chat.text =
-            `${text}\n\n[The user sent a file, saved in the workspace at ${rel}${media.mime ? ` (${media.mime})` : ""}]`.trim();
-        } else {
-          await this.relay.sendText(
-            relayChatId,
-            `${media.label} are not supported yet. Please send text or a photo.`,
-            { markdown: false },
-          );
-          return;
-        }
-      } catch (err) {
-        const msg = err instanceof MediaError ? err.message : "I could not download that file from Telegram.";
-        this.ctx.logger.warn({ err: (err as Error).message }, "telegram: media download failed");
-        await this.relay.sendText(relayChatId, msg, { markdown: false }).catch(() => undefined);
-        return;
-      }
-    }
-    if (!chat.text.trim() && !chat.images?.length) return;
+    const chat = await translateMessage(env, api, token, apiRoot, u);
     // `handle` submits synchronously (the user message is committed) before its first await.
-    this.track(this.router.handle(chat));
-  }
-
-  /**
-   * Voice notes, audio and readable documents through the media module: `text` = the message now
-   * carries the transcript/text, `reply` = the user got a refusal, undefined = not ours.
-   */
-  private async attachment(
-    chat: InboundChat,
-    mdeps: MediaDeps,
-    media: Extract<MediaKind, { kind: "file" }>,
-  ): Promise<"text" | "reply" | undefined> {
-    if (media.role === "other") return undefined;
-    const addr = chat.relayChatId ?? chat.chatId;
-    const agentId = this.router.agentFor(chat);
-    const out = await attachmentMessage(
-      {
-        kind: media.role,
-        name: media.name,
-        uniqueId: media.fileUniqueId,
-        ...(media.mime ? { mime: media.mime } : {}),
-        ...(media.size !== undefined ? { size: media.size } : {}),
-        ...(media.durationS !== undefined ? { durationS: media.durationS } : {}),
-        download: (max) => download(mdeps, media.fileId, max),
-      },
-      chat.text,
-      {
-        config: () => this.ctx.config(),
-        audio: this.media.audio,
-        clock: this.ctx.clock,
-        channel: "telegram",
-        typing: () => void this.adapter.typing(addr),
-      },
-      { agentId, sessionKey: this.router.sessionKey(chat, agentId) },
-    );
-    if (!out) return undefined;
-    if ("reply" in out) {
-      await this.relay.sendText(addr, out.reply, { markdown: false }).catch(() => undefined);
-      return "reply";
-    }
-    chat.text = out.text;
-    return "text";
-  }
-
-  private async onCallback(api: Api, q: NonNullable<Update["callback_query"]>): Promise<void> {
-    const data = q.data ?? "";
-    const m = /^(approve|deny):(.+)$/.exec(data);
-    const userId = String(q.from.id);
-    const allowed = this.mayApprove(userId);
-    if (!m || !allowed) {
-      await api
-        .answerCallbackQuery(q.id, { text: allowed ? "Unknown action" : "Not allowed" })
-        .catch(() => undefined);
-      return;
-    }
-    const msg = q.message as Message | undefined;
-    const chatId = String(msg?.chat.id ?? q.from.id);
-    const isGroup = msg?.chat.type === "group" || msg?.chat.type === "supergroup";
-    // The decision's reply goes to the topic the buttons are in.
-    const threadId =
-      msg?.is_topic_message && msg.message_thread_id !== undefined
-        ? String(msg.message_thread_id)
-        : undefined;
-    const p = this.router.handle({
-      channel: "telegram",
-      chatId,
-      ...(threadId ? { threadId, relayChatId: `${chatId}:${threadId}` } : {}),
-      isGroup,
-      sender: { id: userId, name: q.from.first_name },
-      text: `/${m[1]} ${m[2]}`,
-    });
-    this.track(
-      p.then((out) =>
-        api
-          .answerCallbackQuery(q.id, { text: out.kind === "command" ? out.reply.slice(0, 190) : "" })
-          .catch(() => undefined),
-      ),
-    );
+    if (chat) this.track(this.router.handle(chat), "reply");
   }
 }
 

@@ -14,7 +14,7 @@ import { usageHeaders } from "../openai-api.js";
 import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError, fromZod } from "./api-errors.js";
 import { agentJson, turnTotalsJson } from "./api-json.js";
-import type { ApiRoute } from "./api-router.js";
+import type { ApiRoute } from "./api-route.js";
 import { pageById } from "./pagination.js";
 import { SseWriter, turnEventForwarder } from "./sse.js";
 import { turnFailure } from "./turn-errors.js";

@@ -14,12 +14,10 @@ import type { z } from "zod";
 import type { Config } from "../../config/schema.js";
 import type { Db } from "../../store/db.js";
 import type { AgentHostImpl } from "../../agent/host.js";
-import type { AgentHostParts } from "../../agent/host-service.js";
-import type { ModelRouter } from "../../models/router.js";
 import { findAgent, listAgents, type AgentDef, type AgentSource } from "../../agent/agents.js";
 import { parseSessionKey } from "../../session/keys.js";
 import type { SessionRow } from "../../session/session-store.js";
-import type { GatewayRuntime } from "../runtime.js";
+import type { GatewayDeps, GatewayRuntime } from "../runtime.js";
 import { agentNotFound, apiError, fromZod, sessionNotFound } from "./api-errors.js";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
@@ -36,8 +34,8 @@ export class ApiContext {
   }
 
   /** The agent host parts (host, file and API agent stores); 503 while none is built. */
-  agentParts(): AgentHostParts {
-    const a = this.rt.deps.parts.extra.agents as AgentHostParts | undefined;
+  agentParts(): NonNullable<GatewayDeps["agents"]> {
+    const a = this.rt.deps.agents;
     if (!a?.host) throw apiError(503, "unavailable", "the agent host is not running");
     return a;
   }
@@ -48,8 +46,7 @@ export class ApiContext {
 
   /** Workspace-file and API agents (config agents come from the config itself). */
   sources(): AgentSource[] {
-    const a = this.rt.deps.parts.extra.agents as AgentHostParts | undefined;
-    return a ? [a.fileAgents, a.apiAgents] : this.rt.agentSources();
+    return this.rt.agentSources();
   }
 
   agents(): AgentDef[] {
@@ -63,8 +60,8 @@ export class ApiContext {
     return a;
   }
 
-  router(): ModelRouter | undefined {
-    return this.rt.part<ModelRouter>("router", ["usingEcho", "chain"]);
+  router(): GatewayDeps["router"] {
+    return this.rt.deps.router;
   }
 
   /**
@@ -164,4 +161,4 @@ function hostOf(url: string): string {
 }
 
 /** Writes a JSON response (the gateway's one helper, re-exported for the API routes). */
-export { sendJson } from "../http-server.js";
+export { sendJson } from "../http-util.js";

@@ -13,22 +13,10 @@ import { agentRoutes } from "./agents-routes.js";
 import { sessionRoutes } from "./sessions-routes.js";
 import { turnRoutes } from "./turn-routes.js";
 import { traceRoutes } from "./traces-route.js";
+import type { ApiRoute } from "./api-route.js";
 import { fileRoutes } from "./files-route.js";
 
-/** One matched request. `params` holds the decoded `:name` segments of the pattern. */
-export interface ApiRequest {
-  req: IncomingMessage;
-  res: ServerResponse;
-  url: URL;
-  params: Record<string, string>;
-}
-
-export interface ApiRoute {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
-  /** e.g. `/api/agents/:id/sessions/:sid` */
-  pattern: string;
-  handler: (r: ApiRequest) => Promise<void> | void;
-}
+export type { ApiRequest, ApiRoute } from "./api-route.js";
 
 interface Compiled extends ApiRoute {
   re: RegExp;

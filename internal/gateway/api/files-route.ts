@@ -10,7 +10,7 @@ import { sendWorkspaceFile } from "../../tools/send-file.js";
 import type { GatewayRuntime } from "../runtime.js";
 import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError } from "./api-errors.js";
-import type { ApiRoute } from "./api-router.js";
+import type { ApiRoute } from "./api-route.js";
 
 /** The body of a file send. */
 export const sendFileBody = z

@@ -13,7 +13,7 @@ import type { SessionRow } from "../../session/session-store.js";
 import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError, sessionNotFound } from "./api-errors.js";
 import { lineageJson, messageJson, sessionJson, sessionMeta } from "./api-json.js";
-import type { ApiRoute } from "./api-router.js";
+import type { ApiRoute } from "./api-route.js";
 import { intParam, limitParam, SessionPager, splitPage } from "./pagination.js";
 import { assertLiveForWrite } from "./session-guards.js";
 

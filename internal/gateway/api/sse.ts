@@ -6,8 +6,12 @@
  * dropped (the turn itself goes on and stores its answer).
  */
 import type { ServerResponse } from "node:http";
-import type { AgentEvent } from "../../agent/events.js";
-import type { EventSink } from "./stream-replay.js";
+import type { AgentEvent } from "../../core/agent-events.js";
+
+/** Where a stream's events go: an `SseWriter` or a `TurnStream`. */
+export interface EventSink {
+  send(event: string, data: unknown): void;
+}
 
 export class SseWriter implements EventSink {
   private seq = 0;

@@ -10,12 +10,7 @@
  * - running turns are always kept; of finished ones only the newest `keepFinished` are (memory stays
  *   bounded; an older turn is read back through `GET .../messages`).
  */
-import type { SseWriter } from "./sse.js";
-
-/** Where a stream's events go: an `SseWriter` or a `TurnStream`. */
-export interface EventSink {
-  send(event: string, data: unknown): void;
-}
+import type { EventSink, SseWriter } from "./sse.js";
 
 interface Frame {
   id: number;

@@ -5,7 +5,7 @@
 import { readTraceReport } from "../../agent/trace-report.js";
 import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError } from "./api-errors.js";
-import type { ApiRoute } from "./api-router.js";
+import type { ApiRoute } from "./api-route.js";
 
 export function traceRoutes(api: ApiContext): ApiRoute[] {
   return [

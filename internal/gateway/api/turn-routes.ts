@@ -12,13 +12,13 @@
  */
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
-import type { AgentEvent } from "../../agent/events.js";
+import type { AgentEvent } from "../../core/agent-events.js";
 import type { TurnResult } from "../../core/host.js";
 import type { StoredMessage } from "../../session/session-store.js";
 import { usageHeaders } from "../openai-api.js";
 import { sendJson, type ApiContext } from "./api-context.js";
 import { messageJson, turnTotalsJson } from "./api-json.js";
-import type { ApiRoute } from "./api-router.js";
+import type { ApiRoute } from "./api-route.js";
 import { assertLiveForWrite } from "./session-guards.js";
 import { SseWriter, turnEventForwarder } from "./sse.js";
 import { StreamRegistry } from "./stream-replay.js";

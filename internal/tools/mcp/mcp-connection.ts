@@ -8,6 +8,9 @@
  * - while reconnecting the server's tools stay registered and answer with a clear "not connected"
  *   error, so the model's tool list does not flicker; `stop()` unregisters them;
  * - the SDK is imported lazily, only when a server is configured.
+ *
+ * Over 300 lines on purpose: one connection's lifecycle (connect, list, call, reconnect with
+ * backoff) reads best in one place.
  */
 import { z } from "zod";
 import type { Clock, TimerHandle } from "../../core/clock.js";

@@ -5,24 +5,12 @@
 import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
 import type { Logger } from "../log/logger.js";
-import type { Clock } from "./clock.js";
-import type { EventBus } from "./event-bus.js";
+import type { Clock } from "../core/clock.js";
+import type { EventBus } from "../core/event-bus.js";
+import type { ConfigListener } from "../config/config-listener.js";
 
-export type ConfigListener = (next: Config, prev: Config, changed: readonly string[]) => void;
-
-export interface ServiceHealth {
-  state: "ok" | "starting" | "degraded" | "error" | "disabled";
-  detail?: string;
-  [k: string]: unknown;
-}
-
-/** A long-running part of the daemon started and stopped in order. */
-export interface Service {
-  readonly name: string;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  health(): ServiceHealth;
-}
+export type { Service, ServiceHealth } from "../core/service.js";
+export type { ConfigListener } from "../config/config-listener.js";
 
 export interface CoreContext {
   config(): Config;

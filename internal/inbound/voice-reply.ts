@@ -4,12 +4,15 @@
  * the platform's limit follows as messages). When speech fails the caller delivers the text as
  * usual: a voice reply never costs the answer.
  */
-import type { MediaCallScope } from "../../media/audio-client.js";
-import type { MediaParts } from "../../media/media-parts.js";
-import type { StreamRelay } from "./stream-relay.js";
+import type { MediaCallScope } from "../media/audio-client.js";
+import type { MediaParts } from "../media/media-parts.js";
+import { stripMarkdown } from "../media/strip-markdown.js";
+import type { ReplyRelay } from "./reply-relay.js";
+
+export { stripMarkdown };
 
 /** True when this chat asked for voice and both speech and the platform can deliver it. */
-export function voiceWanted(media: MediaParts | undefined, relay: StreamRelay, scope: string): boolean {
+export function voiceWanted(media: MediaParts | undefined, relay: ReplyRelay, scope: string): boolean {
   return (
     media !== undefined &&
     relay.adapter.sendFile !== undefined &&
@@ -21,7 +24,7 @@ export function voiceWanted(media: MediaParts | undefined, relay: StreamRelay, s
 /** Speaks `text` into the chat. True when the voice note (with the text) went out. */
 export async function speakReply(
   media: MediaParts,
-  relay: StreamRelay,
+  relay: ReplyRelay,
   chatId: string,
   text: string,
   scope: MediaCallScope,
@@ -36,15 +39,4 @@ export async function speakReply(
     relay.logger?.warn({ err: (err as Error).message, chatId }, "voice reply failed; sending text");
     return false;
   }
-}
-
-/** Markdown marks read aloud sound silly ("asterisk asterisk"): drop them before speaking. */
-export function stripMarkdown(text: string): string {
-  return text
-    .replace(/```[\s\S]*?```/g, " (code omitted) ")
-    .replace(/`([^`]*)`/g, "$1")
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/^#{1,6}\s+/gm, "")
-    .replace(/(\*\*|__|\*|_|~~)(\S[\s\S]*?\S|\S)\1/g, "$2")
-    .trim();
 }

@@ -1,9 +1,13 @@
 /** `/voice [on|off]`: spoken answers in this chat (off by default; needs `media.speech`). */
-import type { MediaParts } from "../../media/media-parts.js";
-import type { CommandContext } from "./commands.js";
+import type { MediaParts } from "../media/media-parts.js";
+
+/** The part of the command context `/voice` reads (commands.ts imports this file, not back). */
+export interface VoiceCommandScope {
+  chatScope: string;
+}
 
 /** Runs `/voice`; returns the reply. */
-export function voiceCommand(arg: string, c: CommandContext, media: MediaParts | undefined): string {
+export function voiceCommand(arg: string, c: VoiceCommandScope, media: MediaParts | undefined): string {
   if (!media) return "Voice replies are not available here.";
   const a = arg.trim().toLowerCase();
   const on = media.voicePrefs.isOn(c.chatScope);

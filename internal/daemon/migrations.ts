@@ -1,9 +1,11 @@
 /**
- * Every migration namespace the daemon knows. Each module keeps its migrations in its own
- * dependency-free `*-migrations.ts` file and adds one line here.
+ * Every migration namespace the daemon knows. The store knows no feature: each feature keeps its
+ * migrations in its own dependency-free `*-migrations.ts` file, and the wiring root (this file, with
+ * one line per feature) hands them all to `openDatabase` at start-up. Offline CLI commands that open
+ * the database use the same list, so they see the same schema.
  */
-import type { MigrationSets } from "./migrations.js";
-import { coreMigrations } from "./core-migrations.js";
+import type { MigrationSets } from "../store/migrations.js";
+import { coreMigrations } from "../store/core-migrations.js";
 import { cronMigrations } from "../cron/cron-migrations.js";
 import { heartbeatMigrations } from "../heartbeat/heartbeat-migrations.js";
 import { subagentMigrations } from "../agent/subagents/subagent-migrations.js";

@@ -1,17 +1,19 @@
 /**
- * From an accepted inbound chat message to a turn: commands, routing, session key, reply target,
- * the owner's last target, and the streamed reply. Shared by Telegram, Discord and the gateway.
- * Access control (pairing, mentions) happens before this, in the channel.
+ * The front desk: from an accepted inbound chat message to a turn. Gate (who may approve) ->
+ * command -> route to an agent -> session key -> submit -> relay the reply. Telegram and Discord
+ * hand it every accepted message; the gateway's `chat.send` uses its routing (`chooseAgent`) and
+ * commands. Access control (pairing, mentions) happens before this, in the channel, which also
+ * renders the reply (the {@link ReplyRelay} port).
  */
-import type { CoreContext } from "../../core/context.js";
-import type { AgentHost, ImageInput, InboundMessage, TurnResult } from "../../core/host.js";
-import { findAgent, type AgentSource } from "../../agent/agents.js";
-import type { ChannelRegistry } from "../registry.js";
-import { sessionKeys } from "../../session/keys.js";
-import { AgentChoiceStore, resolveAgentId } from "./agent-choice.js";
+import type { CoreContext } from "../runtime/context.js";
+import type { AgentHost, ImageInput, InboundMessage, TurnResult } from "../core/host.js";
+import { findAgent, type AgentSource } from "../agent/agents.js";
+import { sessionKeys } from "../session/keys.js";
+import type { Config } from "../config/schema.js";
+import { AgentChoiceStore, resolveAgentId, type RouteSource } from "./agent-choice.js";
 import { parseCommand, runCommand, type ApprovalResolver, type CommandContext } from "./commands.js";
-import type { RelayOutcome, StreamRelay } from "./stream-relay.js";
-import type { MediaParts } from "../../media/media-parts.js";
+import type { LastTargetSink, RelayOutcome, ReplyRelay } from "./reply-relay.js";
+import type { MediaParts } from "../media/media-parts.js";
 import { speakReply, voiceWanted } from "./voice-reply.js";
 
 /** One accepted message from a chat. */
@@ -39,8 +41,9 @@ export interface InboundChat {
 export interface InboundDeps {
   ctx: CoreContext;
   host: AgentHost;
-  relay: StreamRelay;
-  registry?: ChannelRegistry;
+  relay: ReplyRelay;
+  /** Where the owner's last target is remembered (the channel registry). */
+  registry?: LastTargetSink;
   approvals?: ApprovalResolver;
   agentSources?: readonly AgentSource[];
   choices?: AgentChoiceStore;
@@ -61,6 +64,26 @@ export type InboundOutcome =
   | { kind: "command"; name: string; reply: string }
   | { kind: "turn"; result: TurnResult; relay: RelayOutcome };
 
+/**
+ * The agent for a message from `route`, for every way in: the `/agent` choice of `scope` > the most
+ * specific `routing` entry > `agents.default`. Without agent sources a file agent would look
+ * undefined, so nothing is skipped then.
+ */
+export function chooseAgent(
+  cfg: Config,
+  choices: AgentChoiceStore,
+  route: RouteSource,
+  scope: string,
+  sources?: readonly AgentSource[],
+): string {
+  return resolveAgentId(
+    cfg,
+    route,
+    choices.choice(scope),
+    sources ? (id) => findAgent(cfg, id, sources) !== undefined : undefined,
+  );
+}
+
 /** Routes accepted chat messages to the host. One per channel. */
 export class InboundRouter {
   readonly choices: AgentChoiceStore;
@@ -76,15 +99,12 @@ export class InboundRouter {
 
   /** The agent answering this chat (explicit `/agent` > routing > default). */
   agentFor(m: InboundChat): string {
-    const explicit = this.choices.choice(this.chatScope(m));
-    const cfg = this.deps.ctx.config();
-    const sources = this.deps.agentSources;
-    return resolveAgentId(
-      cfg,
+    return chooseAgent(
+      this.deps.ctx.config(),
+      this.choices,
       { channel: m.channel, chatId: m.chatId, ...(m.guildId ? { guildId: m.guildId } : {}) },
-      explicit,
-      // Without the extra sources a file agent would look undefined: skip nothing then.
-      sources ? (id) => findAgent(cfg, id, sources) !== undefined : undefined,
+      this.chatScope(m),
+      this.deps.agentSources,
     );
   }
 

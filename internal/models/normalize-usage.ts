@@ -10,7 +10,7 @@
  * - `total` is the provider's total when given, else `input + cacheWrite + output`.
  * Values that are negative, non-finite or not numbers are ignored, never propagated.
  */
-import type { Usage } from "../../models/types.js";
+import type { Usage } from "./types.js";
 
 type Rec = Record<string, unknown>;
 
@@ -165,16 +165,4 @@ export function normalizeUsage(raw: unknown): Usage {
   const total =
     pick(o, "total_tokens", "totalTokens", "totalTokenCount", "total") ?? inTokens + cacheWrite + outTokens;
   return { input: inTokens, output: outTokens, cacheRead, cacheWrite, reasoning, total };
-}
-
-/** Sums usages field by field. */
-export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    input: a.input + b.input,
-    output: a.output + b.output,
-    cacheRead: a.cacheRead + b.cacheRead,
-    cacheWrite: a.cacheWrite + b.cacheWrite,
-    reasoning: a.reasoning + b.reasoning,
-    total: a.total + b.total,
-  };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { nextRunAfter, parseAt, parseSchedule, ScheduleError, scheduleProblem } from "./schedule.js";
-import { configFromObject } from "../config/load.js";
-import { ConfigError } from "../config/errors.js";
+import { configFromObject } from "./load.js";
+import { ConfigError } from "./errors.js";
 
 const iso = (t: number | undefined): string => (t === undefined ? "none" : new Date(t).toISOString());
 

@@ -6,7 +6,7 @@
  * so a config without cron expressions never pays for it and zod refinements can stay synchronous.
  */
 import { createRequire } from "node:module";
-import { formatDuration } from "../config/duration.js";
+import { formatDuration } from "./duration.js";
 
 type CronerModule = typeof import("croner");
 type CronInstance = InstanceType<CronerModule["Cron"]>;

@@ -3,13 +3,13 @@
  * against the AgentHost and a few injected parts and return the reply text; the caller delivers it
  * (plain text, never through the model).
  */
-import type { CoreContext } from "../../core/context.js";
-import type { AgentHost } from "../../core/host.js";
-import { listAgents, type AgentSource } from "../../agent/agents.js";
+import type { CoreContext } from "../runtime/context.js";
+import type { AgentHost } from "../core/host.js";
+import { listAgents, type AgentSource } from "../agent/agents.js";
 import type { AgentChoiceStore } from "./agent-choice.js";
-import type { MediaParts } from "../../media/media-parts.js";
+import { modelChoiceProblem } from "../models/model-choice.js";
+import type { MediaParts } from "../media/media-parts.js";
 import { voiceCommand } from "./voice-command.js";
-import { modelChoiceProblem } from "../../models/model-choice.js";
 
 /** Metadata of one command (Telegram setMyCommands, Discord slash registration, /help). */
 export interface CommandSpec {

@@ -6,16 +6,16 @@
  * Heavy parts stay lazy: the MCP SDK loads only when a server is configured, chokidar only at start,
  * html-to-text only on the first HTML page fetched.
  */
-import type { CoreContext, Service, ServiceHealth } from "../core/context.js";
-import type { ApprovalDecision, ApprovalRequest } from "./tool.js";
-import { ApprovalManager, type ApprovalDelivery } from "./approvals.js";
-import { ToolRegistry } from "./registry.js";
-import { createFsTools } from "./fs-tools.js";
-import { createExecTool } from "./exec-tool.js";
-import { createWebFetchTool } from "./web-fetch-tool.js";
-import { createSendMessageTool, createTimeTool } from "./basic-tools.js";
-import { McpManager } from "./mcp/mcp-manager.js";
-import { logSandboxMode } from "./sandbox/sandbox-mode.js";
+import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
+import type { ApprovalDecision, ApprovalRequest } from "../tools/tool.js";
+import { ApprovalManager, type ApprovalDelivery } from "../tools/approvals.js";
+import { ToolRegistry } from "../tools/registry.js";
+import { createFsTools } from "../tools/fs-tools.js";
+import { createExecTool } from "../tools/exec-tool.js";
+import { createWebFetchTool } from "../tools/web-fetch-tool.js";
+import { createSendMessageTool, createTimeTool } from "../tools/basic-tools.js";
+import { McpManager } from "../tools/mcp/mcp-manager.js";
+import { logSandboxMode } from "../tools/sandbox/sandbox-mode.js";
 import { MemoryIndex } from "../memory/memory-index.js";
 import { createMemoryTools } from "../memory/memory-tools.js";
 import { SkillsLoader } from "../skills/skills-loader.js";

@@ -2,7 +2,7 @@
  * Typed events of one agent turn. Channels, the gateway and the API only ever consume these;
  * they never reach into the loop. Every event carries the `runId` of its turn.
  */
-import type { Usage } from "../models/types.js";
+import type { Usage } from "./usage.js";
 
 /** Why a turn ended. */
 export type FinishReason = "stop" | "max_iterations" | "aborted" | "error" | "loop_breaker" | "length";

@@ -3,8 +3,8 @@
  * `chat_agent:<channel>:<chat scope>` so it survives restarts. Routing order (issue 11): this choice,
  * then a `routing` config entry, then `agents.default`.
  */
-import type { Config } from "../../config/schema.js";
-import type { Db } from "../../store/db.js";
+import type { Config } from "../config/schema.js";
+import type { Db } from "../store/db.js";
 
 const PREFIX = "chat_agent:";
 

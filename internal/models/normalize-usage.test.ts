@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { addUsage, normalizeUsage } from "./normalize-usage.js";
-import type { Usage } from "../../models/types.js";
+import { normalizeUsage } from "./normalize-usage.js";
+import { addUsage } from "../core/usage.js";
+import type { Usage } from "./types.js";
 
 const u = (p: Partial<Usage>): Usage => ({
   input: 0,

@@ -1,0 +1,287 @@
+/**
+ * What a turn writes down as it runs: every assistant message and tool result into the session, one
+ * usage row and one trace point per model call (in one commit), a trace span per tool call, and the
+ * final answer when the loop did not store it. The loop only calls hooks; this file is where they
+ * land in the store.
+ */
+import { performance } from "node:perf_hooks";
+import type { InboundMessage } from "../core/host.js";
+import type { TurnLog } from "./turn-log.js";
+import type { AgentEvent } from "../core/agent-events.js";
+import { addUsage } from "../core/usage.js";
+import type { CoreContext } from "../runtime/context.js";
+import type { ChatMessage, Usage } from "../models/types.js";
+import type { SessionRow, SessionStore } from "../session/session-store.js";
+import { storeFailure } from "../store/db.js";
+import type { AgentDef } from "./agents.js";
+import { costOf } from "./cost.js";
+import type { HostBudget, HostCompactor, UsageRecord } from "./host-types.js";
+import type { ToolSet } from "../tools/tool.js";
+import type { Payer } from "../budgets/spend.js";
+import { withPayer } from "../budgets/payer-scope.js";
+import { projectCall } from "../budgets/projection.js";
+import type { LoopHooks, LoopOutcome } from "./loop.js";
+import type { TraceRecorder } from "./trace.js";
+
+/** Usage, cost and calls summed over a turn's whole call tree (subagents included). */
+export interface TreeAcc {
+  usage: Usage;
+  cost: number;
+  subCalls: number;
+}
+
+type TracePoint = Parameters<TraceRecorder["point"]>[0];
+
+/** Writes usage rows: through the daemon's UsageTracker when given, else a direct insert. */
+export class UsageWriter {
+  private insertUsage;
+  private modelCallTx: ((rec: UsageRecord, point: TracePoint) => void) | undefined;
+
+  constructor(
+    private ctx: CoreContext,
+    private traces: TraceRecorder,
+    private recordUsage?: (rec: UsageRecord) => void,
+  ) {
+    this.insertUsage = ctx.db.prepare(
+      `INSERT INTO usage (channel, payer_agent, payer_session, session_id, session_key, agent_id, provider, model,
+         request_id, input, output, cache_read, cache_write, reasoning, total, cost, created_at)
+         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+    );
+  }
+
+  /** Records a model call's usage and its trace point in one transaction. */
+  recordModelCall(rec: UsageRecord, point: TracePoint): void {
+    this.modelCallTx ??= this.ctx.db.transaction((r: UsageRecord, p: TracePoint) => {
+      this.record(r);
+      this.traces.point(p);
+      // Trace rows written behind (the turn's start, earlier tool calls) ride on this commit.
+      this.traces.flush();
+    });
+    this.modelCallTx(rec, point);
+  }
+
+  private record(rec: UsageRecord): void {
+    try {
+      if (this.recordUsage) return this.recordUsage(rec);
+      const u = rec.usage;
+      this.insertUsage.run(
+        rec.channel ?? null,
+        rec.payerAgent ?? null,
+        rec.payerSession ?? null,
+        rec.sessionId,
+        rec.sessionKey,
+        rec.agentId,
+        rec.provider,
+        rec.model,
+        rec.requestId,
+        u.input,
+        u.output,
+        u.cacheRead,
+        u.cacheWrite,
+        u.reasoning,
+        u.total,
+        rec.cost,
+        this.ctx.clock.now(),
+      );
+    } catch (err) {
+      this.ctx.logger.error({ err: (err as Error).message }, "failed to record usage");
+    }
+  }
+}
+
+/** Everything the recording hooks of one turn need. */
+export interface RecorderTurn {
+  ctx: CoreContext;
+  sessions: SessionStore;
+  traces: TraceRecorder;
+  usage: UsageWriter;
+  compactor: HostCompactor | undefined;
+  budget: HostBudget | undefined;
+  msg: InboundMessage;
+  agent: AgentDef;
+  runId: string;
+  requestId: string;
+  rootId: string;
+  depth: number;
+  sessionId: string;
+  liveSession: SessionRow | undefined;
+  tree: TreeAcc | undefined;
+  modelRef: string | undefined;
+  /** The system message as sent (compaction keeps it). */
+  system: string;
+  /** Re-adds the volatile note to messages a compaction returned. */
+  noted: (m: ChatMessage[]) => ChatMessage[];
+  /** The turn's tools, for the budget's projection of a call. */
+  tools: ToolSet;
+  /** The turn's log lines (each model and tool call). */
+  turnLog: TurnLog;
+  /** Who pays for this turn's model calls. */
+  payer: Payer;
+  emit: (e: AgentEvent) => void;
+}
+
+/** The loop hooks of one turn and what they recorded (the session written to, the final message). */
+export interface TurnRecorder {
+  hooks: LoopHooks;
+  /** The session the turn writes to (a compaction moves it to the successor). */
+  session(): SessionRow | undefined;
+  /** Id of the stored final answer, once stored. */
+  finalStored(): number | undefined;
+  /** Stores the outcome's text when the loop did not (errors, aborts, engines); never throws for disk. */
+  storeFinal(outcome: LoopOutcome): LoopOutcome;
+}
+
+/** Builds the hooks that record one turn. */
+export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
+  const { ctx, sessions, traces, msg, agent, requestId, rootId, depth, sessionId, tree } = t;
+  const cfg = ctx.config();
+  let finalStored: number | undefined;
+  let persistSession = t.liveSession;
+  const { payer } = t;
+  const budget = t.budget;
+  const hooks: LoopHooks = {
+    gate: (msgs) => {
+      const block = budget?.check(payer, () =>
+        projectCall(cfg, t.modelRef, msgs, t.tools.specs(), agent.max_tokens),
+      );
+      return block ? { code: "BUDGET_EXCEEDED", message: block.notice } : undefined;
+    },
+    onAssistantMessage: (m) => {
+      if (!persistSession) return;
+      const id = sessions.append(persistSession.id, {
+        role: "assistant",
+        content: m.content,
+        toolCalls: m.toolCalls,
+        ...(m.model ? { model: m.model } : {}),
+        finishReason: m.finishReason,
+        ...(m.usage ? { usage: m.usage } : {}),
+        requestId,
+      });
+      if (m.toolCalls.length === 0) finalStored = id;
+    },
+    onToolResult: (m) => {
+      if (!persistSession) return;
+      sessions.append(persistSession.id, {
+        role: "tool",
+        content: m.content,
+        toolCallId: m.callId,
+        toolName: m.name,
+        status: m.isError ? "error" : "ok",
+        requestId,
+      });
+    },
+    onUsage: (u) => {
+      const cost = u.cost ?? costOf(cfg.models.pricing, u.provider, u.model, u.usage);
+      t.turnLog.modelCall(u.provider, u.model, u.usage, cost);
+      const rec: UsageRecord = {
+        sessionId: persistSession?.id ?? null,
+        sessionKey: msg.ephemeral ? null : msg.sessionKey,
+        agentId: agent.id,
+        provider: u.provider,
+        model: u.model,
+        requestId,
+        usage: u.usage,
+        cost,
+        channel: payer.channel,
+        payerAgent: payer.agentId,
+        payerSession: payer.sessionKey,
+      };
+      if (tree) {
+        tree.usage = addUsage(tree.usage, u.usage);
+        tree.cost += cost ?? 0;
+        tree.subCalls++;
+      }
+      // The usage row and the model call's trace row in one commit (one WAL write, not two).
+      t.usage.recordModelCall(rec, {
+        requestId,
+        rootRequestId: rootId,
+        depth,
+        kind: "model",
+        name: `${u.provider}/${u.model}`,
+        meta: u.usage,
+      });
+      budget?.recorded(payer);
+    },
+    onToolCall: async (call, run) => {
+      const id = traces.start({
+        requestId,
+        parentRequestId: msg.parentRequestId ?? null,
+        rootRequestId: rootId,
+        depth,
+        kind: "tool",
+        name: call.name,
+        sessionId: sessionId || null,
+        agentId: agent.id,
+      });
+      if (tree) tree.subCalls++;
+      const t0 = performance.now();
+      const r = await run();
+      t.turnLog.toolCall(call.name, !r.isError, performance.now() - t0);
+      traces.end(id, r.isError ? "error" : "ok");
+      return r;
+    },
+  };
+  const compactor = t.compactor;
+  const live = t.liveSession;
+  if (compactor && live) {
+    const args = { agent, modelRef: t.modelRef, system: t.system, runId: t.runId, emit: t.emit };
+    const current = (): SessionRow => sessions.get(persistSession?.id ?? sessionId) ?? live;
+    const moved = (out: ChatMessage[] | void | undefined): ChatMessage[] | undefined => {
+      if (!out) return undefined;
+      persistSession = sessions.head(msg.sessionKey) ?? persistSession;
+      return t.noted(out);
+    };
+    // Compaction calls are paid by this turn's payer (payer scope).
+    hooks.beforeModelCall = async (msgs) =>
+      moved(
+        await withPayer(payer, () =>
+          compactor.beforeModelCall({ ...args, session: current(), messages: msgs }),
+        ),
+      );
+    hooks.onContextOverflow = async (msgs, attempt) =>
+      moved(
+        await withPayer(payer, () =>
+          compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt }),
+        ),
+      );
+  }
+
+  return {
+    hooks,
+    session: () => persistSession,
+    finalStored: () => finalStored,
+    storeFinal(outcome) {
+      if (!persistSession || finalStored !== undefined || (!outcome.text && outcome.finishReason === "stop"))
+        return outcome;
+      const status =
+        outcome.finishReason === "aborted" ? "aborted" : outcome.finishReason === "error" ? "error" : "ok";
+      try {
+        finalStored = sessions.append(persistSession.id, {
+          role: "assistant",
+          content: outcome.text,
+          ...(outcome.model ? { model: outcome.model } : {}),
+          finishReason: outcome.finishReason,
+          status,
+          requestId,
+        });
+        return outcome;
+      } catch (err) {
+        // Disk full or read-only: the turn still ends (turn_end) with the cause, never silently.
+        const store = storeFailure(err);
+        if (!store) throw err;
+        ctx.logger.error(
+          { code: store.error.code, runId: t.runId },
+          `could not store the answer: ${store.error.message}`,
+        );
+        if (outcome.finishReason !== "error")
+          t.emit({ type: "error", runId: t.runId, code: store.error.code, message: store.userText });
+        return {
+          ...outcome,
+          text: store.userText,
+          finishReason: "error",
+          error: { code: store.error.code, message: store.userText },
+        };
+      }
+    },
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * The lifecycle every chat channel shares (Telegram, Discord): its state and health, the handlers in
+ * flight it waits for at stop, and the config reloads it reacts to, one at a time. A channel extends
+ * it and keeps only its transport and its translation of platform updates.
+ */
+import type { Config } from "../../config/schema.js";
+import type { ServiceHealth } from "../../core/service.js";
+import type { CoreContext } from "../../runtime/context.js";
+import type { AgentSource } from "../../agent/agents.js";
+import type { AgentHost } from "../../core/host.js";
+import type { ApprovalResolver } from "../../inbound/commands.js";
+import type { ChannelState, ChannelStatus } from "../channel.js";
+import type { ChannelRegistry } from "../registry.js";
+import { createMediaParts, type MediaParts } from "../../media/media-parts.js";
+
+/** What every chat channel receives from the wiring. */
+export interface ChatChannelDeps {
+  host: AgentHost;
+  /** Remembers the owner's last target (and is the Outbox). */
+  registry?: ChannelRegistry;
+  approvals?: ApprovalResolver;
+  /** File and API agents, so `/agent <id>` and routing reach them too. */
+  agentSources?: readonly AgentSource[];
+  /** Transcription, speech and the voice reply switch (shared by the channels; built when absent). */
+  media?: MediaParts;
+}
+
+export abstract class ChatChannelBase {
+  protected st: ChannelStatus;
+  protected inflight = new Set<Promise<unknown>>();
+  private unsubscribe: (() => void) | undefined;
+  /** Reconfigurations run one after another: two quick reloads never leave two transports running. */
+  protected lifecycle: Promise<void> = Promise.resolve();
+
+  /** Transcription, speech and the voice reply switch (the daemon's shared parts, or built here). */
+  protected readonly media: MediaParts;
+
+  constructor(
+    protected ctx: CoreContext,
+    /** Label for logs: `telegram`, `discord`. */
+    private label: string,
+    media?: MediaParts,
+  ) {
+    this.st = { state: "stopped", since: ctx.clock.now() };
+    this.media = media ?? createMediaParts(ctx);
+  }
+
+  /** The bot's name for `status` (`@name`) once known. */
+  protected abstract identity(): string | undefined;
+
+  /** Called after every state change (logging, waiters). */
+  protected onState(_prev: ChannelState, _next: ChannelState, _detail?: string): void {}
+
+  protected setState(state: ChannelState, detail?: string): void {
+    const prev = this.st.state;
+    const identity = this.identity();
+    this.st = {
+      state,
+      since: this.ctx.clock.now(),
+      ...(detail ? { detail } : {}),
+      ...(identity ? { identity } : {}),
+    };
+    this.onState(prev, state, detail);
+  }
+
+  status(): ChannelStatus {
+    return this.st;
+  }
+
+  /** Service health (for the daemon's service list). */
+  health(): ServiceHealth {
+    const s = this.st.state;
+    const state =
+      s === "connected"
+        ? "ok"
+        : s === "starting"
+          ? "starting"
+          : s === "error"
+            ? "error"
+            : s === "disabled"
+              ? "disabled"
+              : "degraded";
+    return { state, ...(this.st.detail ? { detail: this.st.detail } : {}) };
+  }
+
+  /** Keeps a handler's promise until it settles (stop waits for it); its failure is logged. */
+  protected track(p: Promise<unknown>, what: string): void {
+    const t = p.catch((err: unknown) => {
+      this.ctx.logger.error(
+        { channel: this.label, err: (err as Error).message },
+        `${this.label}: ${what} failed`,
+      );
+    });
+    this.inflight.add(t);
+    void t.finally(() => this.inflight.delete(t));
+  }
+
+  /** Runs `react` (serialised) on every config swap where `changed(next, prev)` holds. */
+  protected watchConfig(changed: (next: Config, prev: Config) => boolean, react: () => Promise<void>): void {
+    this.unsubscribe ??= this.ctx.onConfig((next, prev) => {
+      if (!changed(next, prev)) return;
+      this.lifecycle = this.lifecycle.then(react).catch((err: unknown) => {
+        this.ctx.logger.error({ err: (err as Error).message }, `${this.label}: reconfiguration failed`);
+      });
+    });
+  }
+
+  /** Stops reacting to config swaps and waits for a reconfiguration in progress. */
+  protected async unwatchConfig(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    await this.lifecycle;
+  }
+}
