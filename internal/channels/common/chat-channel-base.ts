@@ -61,6 +61,10 @@ export abstract class ChatChannelBase {
       ...(identity ? { identity } : {}),
     };
     this.onState(prev, state, detail);
+    // Live consumers (the console's overview, `familiar status --watch`-style clients) follow the
+    // bus; without this a channel's change reached them only with the next 30 s tick.
+    if (prev !== state)
+      this.ctx.bus.emit("channel.state", { channel: this.label, state, ...(detail ? { detail } : {}) });
   }
 
   status(): ChannelStatus {

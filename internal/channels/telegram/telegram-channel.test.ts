@@ -529,6 +529,17 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     expect(botTexts(owner.id)).toEqual(["echo: are you there?"]);
   });
 
+  it("announces each state change on the bus, so live clients (the console) follow it", async () => {
+    const c = createTestCore(config());
+    const seen: { channel: string; state: string }[] = [];
+    c.ctx.bus.on("channel.state", (e) => seen.push({ channel: e.channel, state: e.state }));
+    const ch = await setup({}, c);
+    expect(seen).toContainEqual({ channel: "telegram", state: "connected" });
+    const before = seen.length;
+    await ch.stop();
+    expect(seen.slice(before)).toContainEqual({ channel: "telegram", state: "stopped" });
+  });
+
   it("stops with one clear error on a rejected token and keeps the process alive", async () => {
     core = createTestCore(config({ token: "999:wrong" }));
     const c = core;
