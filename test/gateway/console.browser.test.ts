@@ -52,6 +52,8 @@ function daemonConfig(): Record<string, unknown> {
       pricing: { "fake/test-model": { input: 3, output: 15 } },
     },
     gateway: { token: TOKEN },
+    // One limit, so the usage view shows spend against it.
+    budgets: { overall: { daily_usd: 5 } },
     // Short sessions can be compacted (the test compacts one of six messages).
     agents: { defaults: { compact: { keep_last_n: 2 } } },
     // Every command waits for the owner (inside the sandbox commands otherwise run without asking).
@@ -167,6 +169,16 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
       { timeout: 20_000 },
     );
     expect(await page.textContent("#today-cost")).toMatch(/^\$0\.0\d+/);
+    // Spend against the budget limit, from usage.budgets: the turn's cost is counted.
+    await page.waitForFunction(
+      () =>
+        Number(
+          document.querySelector('#budgets [data-limit="overall:daily_usd"]')?.getAttribute("data-fraction"),
+        ) > 0,
+      undefined,
+      { timeout: 20_000 },
+    );
+    expect(await page.textContent("#budgets")).toContain("$5.00");
     await shoot("usage");
 
     // Its call tree, from the most expensive sessions list.

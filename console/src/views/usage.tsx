@@ -4,6 +4,7 @@ import { StackedBars } from "../chart";
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
 import { Card, Empty, ErrorLine, fmtAgo, fmtCost, fmtInt } from "../ui";
+import { BudgetsCard } from "./budgets-card";
 
 interface Series {
   key: string;
@@ -83,6 +84,7 @@ export function Usage() {
           <Empty>Loading…</Empty>
         )}
       </Card>
+      <BudgetsCard />
       <Card
         title="Last 30 days"
         id="usage-chart"
