@@ -16,16 +16,7 @@ import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
 import { REPO_ROOT, cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
 import { waitFor } from "./harness.js";
-
-function findChromium(): string | undefined {
-  for (const p of [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"])
-    if (p && existsSync(p)) return p;
-  try {
-    return execFileSync("which", ["chromium"], { encoding: "utf8" }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
+import { findChromium } from "../helpers/chromium.js";
 
 const chromium = findChromium();
 if (!chromium) console.warn("console browser test SKIPPED: Chromium not found (apt-get install -y chromium)");

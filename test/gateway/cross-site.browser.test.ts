@@ -6,23 +6,12 @@
  * link logs in by itself (the token leaves the address bar) and answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
-import { execFileSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { dashboardCommand } from "../../internal/cli/dashboard.js";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
-
-function findChromium(): string | undefined {
-  for (const p of [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"])
-    if (p && existsSync(p)) return p;
-  try {
-    return execFileSync("which", ["chromium"], { encoding: "utf8" }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
+import { findChromium } from "../helpers/chromium.js";
 
 const chromium = findChromium();
 if (!chromium)

@@ -3,20 +3,9 @@
  * the token, send a message and watch the reply stream in from the fake model.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
-import { execFileSync } from "node:child_process";
 import type { Browser } from "playwright-core";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
-
-function findChromium(): string | undefined {
-  for (const p of [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"])
-    if (p && existsSync(p)) return p;
-  try {
-    return execFileSync("which", ["chromium"], { encoding: "utf8" }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
+import { findChromium } from "../helpers/chromium.js";
 
 const chromium = findChromium();
 if (!chromium)

@@ -1,0 +1,13 @@
+/** Where the browser tests find Chromium (Debian's package), or undefined so they skip and say why. */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+
+export function findChromium(): string | undefined {
+  for (const p of [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"])
+    if (p && existsSync(p)) return p;
+  try {
+    return execFileSync("which", ["chromium"], { encoding: "utf8" }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
