@@ -111,7 +111,8 @@ describe.skipIf(!CLAUDE)(`claude-cli engine with the real Claude Code CLI${SKIP}
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
-    rmSync(home, { recursive: true, force: true });
+    // The real CLI may still be flushing files into its home as the test ends (ENOTEMPTY seen in CI).
+    rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
 
   it("a session killed before the CLI flushed it: --resume fails, the turn answers in a seeded fresh session", async () => {
