@@ -200,6 +200,18 @@ export const configSchema = z
             require_mention: z.boolean().default(true),
             max_lines_per_message: z.number().int().min(1).default(17),
             stream: streamSchema,
+            media: z
+              .object({
+                // Same key and default as Telegram's; on Discord it bounds each image and the
+                // images of one message together.
+                max_image_bytes: z
+                  .number()
+                  .int()
+                  .positive()
+                  .default(10 * 1024 * 1024),
+              })
+              .strict()
+              .prefault({}),
           })
           .strict()
           .prefault({}),
