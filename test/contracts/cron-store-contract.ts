@@ -42,6 +42,17 @@ const state = (jobId: string, extra: Partial<CronState> = {}): CronState => ({
   ...extra,
 });
 
+/** Starts a scheduled run of job `j` due at `dueAt` (started a moment later). */
+const startScheduled = (store: CronStore, dueAt: number, sessionKey: string | null = null): number =>
+  store.startRun({
+    jobId: "j",
+    trigger: "schedule",
+    dueAt,
+    startedAt: dueAt + 1,
+    status: "running",
+    sessionKey,
+  });
+
 /** Registers the contract tests for one implementation. */
 export function runCronStoreContract(name: string, factory: () => CronStoreHarness): void {
   describe(`cron store contract: ${name}`, () => {
@@ -95,14 +106,7 @@ export function runCronStoreContract(name: string, factory: () => CronStoreHarne
 
     it("records runs newest first, finished or skipped, and keeps them across a restart", () => {
       const x = make();
-      const a = x.store.startRun({
-        jobId: "j",
-        trigger: "schedule",
-        dueAt: 10,
-        startedAt: 11,
-        status: "running",
-        sessionKey: "cron:j",
-      });
+      const a = startScheduled(x.store, 10, "cron:j");
       x.store.finishRun(a, "j", {
         endedAt: 20,
         status: "ok",
@@ -142,14 +146,7 @@ export function runCronStoreContract(name: string, factory: () => CronStoreHarne
       const { store } = make();
       let last = 0;
       for (let i = 0; i < RUNS_KEPT_PER_JOB + 5; i++) {
-        last = store.startRun({
-          jobId: "j",
-          trigger: "schedule",
-          dueAt: i,
-          startedAt: i,
-          status: "running",
-          sessionKey: null,
-        });
+        last = startScheduled(store, i);
         store.finishRun(last, "j", {
           endedAt: i,
           status: "ok",
@@ -166,14 +163,7 @@ export function runCronStoreContract(name: string, factory: () => CronStoreHarne
 
     it("marks a run left running by a dead daemon as interrupted at the next start", () => {
       const x = make();
-      const id = x.store.startRun({
-        jobId: "j",
-        trigger: "schedule",
-        dueAt: 1,
-        startedAt: 2,
-        status: "running",
-        sessionKey: null,
-      });
+      const id = startScheduled(x.store, 1);
       const after = x.restart();
       expect(after.markInterrupted(99)).toBe(1);
       expect(after.run(id)).toMatchObject({
