@@ -36,7 +36,11 @@ runModelProviderContract("openai-compatible (fake server)", { tools: true, remot
         ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
       })),
     holdOpen: () => fake.enqueue({ hang: true, text: "partial answer" }),
-    refuseNext: (status) => fake.enqueue({ error: { status, message: `scripted ${status}` } }),
+    refuseNext: (status, retryAfter) =>
+      fake.enqueue({
+        error: { status, message: `scripted ${status}`, ...(retryAfter !== undefined ? { retryAfter } : {}) },
+      }),
+    truncateNext: () => fake.enqueue({ truncated: true, text: "cut off mid" }),
     unreachable: async () => make(`http://127.0.0.1:${await closedPort()}/v1`),
     cleanup: () => fake.close(),
   };

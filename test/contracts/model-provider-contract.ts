@@ -34,8 +34,10 @@ export interface ProviderHarness {
   lastReceived?(): { role: string; tool_call_id?: string | undefined }[];
   /** Makes the next answer stay open after its first text delta, as a long remote stream does. */
   holdOpen?(): void;
-  /** (remote) Makes the next call be refused with this HTTP status. */
-  refuseNext?(status: number): void;
+  /** (remote) Makes the next call be refused with this HTTP status (and `retry-after` seconds). */
+  refuseNext?(status: number, retryAfterS?: number): void;
+  /** (remote) Makes the next answer stop mid-stream, without a finish reason. */
+  truncateNext?(): void;
   /** (remote) The same provider pointed at an address where nothing listens. */
   unreachable?(): Promise<Provider>;
   cleanup(): Promise<void>;
@@ -213,6 +215,22 @@ export function runModelProviderContract(
         expect(server.code).toBe("MODEL_SERVER");
         expect(server.transient).toBe(true);
         expect(server.info.status).toBe(500);
+      },
+    );
+
+    it.skipIf(!caps.remote)(
+      "types a rate limit with its retry-after, and a truncated stream, as retryable",
+      async () => {
+        const x = await make();
+        x.refuseNext?.(429, 2);
+        const limited = await failure(x.provider, request(x));
+        expect(limited.code).toBe("MODEL_RATE_LIMIT");
+        expect(limited.transient).toBe(true);
+        expect(limited.info.retryAfterMs).toBe(2000);
+        x.truncateNext?.();
+        const cut = await failure(x.provider, request(x));
+        expect(cut.code).toBe("MODEL_BAD_STREAM");
+        expect(cut.transient).toBe(true);
       },
     );
 
