@@ -28,7 +28,8 @@ export function tooLarge(size: number, maxBytes: number, what = "file"): MediaFa
 export async function downloadLimited(url: string, maxBytes: number, opts: DownloadOptions): Promise<Buffer> {
   const ctl = new AbortController();
   const onAbort = (): void => ctl.abort(opts.signal?.reason);
-  opts.signal?.addEventListener("abort", onAbort, { once: true });
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const res = await fetch(url, { signal: ctl.signal });
     if (!res.ok)
