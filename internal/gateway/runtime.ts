@@ -11,9 +11,10 @@ import type { ConfigManager } from "../config/manager.js";
 import type { ChannelStatus } from "../channels/channel.js";
 import type { FileDelivery } from "../tools/send-file.js";
 import type { ApprovalResolver } from "../inbound/commands.js";
+import type { FrontDeskPort } from "../inbound/front-desk.js";
 import type { ApprovalManager } from "../tools/approvals.js";
 import type { HttpServer } from "./http-server.js";
-import type { AgentSource } from "../agent/agents.js";
+import { findAgent, listAgents, type AgentDef, type AgentSource } from "../agent/agents.js";
 import type { AgentHostParts } from "../agent/host-service.js";
 import type { AgentHostImpl } from "../agent/host.js";
 import type { ModelRouter } from "../models/router.js";
@@ -47,6 +48,8 @@ export interface GatewayDeps {
   channels: Outbox & FileDelivery & { statuses(): Record<string, ChannelStatus> };
   /** The agent host and its file and API agent stores. */
   agents?: Pick<AgentHostParts, "fileAgents" | "apiAgents"> & { host: AgentHostImpl };
+  /** The front desk every turn goes through (routing, session keys, commands, submit). */
+  frontDesk?: FrontDeskPort;
   router?: Pick<ModelRouter, "status" | "usingEcho" | "chain">;
   usage?: GatewayUsage;
   cron?: GatewayCron;
@@ -75,6 +78,33 @@ export class GatewayRuntime {
     const h = this.maybeHost();
     if (!h) throw new MethodError("unavailable", "the agent host is not running");
     return h;
+  }
+
+  /** The front desk or undefined while none is built. */
+  maybeFrontDesk(): FrontDeskPort | undefined {
+    return this.deps.frontDesk;
+  }
+
+  /** The front desk every door submits turns through; throws `unavailable` when none is running. */
+  frontDesk(): FrontDeskPort {
+    const d = this.maybeFrontDesk();
+    if (!d) throw new MethodError("unavailable", "the agent host is not running");
+    return d;
+  }
+
+  /**
+   * An agent a request names, as the front desk finds it (config, workspace files, API agents);
+   * config agents only while no front desk is built.
+   */
+  findAgent(id: string): AgentDef | undefined {
+    const desk = this.maybeFrontDesk();
+    return desk ? desk.findAgent(id) : findAgent(this.ctx.config(), id);
+  }
+
+  /** Every defined agent, config first (as {@link findAgent} sees them). */
+  listAgents(): AgentDef[] {
+    const desk = this.maybeFrontDesk();
+    return desk ? desk.agents() : listAgents(this.ctx.config());
   }
 
   /** Workspace-file and API agents (config agents come from the config itself). */

@@ -3,7 +3,7 @@
  * (internal/media), anything else is named in the message so the model knows it was there.
  */
 import type { APIAttachment } from "discord.js";
-import type { InboundChat, InboundRouter } from "../../inbound/front-desk.js";
+import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import {
   attachmentMessage,
   type InboundMediaDeps,

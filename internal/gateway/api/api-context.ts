@@ -14,7 +14,8 @@ import type { z } from "zod";
 import type { Config } from "../../config/schema.js";
 import type { Db } from "../../store/db.js";
 import type { AgentHostImpl } from "../../agent/host.js";
-import { findAgent, listAgents, type AgentDef, type AgentSource } from "../../agent/agents.js";
+import type { AgentDef, AgentSource } from "../../agent/agents.js";
+import type { FrontDeskPort } from "../../inbound/front-desk.js";
 import { parseSessionKey } from "../../session/keys.js";
 import type { SessionRow } from "../../session/session-store.js";
 import type { GatewayDeps, GatewayRuntime } from "../runtime.js";
@@ -44,18 +45,25 @@ export class ApiContext {
     return this.agentParts().host;
   }
 
+  /** The front desk the turn routes submit through; 503 while none is built. */
+  desk(): FrontDeskPort {
+    const d = this.rt.maybeFrontDesk();
+    if (!d) throw apiError(503, "unavailable", "the agent host is not running");
+    return d;
+  }
+
   /** Workspace-file and API agents (config agents come from the config itself). */
   sources(): AgentSource[] {
     return this.rt.agentSources();
   }
 
   agents(): AgentDef[] {
-    return listAgents(this.config(), this.sources());
+    return this.rt.listAgents();
   }
 
   /** The agent or 404 `agent_not_found`. */
   agent(id: string): AgentDef {
-    const a = findAgent(this.config(), id, this.sources());
+    const a = this.rt.findAgent(id);
     if (!a) throw agentNotFound(id);
     return a;
   }
