@@ -14,7 +14,7 @@ import type { ApprovalResolver } from "../inbound/commands.js";
 import type { FrontDeskPort } from "../inbound/front-desk.js";
 import type { ApprovalManager } from "../tools/approvals.js";
 import type { HttpServer } from "./http-server.js";
-import { findAgent, listAgents, type AgentDef, type AgentSource } from "../agent/agents.js";
+import { findAgent, listAgents, type AgentDef } from "../agent/agents.js";
 import type { AgentHostParts } from "../agent/host-service.js";
 import type { AgentHostImpl } from "../agent/host.js";
 import type { ModelRouter } from "../models/router.js";
@@ -46,8 +46,8 @@ export interface GatewayDeps {
   config: Pick<ConfigManager, "file" | "error" | "reload" | "pendingRestart">;
   /** Delivery for webhooks and channel states for `status`. */
   channels: Outbox & FileDelivery & { statuses(): Record<string, ChannelStatus> };
-  /** The agent host and its file and API agent stores. */
-  agents?: Pick<AgentHostParts, "fileAgents" | "apiAgents"> & { host: AgentHostImpl };
+  /** The agent host and the API agent store (`/api/agents` writes it). */
+  agents?: Pick<AgentHostParts, "apiAgents"> & { host: AgentHostImpl };
   /** The front desk every turn goes through (routing, session keys, commands, submit). */
   frontDesk?: FrontDeskPort;
   router?: Pick<ModelRouter, "status" | "usingEcho" | "chain">;
@@ -105,12 +105,6 @@ export class GatewayRuntime {
   listAgents(): AgentDef[] {
     const desk = this.maybeFrontDesk();
     return desk ? desk.agents() : listAgents(this.ctx.config());
-  }
-
-  /** Workspace-file and API agents (config agents come from the config itself). */
-  agentSources(): AgentSource[] {
-    const a = this.deps.agents;
-    return a ? [a.fileAgents, a.apiAgents] : [];
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * What every `/api` route shares: the daemon parts it reads (agent host, agent sources, model router),
+ * What every `/api` route shares: the daemon parts it reads (agent host, front desk, model router),
  * agent and session lookup with the surface's error codes, the model-availability check, body
  * validation and JSON replies.
  *
@@ -14,7 +14,7 @@ import type { z } from "zod";
 import type { Config } from "../../config/schema.js";
 import type { Db } from "../../store/db.js";
 import type { AgentHostImpl } from "../../agent/host.js";
-import type { AgentDef, AgentSource } from "../../agent/agents.js";
+import type { AgentDef } from "../../agent/agents.js";
 import type { FrontDeskPort } from "../../inbound/front-desk.js";
 import { parseSessionKey } from "../../session/keys.js";
 import type { SessionRow } from "../../session/session-store.js";
@@ -50,11 +50,6 @@ export class ApiContext {
     const d = this.rt.maybeFrontDesk();
     if (!d) throw apiError(503, "unavailable", "the agent host is not running");
     return d;
-  }
-
-  /** Workspace-file and API agents (config agents come from the config itself). */
-  sources(): AgentSource[] {
-    return this.rt.agentSources();
   }
 
   agents(): AgentDef[] {
