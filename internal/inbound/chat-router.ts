@@ -5,13 +5,12 @@
  * mentions) happens before this, in the channel.
  */
 import type { CoreContext } from "../runtime/context.js";
-import type { ImageInput, TurnResult } from "../core/host.js";
+import type { AgentHost, ImageInput, TurnResult } from "../core/host.js";
 import type { AgentChoiceStore } from "./agent-choice.js";
 import type { AgentSource } from "../agent/agents.js";
 import type { ApprovalResolver } from "./commands.js";
 import type { LastTargetSink, RelayOutcome, ReplyRelay } from "./reply-relay.js";
 import type { MediaParts } from "../media/media-parts.js";
-import type { AgentHost } from "../core/host.js";
 import { FrontDesk, type FrontDeskEntry } from "./front-desk.js";
 import { speakReply, voiceWanted } from "./voice-reply.js";
 
