@@ -68,6 +68,9 @@ export const configSchema = z
         defaults: z
           .object({
             compact: compactSchema.prefault({}),
+            // The name the budgets issue gives the summary model; `compact.summary_model` is the
+            // older spelling of the same setting (both work; set one).
+            compaction: z.object({ model: modelRef.optional() }).strict().prefault({}),
             loop_detection: loopDetectionSchema,
             subagents: z
               .object({
@@ -319,6 +322,13 @@ export const configSchema = z
       ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
     for (const p of mediaProviderProblems(c.media, c.models.providers))
       ctx.addIssue({ code: "custom", path: p.path, message: p.message });
+    const d = c.agents.defaults;
+    if (d.compaction.model && d.compact.summary_model && d.compaction.model !== d.compact.summary_model)
+      ctx.addIssue({
+        code: "custom",
+        path: ["agents", "defaults", "compaction", "model"],
+        message: `"${d.compaction.model}" conflicts with agents.defaults.compact.summary_model "${d.compact.summary_model}" (two names for the summary model): keep one`,
+      });
   });
 
 /** The validated, defaulted configuration object. Swapped whole on reload; never mutated. */
