@@ -14,7 +14,7 @@ import {
   scopedIdempotencyKey,
   type PersistedSend,
 } from "./idempotency.js";
-import { SessionKeyError, type Destination, type Routed } from "../inbound/front-desk.js";
+import { SessionKeyError, type Destination, type FrontDeskPort, type Routed } from "../inbound/front-desk.js";
 import { sessionKeyFor } from "../inbound/session-spec.js";
 import { MethodError, type Params } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
@@ -53,6 +53,15 @@ export function asSessionKeyParamError(err: unknown): unknown {
   return err instanceof SessionKeyError
     ? new MethodError("invalid_params", `params.sessionKey: ${err.message}`)
     : err;
+}
+
+/** Routes at the front desk; a session name that cannot be a key is the `sessionKey` param's error. */
+export function routeSessionParam(desk: FrontDeskPort, d: Destination): Routed {
+  try {
+    return desk.route(d);
+  } catch (err) {
+    throw asSessionKeyParamError(err);
+  }
 }
 
 /** Resolves a `sessionKey` param: a full key as is, a bare name as `agent:<agent>:gateway:<name>`. */
@@ -152,11 +161,7 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
       ...(raw.includes(":") ? {} : { from: { chatId: raw, scope: scopeOf(raw) } }),
       session: { named: raw },
     };
-    try {
-      return desk.route(d);
-    } catch (err) {
-      throw asSessionKeyParamError(err);
-    }
+    return routeSessionParam(desk, d);
   };
 
   const keyParam = (p: Params, agentId?: string): string =>

@@ -178,11 +178,7 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
   const model = body.model;
   if (typeof model !== "string" || model === "")
     throw bad("model is required (familiar or familiar/<agentId>)", "model");
-  // `familiar` is the default agent (the front desk's choice when the door names none).
-  let agentId: string | undefined;
-  if (model === "familiar") agentId = undefined;
-  else if (model.startsWith("familiar/")) agentId = model.slice("familiar/".length);
-  else
+  if (model !== "familiar" && !model.startsWith("familiar/"))
     throw new HttpError(
       404,
       "model_not_found",
@@ -190,6 +186,8 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       {},
       "model",
     );
+  // `familiar` names no agent: the front desk answers with the default one.
+  const agentId = model === "familiar" ? undefined : model.slice("familiar/".length);
   // `familiar` always answers: an undefined default agent is answered by the echo agent, which says
   // what is wrong (agent host), like every other channel. Only a named agent must exist.
   if (agentId !== undefined && !rt.findAgent(agentId))

@@ -18,7 +18,7 @@ import {
   toHttpError,
 } from "./http-util.js";
 import { sendJson } from "./http-util.js";
-import { asSessionKeyParamError } from "./methods-chat.js";
+import { routeSessionParam } from "./methods-chat.js";
 import type { GatewayRuntime } from "./runtime.js";
 
 /** Renders a hook template: `{{body}}` is the raw body, `{{json.a.b}}` a field of the JSON body. */
@@ -90,17 +90,12 @@ export function webhookRoutes(rt: GatewayRuntime) {
       if (!text.trim()) throw new HttpError(400, "empty_message", "the webhook produced an empty message");
       const desk = rt.maybeFrontDesk();
       if (!desk) throw new HttpError(503, "unavailable", "the agent host is not running");
-      let routed: { agentId: string; sessionKey: string };
-      try {
-        routed = desk.route({
-          channel: "hook",
-          ...(hook.agent !== undefined ? { agentId: hook.agent } : {}),
-          session: { named: hook.session },
-        });
-      } catch (err) {
-        throw asSessionKeyParamError(err);
-      }
-      const { agentId, sessionKey } = routed;
+      // The hook's agent, else the default; the session key is in the 202, so it is routed first.
+      const { agentId, sessionKey } = routeSessionParam(desk, {
+        channel: "hook",
+        ...(hook.agent !== undefined ? { agentId: hook.agent } : {}),
+        session: { named: hook.session },
+      });
       const handle = desk.admit({
         channel: "hook",
         agentId,
