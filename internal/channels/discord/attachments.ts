@@ -4,7 +4,7 @@
  * passed to the model as image input (the same code and limit key as Telegram), anything else named.
  */
 import type { APIAttachment } from "discord.js";
-import type { InboundChat, InboundRouter } from "../../inbound/front-desk.js";
+import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import { attachmentsMessage, type BatchResult } from "../../media/attachment-batch.js";
 import { downloadLimited } from "../../media/download.js";
 import type { IncomingAttachment, InboundMediaDeps } from "../../media/inbound-media.js";

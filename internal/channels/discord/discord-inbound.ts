@@ -8,7 +8,7 @@
 import type { GatewayMessageCreateDispatchData } from "discord.js";
 import type { Config } from "../../config/schema.js";
 import type { CoreContext } from "../../runtime/context.js";
-import type { InboundChat, InboundRouter } from "../../inbound/front-desk.js";
+import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import type { AudioClient } from "../../media/audio-client.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";

@@ -10,7 +10,7 @@ import type { CoreContext } from "../../runtime/context.js";
 import type { Config } from "../../config/schema.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
-import type { InboundChat, InboundRouter } from "../../inbound/front-desk.js";
+import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import type { AudioClient } from "../../media/audio-client.js";
 import { attachmentMessage } from "../../media/inbound-media.js";
 import { MediaFailure } from "../../media/media-errors.js";
