@@ -108,12 +108,13 @@ export function setupTurn(
     agentId: agent.id,
     workspace: cfg.workspace,
     ...(msg.replyTarget ? { replyTarget: msg.replyTarget } : {}),
+    ...(msg.approvalTarget ? { approvalTarget: msg.approvalTarget } : {}),
     requestId: t.requestId,
     depth: msg.depth ?? 0,
     logger: ctx.logger,
     requestApproval: (req) =>
       env.deps.requestApproval
-        ? env.deps.requestApproval(msg.replyTarget, msg.sessionKey, req)
+        ? env.deps.requestApproval(msg.approvalTarget ?? msg.replyTarget, msg.sessionKey, req)
         : Promise.resolve("denied"),
   };
   const loopGuard = env.deps.loopGuard ? env.deps.loopGuard(agent) : defaultLoopGuard(ctx, agent, t.runId);

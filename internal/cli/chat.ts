@@ -127,6 +127,13 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     }
   };
   client.on("chat", (raw) => onChat(raw as ChatEventPayload));
+  // An approval this chat's turn waits for: shown here, settled from another terminal (the turn
+  // holds this prompt until it ends).
+  client.on("approval.request", (raw) => {
+    const a = raw as { id?: unknown; text?: unknown };
+    if (typeof a.id !== "string" || typeof a.text !== "string") return;
+    out.write(`\n${a.text}\n(from another terminal: familiar approvals approve ${a.id}, or deny ${a.id})\n`);
+  });
 
   const sendParams = (w: Waiter): Record<string, unknown> => ({
     sessionKey: sessionParam,

@@ -27,6 +27,12 @@ export interface InboundMessage {
   replyTarget?: string;
   /** Human description of the origin for the prompt ("Telegram DM from Ann"). */
   originLabel?: string;
+  /**
+   * Where this turn's approval requests go when that is not `replyTarget`: a live gateway
+   * connection (`gateway:conn:<id>`), which only lasts as long as the socket and so is never stored
+   * as the session's origin. Only that connection (or the owner) can settle them.
+   */
+  approvalTarget?: string;
   /** Model override for this turn only (`<provider>/<model>`). */
   model?: string;
   /** Minimal prompt (identity + HEARTBEAT.md): heartbeat and cron. */

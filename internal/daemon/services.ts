@@ -61,8 +61,17 @@ export async function buildServices(
   const { router, usage } = await buildModels(ctx);
 
   // 2. Tools, skills, memory, MCP: the registry holds the built-ins; later steps add theirs.
+  //    Approval requests of a gateway turn go to its live connection (`gateway:conn:<id>`, step 5);
+  //    every other target to the chat channels.
+  let gatewayOut: Pick<GatewayService, "deliver"> | undefined;
+  const delivery: Pick<ChannelRegistry, "deliver"> = {
+    deliver: (target, text, opts) =>
+      gatewayOut && target.startsWith("gateway:conn:")
+        ? gatewayOut.deliver(target, text, opts)
+        : channels.deliver(target, text, opts),
+  };
   const { createToolsService } = await import("./tools-service.js");
-  const tools = createToolsService(ctx, { channels, configFile: config.file, usage });
+  const tools = createToolsService(ctx, { channels: delivery, configFile: config.file, usage });
 
   // 3. The agent host: turns, sessions, subagents, engines. It delivers through the Outbox.
   const { createAgentHostService } = await import("../agent/host-service.js");
@@ -109,6 +118,7 @@ export async function buildServices(
       memory: tools.memory,
       approvals: tools.approvals,
     });
+    gatewayOut = gateway;
   }
 
   // 6. Media: transcription, speech, documents, and the send_file tool. The openai SDK and unpdf

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { ParsedCommand } from "../inbound/commands.js";
 import { ZERO_USAGE } from "../models/types.js";
 import type { GatewayRuntime } from "./runtime.js";
+import { connTarget } from "./conn-target.js";
 import type { MethodHandler } from "./ws-server.js";
 
 /** The answer of a slash command sent through `chat.send`. */
@@ -39,7 +40,7 @@ export async function runGatewayCommand(
       chatId: o.chatId,
       sender: { id: `gateway:${conn.clientName}`, name: conn.clientName },
       // A chat client settles only approvals sent to its own connection; the owner's clients any.
-      approver: conn.role === "owner" ? "owner" : { target: `gateway:conn:${conn.id}` },
+      approver: conn.role === "owner" ? "owner" : { target: connTarget(conn) },
     },
   );
   const runId = `cmd-${randomUUID()}`;

@@ -5,13 +5,14 @@
  * so a chat integration that holds the token cannot decide what was asked on Telegram.
  */
 import { foreignApproval } from "../inbound/commands.js";
+import { connTarget } from "./conn-target.js";
 import { MethodError } from "./protocol.js";
 import type { GatewayDeps, GatewayRuntime } from "./runtime.js";
 import type { MethodHandler, WsConn } from "./ws-server.js";
 
 /** The approval target of a connection, or undefined for the owner (any target). */
 export function approverTarget(conn: WsConn): string | undefined {
-  return conn.role === "owner" ? undefined : `gateway:conn:${conn.id}`;
+  return conn.role === "owner" ? undefined : connTarget(conn);
 }
 
 export function approvalMethods(rt: GatewayRuntime): [string, MethodHandler][] {

@@ -18,6 +18,7 @@ import { SessionKeyError, type Destination, type FrontDeskPort, type Routed } fr
 import { sessionKeyFor } from "../inbound/session-spec.js";
 import { MethodError, type Params } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
+import { connTarget } from "./conn-target.js";
 import type { MethodHandler } from "./ws-server.js";
 import { runGatewayCommand, type CommandAnswer } from "./chat-command.js";
 
@@ -249,6 +250,9 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
       text: message,
       sender: { id: `gateway:${conn.clientName}`, name: conn.clientName },
       originLabel: `gateway client "${conn.clientName}"`,
+      // An approval this turn needs is asked on this connection (the `approval.request` event), and
+      // only this connection or the owner can settle it.
+      approvalTarget: connTarget(conn),
       // The key is committed with the user message (one transaction): no kill -9 can keep the message
       // and lose the key, which would make the client's retry a second turn.
       ...(idemKey ? { onAccepted: (ids) => persist(sessionKey, idemKey, { ...ids, sessionKey }) } : {}),

@@ -6,6 +6,7 @@
  */
 import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import type { TimerHandle } from "../core/clock.js";
+import { ChannelError, type SendOptions } from "../core/outbox.js";
 import { SessionStore } from "../session/session-store.js";
 import { GatewayAuth } from "./auth.js";
 import { doorWidening } from "./door-watch.js";
@@ -25,6 +26,7 @@ import { openAiRoutes } from "./openai-api.js";
 import { apiRoutes } from "./api/api-router.js";
 import { GatewayRuntime, type GatewayDeps } from "./runtime.js";
 import { consoleRoute } from "./console-route.js";
+import { connIdOf } from "./conn-target.js";
 import { webChatRoute } from "./web-chat.js";
 import { webhookRoutes } from "./webhooks.js";
 import { WsGateway, type MethodHandler } from "./ws-server.js";
@@ -44,6 +46,12 @@ export interface GatewayService extends Service {
   readonly metrics: GatewayMetrics;
   /** The generated token's file (used whenever `gateway.token` is unset). */
   readonly tokenFile: string;
+  /**
+   * Delivers to one live connection (`gateway:conn:<id>`): an approval request as the
+   * `approval.request` event, anything else as `notice`. Throws CHANNEL_UNKNOWN_TARGET when the
+   * connection is gone, so an approval nobody can see is denied at once instead of waiting.
+   */
+  deliver(target: string, text: string, opts?: SendOptions): Promise<void>;
 }
 
 export function createGatewayService(
@@ -122,6 +130,16 @@ export function createGatewayService(
     ws,
     metrics,
     tokenFile: generated.file,
+    async deliver(target, text, opts) {
+      const id = connIdOf(target);
+      const sent =
+        id !== undefined &&
+        (opts?.approvalId
+          ? ws.sendTo(id, "approval.request", { id: opts.approvalId, text })
+          : ws.sendTo(id, "notice", { text }));
+      if (!sent)
+        throw new ChannelError("CHANNEL_UNKNOWN_TARGET", `no gateway client is connected as ${target}`);
+    },
     async start() {
       const { http } = deps;
       // Host and Origin before any route does work (the websocket upgrade checks them itself).

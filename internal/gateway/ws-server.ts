@@ -306,6 +306,17 @@ export class WsGateway {
     c.ws.send(text);
   }
 
+  /** Sends an event to the open connection `id`; false when it is gone (or never was). */
+  sendTo(id: number, event: string, payload: unknown): boolean {
+    for (const c of this.clients)
+      if (c.conn.id === id) {
+        if (c.ws.readyState !== c.ws.OPEN) return false;
+        this.sendEvent(c, event, payload);
+        return true;
+      }
+    return false;
+  }
+
   /** Sends an event to every connected client. Serialises once per client (seq differs). */
   broadcast(event: string, payload: unknown): void {
     for (const c of this.clients) this.sendEvent(c, event, payload);

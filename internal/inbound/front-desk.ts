@@ -84,6 +84,8 @@ export interface FrontDeskEntry extends Destination {
   originLabel?: string;
   /** Where replies and announcements of the session go later (approvals, async results). */
   replyTarget?: string;
+  /** Where this turn's approval requests go instead (a live gateway connection). */
+  approvalTarget?: string;
   /** Recorded in the transaction that stores the user message (idempotency keys, delivery ledgers). */
   onAccepted?: InboundMessage["onAccepted"];
   extraSystem?: string;
@@ -176,6 +178,7 @@ export class FrontDesk implements FrontDeskPort {
       ...(entry.images?.length ? { images: entry.images } : {}),
       ...(entry.sender ? { sender: entry.sender } : {}),
       ...(entry.replyTarget !== undefined ? { replyTarget: entry.replyTarget } : {}),
+      ...(entry.approvalTarget !== undefined ? { approvalTarget: entry.approvalTarget } : {}),
       ...(entry.originLabel ? { originLabel: entry.originLabel } : {}),
       ...(entry.extraSystem !== undefined ? { extraSystem: entry.extraSystem } : {}),
       ...(entry.ephemeral ? { ephemeral: entry.ephemeral } : {}),

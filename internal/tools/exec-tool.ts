@@ -66,7 +66,7 @@ async function unsandboxedVerdict(command: string, cfg: Config["tools"]["exec"],
 }
 
 async function askOwner(ctx: ToolContext, command: string, reason: string, signal: AbortSignal) {
-  if (!ctx.replyTarget)
+  if (!(ctx.approvalTarget ?? ctx.replyTarget))
     throw new ToolError(
       "EXEC_NEEDS_APPROVAL",
       `refused: ${reason}, and this session has no channel to ask the owner on`,

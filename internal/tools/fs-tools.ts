@@ -49,7 +49,7 @@ function ownerToolGate(ctx: ToolContext, tool: string, content: string) {
   return async (rel: string): Promise<void> => {
     const reason = ownerToolFileReason(rel);
     if (!reason) return;
-    if (!ctx.replyTarget)
+    if (!(ctx.approvalTarget ?? ctx.replyTarget))
       throw new ToolError(
         "FILE_NEEDS_APPROVAL",
         `refused: ${reason}, and this session has no channel to ask the owner on`,

@@ -28,6 +28,11 @@ export interface ToolContext {
   workspace: string;
   /** Channel target of the session's origin (`telegram:123`), if any. */
   replyTarget?: string;
+  /**
+   * Where this turn's approval requests go when not `replyTarget` (a live gateway connection).
+   * A tool may ask the owner when either is set.
+   */
+  approvalTarget?: string;
   requestId: string;
   depth: number;
   logger: Logger;

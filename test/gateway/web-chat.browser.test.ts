@@ -2,6 +2,8 @@
  * The web chat in a real headless Chromium (Debian's package, driven by playwright-core): log in with
  * the token, send a message and watch the reply stream in from the fake model.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
@@ -143,6 +145,33 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     await page.click("#loginbtn");
     await page.waitForSelector("#dot.on", { timeout: 15_000 });
     expect(await page.isVisible("#login.show")).toBe(false);
+    await page.close();
+  }, 60_000);
+
+  it("shows an approval the turn waits for, with Approve and Deny; Approve lets it run", async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(h.base + "/");
+    await page.waitForSelector("#login.show", { timeout: 15_000 });
+    await page.fill("#token", TOKEN);
+    await page.click("#loginbtn");
+    await page.waitForSelector("#dot.on", { timeout: 15_000 });
+
+    // `.envrc` makes the owner's own tools run code: writing it asks, sandbox or not.
+    h.fake.enqueue(
+      { toolCalls: [{ name: "write_file", arguments: { path: ".envrc", content: "export WEB=1\n" } }] },
+      { text: "Written." },
+    );
+    await page.fill("#input", "write my .envrc");
+    await page.press("#input", "Enter");
+    const card = await page.waitForSelector(".msg.approval", { timeout: 20_000 });
+    expect(await card.textContent()).toContain("write_file .envrc");
+    expect(await card.getAttribute("role")).toBe("alert");
+    await page.click('.msg.approval button[data-decision="approve"]');
+    await page.waitForSelector('.msg.approval .actions:has-text("approved")', { timeout: 15_000 });
+    await page.waitForSelector('.msg.assistant[data-state="final"] .body:has-text("Written.")', {
+      timeout: 20_000,
+    });
+    expect(readFileSync(join(h.dir, "workspace", ".envrc"), "utf8")).toBe("export WEB=1\n");
     await page.close();
   }, 60_000);
 
