@@ -4,6 +4,7 @@
  * child logger's top-level bindings) and by value (every known secret string is replaced wherever it appears, e.g. inside an HTTP error message or a config dump).
  */
 import pino, { type Logger, type LevelWithSilent, type DestinationStream } from "pino";
+import { batchedLines } from "./line-batch.js";
 import { CENSOR, redactKeys, TOP_LEVEL_SECRET_KEYS } from "./redact-keys.js";
 
 export type { Logger } from "pino";
@@ -36,9 +37,15 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const scrubber = opts.scrubber ?? new SecretScrubber();
   const out = opts.destination ?? process.stdout;
   const pretty = opts.pretty ?? (out === process.stdout && process.stdout.isTTY === true);
+  // JSON lines to the process's stdout are batched per event-loop turn (see line-batch.ts); a given
+  // destination (tests, the console's capture) and the pretty TTY output get each line as it comes.
+  const emit =
+    opts.destination === undefined && !pretty
+      ? batchedLines(process.stdout)
+      : (line: string) => out.write(line);
   const stream: DestinationStream = {
     write(line: string) {
-      out.write(pretty ? prettyLine(scrubber.scrub(line)) : scrubber.scrub(line));
+      emit(pretty ? prettyLine(scrubber.scrub(line)) : scrubber.scrub(line));
     },
   };
   return pino(
