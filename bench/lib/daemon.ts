@@ -143,6 +143,10 @@ export async function startBenchDaemon(opts: BenchDaemonOptions = {}): Promise<B
   const out: string[] = [];
   const env: NodeJS.ProcessEnv = { NO_COLOR: "1" };
   for (const k of ["PATH", "HOME", "TMPDIR", "LANG"]) if (process.env[k]) env[k] = process.env[k];
+  // glibc malloc tuning (MALLOC_ARENA_MAX, GLIBC_TUNABLES ...) reaches the daemon, so a launcher's
+  // environment can be measured.
+  for (const [k, v] of Object.entries(process.env))
+    if ((k.startsWith("MALLOC_") || k === "GLIBC_TUNABLES") && v !== undefined) env[k] = v;
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
