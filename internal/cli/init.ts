@@ -4,7 +4,13 @@
  * (prompt files, memory/, skills/README.md) into DIR, then seeds the default-on agent templates as
  * `workspace/agents/<id>.yaml`. Never overwrites: when any config or workspace file exists, nothing
  * is written and the existing files are listed; an agent file that exists is left as it is.
+ *
+ * In a git checkout the shipped `workspace/` is also the owner's live default workspace (memory
+ * notes, edited SOUL.md), so the template is read from the last commit, never from the working
+ * tree: a new home gets the pristine files and none of the owner's notes. An installed package
+ * (no `.git`) is copied as it is.
  */
+import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { stringify } from "yaml";
@@ -19,8 +25,36 @@ export const DEFAULT_CONFIG_FILE = "config.default.yaml";
 
 /** One file init writes: where it comes from and where it goes. */
 export interface InitFile {
+  /** A file path, or `git:HEAD:<path>` for a committed file of a checkout. */
   from: string;
   to: string;
+}
+
+const GIT_PREFIX = "git:HEAD:";
+
+/** The committed files under `workspace/` of a checkout at `root`, or undefined when it is none. */
+function committedWorkspace(root: string): string[] | undefined {
+  if (!existsSync(join(root, ".git"))) return undefined;
+  try {
+    const out = execFileSync("git", ["-C", root, "ls-tree", "-r", "--name-only", "HEAD", "--", "workspace"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    const files = out.split("\n").filter((f) => f.startsWith("workspace/"));
+    return files.length > 0 ? files.sort() : undefined;
+  } catch {
+    // No git binary, or not a repository after all: fall back to the files on disk.
+    return undefined;
+  }
+}
+
+/** The bytes of one planned file. */
+function readSource(from: string, root: string): Buffer {
+  if (!from.startsWith(GIT_PREFIX)) throw new Error(`not a committed file: ${from}`);
+  return execFileSync("git", ["-C", root, "show", `HEAD:${from.slice(GIT_PREFIX.length)}`], {
+    stdio: ["ignore", "pipe", "ignore"],
+    maxBuffer: 16 * 1024 * 1024,
+  });
 }
 
 /** The files `init` would write into `dir`, from the package at `root`. */
@@ -35,7 +69,10 @@ export function initPlan(dir: string, root = packageRoot()): InitFile[] {
       else plan.push({ from: s, to: d });
     }
   };
-  walk(join(root, "workspace"), join(target, "workspace"));
+  const committed = committedWorkspace(root);
+  if (committed)
+    for (const f of committed) plan.push({ from: `${GIT_PREFIX}${f}`, to: join(target, ...f.split("/")) });
+  else walk(join(root, "workspace"), join(target, "workspace"));
   return plan;
 }
 
@@ -93,8 +130,9 @@ export function initDir(dir: string, root = packageRoot()): InitResult {
   if (existing.length > 0) return { written: [], existing, agents: [] };
   for (const f of plan) {
     mkdirSync(dirname(f.to), { recursive: true });
-    // COPYFILE_EXCL: a file that appeared since the check is still never overwritten.
-    copyFileSync(f.from, f.to, 1);
+    // COPYFILE_EXCL / "wx": a file that appeared since the check is still never overwritten.
+    if (f.from.startsWith(GIT_PREFIX)) writeFileSync(f.to, readSource(f.from, root), { flag: "wx" });
+    else copyFileSync(f.from, f.to, 1);
   }
   const agents = seedAgentTemplates(join(resolve(dir), "workspace"));
   return { written: [...plan.map((f) => f.to), ...agents], existing: [], agents };

@@ -68,6 +68,9 @@ export const configSchema = z
         defaults: z
           .object({
             compact: compactSchema.prefault({}),
+            // The name the budgets issue gives the summary model; `compact.summary_model` is the
+            // older spelling of the same setting (both work; set one).
+            compaction: z.object({ model: modelRef.optional() }).strict().prefault({}),
             loop_detection: loopDetectionSchema,
             subagents: z
               .object({
@@ -197,6 +200,18 @@ export const configSchema = z
             require_mention: z.boolean().default(true),
             max_lines_per_message: z.number().int().min(1).default(17),
             stream: streamSchema,
+            media: z
+              .object({
+                // Same key and default as Telegram's; on Discord it bounds each image and the
+                // images of one message together.
+                max_image_bytes: z
+                  .number()
+                  .int()
+                  .positive()
+                  .default(10 * 1024 * 1024),
+              })
+              .strict()
+              .prefault({}),
           })
           .strict()
           .prefault({}),
@@ -319,6 +334,13 @@ export const configSchema = z
       ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
     for (const p of mediaProviderProblems(c.media, c.models.providers))
       ctx.addIssue({ code: "custom", path: p.path, message: p.message });
+    const d = c.agents.defaults;
+    if (d.compaction.model && d.compact.summary_model && d.compaction.model !== d.compact.summary_model)
+      ctx.addIssue({
+        code: "custom",
+        path: ["agents", "defaults", "compaction", "model"],
+        message: `"${d.compaction.model}" conflicts with agents.defaults.compact.summary_model "${d.compact.summary_model}" (two names for the summary model): keep one`,
+      });
   });
 
 /** The validated, defaulted configuration object. Swapped whole on reload; never mutated. */

@@ -22,6 +22,7 @@ import type { CronService } from "../cron/cron-service.js";
 import type { ToolsParts } from "./tools-service.js";
 import type { MediaParts } from "../media/media-parts.js";
 import type { Tool } from "../tools/tool.js";
+import type { FrontDesk } from "../inbound/front-desk.js";
 
 /** Every part of a running daemon, for the daemon itself, the CLI's in-process uses and tests. */
 export interface DaemonParts {
@@ -40,6 +41,8 @@ export interface DaemonParts {
   media: MediaParts;
   /** The send_file tool (registered in `tools`). */
   sendFile: Tool;
+  /** The one front desk every door passes through. */
+  desk: FrontDesk;
   /** Undefined when `gateway.enabled` is false. */
   gateway: GatewayService | undefined;
   telegram: DeferredChannel;
@@ -66,6 +69,17 @@ export async function buildServices(
   const agents = createAgentHostService(ctx, { router, usage, tools, outbox: channels });
   const host = agents.host;
 
+  // 3b. The front desk: the one way in for every door (channels, chat.send, /v1, /api, webhooks):
+  //     routing to an agent, session keys, commands, submit.
+  const { FrontDesk } = await import("../inbound/front-desk.js");
+  const desk = new FrontDesk({
+    ctx,
+    host,
+    // File and API agents, so `/agent <id>`, routing and named agents reach them too.
+    agentSources: [agents.fileAgents, agents.apiAgents],
+    approvals: tools.approvals,
+  });
+
   // 4. Heartbeat and cron: built even when off (heartbeat.every 0, cron.enabled false) so they follow
   //    hot reloads. croner loads only when a cron expression is first parsed.
   const { createHeartbeatService } = await import("../heartbeat/heartbeat-service.js");
@@ -87,6 +101,7 @@ export async function buildServices(
       config,
       channels,
       agents,
+      frontDesk: desk,
       router,
       usage,
       cron,
@@ -110,6 +125,7 @@ export async function buildServices(
   //    Built (but not loaded) when off too: a hot reload that sets enabled: true starts it.
   const { DeferredChannel } = await import("../channels/deferred-channel.js");
   const chatDeps = {
+    desk,
     host,
     registry: channels,
     // File and API agents, so `/agent <id>` and routing reach them too.
@@ -139,6 +155,7 @@ export async function buildServices(
     tools,
     agents,
     host,
+    desk,
     heartbeat,
     cron,
     gateway,

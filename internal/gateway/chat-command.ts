@@ -3,8 +3,7 @@
  * through the model; the reply also reaches the client as a `final` chat event, like a turn's.
  */
 import { randomUUID } from "node:crypto";
-import type { AgentChoiceStore } from "../inbound/agent-choice.js";
-import { runCommand, type parseCommand } from "../inbound/commands.js";
+import type { ParsedCommand } from "../inbound/commands.js";
 import { ZERO_USAGE } from "../models/types.js";
 import type { GatewayRuntime } from "./runtime.js";
 import type { MethodHandler } from "./ws-server.js";
@@ -18,10 +17,10 @@ export interface CommandAnswer {
   result: { runId: string; text: string; finishReason: string };
 }
 
-/** Runs `cmd` for a gateway client in `sessionKey`. */
+/** Runs `cmd` for a gateway client in `sessionKey`, at the front desk. */
 export async function runGatewayCommand(
   rt: GatewayRuntime,
-  cmd: NonNullable<ReturnType<typeof parseCommand>>,
+  cmd: ParsedCommand,
   o: {
     sessionKey: string;
     agentId: string;
@@ -29,29 +28,18 @@ export async function runGatewayCommand(
     scope: string;
     chatId: string;
     conn: Parameters<MethodHandler>[1];
-    choices: AgentChoiceStore;
   },
 ): Promise<CommandAnswer> {
   const { sessionKey, conn } = o;
-  const approvals = rt.deps.approvals;
-  const text = await runCommand(
+  const text = await rt.frontDesk().command(
     cmd,
+    { channel: "gateway", sessionKey, agentId: o.agentId },
     {
-      channel: "gateway",
-      sessionKey,
-      agentId: o.agentId,
       chatScope: o.scope,
       chatId: o.chatId,
       sender: { id: `gateway:${conn.clientName}`, name: conn.clientName },
       // A chat client settles only approvals sent to its own connection; the owner's clients any.
       approver: conn.role === "owner" ? "owner" : { target: `gateway:conn:${conn.id}` },
-    },
-    {
-      ctx: rt.ctx,
-      host: rt.host(),
-      choices: o.choices,
-      agentSources: rt.agentSources(),
-      ...(approvals ? { approvals } : {}),
     },
   );
   const runId = `cmd-${randomUUID()}`;

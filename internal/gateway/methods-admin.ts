@@ -4,7 +4,6 @@
  * memory.status / memory.reindex. Methods whose
  * part the wiring did not hand in (`cron`, `usage`) answer `unavailable` or read the store directly.
  */
-import { listAgents } from "../agent/agents.js";
 import { MethodError } from "./protocol.js";
 import { pairingLoader } from "./pairing-access.js";
 import type { GatewayCron, GatewayDeps, GatewayRuntime } from "./runtime.js";
@@ -23,7 +22,7 @@ export function adminMethods(
     const cfg = rt.ctx.config();
     return {
       defaultAgent: cfg.agents.default,
-      agents: listAgents(cfg, rt.agentSources()).map((a) => ({
+      agents: rt.listAgents().map((a) => ({
         id: a.id,
         name: a.name ?? a.id,
         description: a.description ?? null,

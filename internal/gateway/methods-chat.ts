@@ -6,8 +6,7 @@
  * other chat methods are short.
  */
 import type { TurnResult } from "../core/host.js";
-import { findAgent } from "../agent/agents.js";
-import { parseSessionKey, sessionKeys } from "../session/keys.js";
+import { parseSessionKey } from "../session/keys.js";
 import type { StoredMessage } from "../session/session-store.js";
 import {
   IdempotencyCache,
@@ -15,9 +14,8 @@ import {
   scopedIdempotencyKey,
   type PersistedSend,
 } from "./idempotency.js";
-import { parseCommand } from "../inbound/commands.js";
-import { AgentChoiceStore } from "../inbound/agent-choice.js";
-import { chooseAgent } from "../inbound/front-desk.js";
+import { SessionKeyError, type Destination, type FrontDeskPort, type Routed } from "../inbound/front-desk.js";
+import { sessionKeyFor } from "../inbound/session-spec.js";
 import { MethodError, type Params } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import type { MethodHandler } from "./ws-server.js";
@@ -50,13 +48,28 @@ function titleOf(rt: GatewayRuntime, r: { id: string; meta: string | null }): { 
   return { title: text.length > 60 ? `${text.slice(0, 59)}…` : text };
 }
 
+/** A session name that cannot be part of a key, as the `sessionKey` param's error. */
+export function asSessionKeyParamError(err: unknown): unknown {
+  return err instanceof SessionKeyError
+    ? new MethodError("invalid_params", `params.sessionKey: ${err.message}`)
+    : err;
+}
+
+/** Routes at the front desk; a session name that cannot be a key is the `sessionKey` param's error. */
+export function routeSessionParam(desk: FrontDeskPort, d: Destination): Routed {
+  try {
+    return desk.route(d);
+  } catch (err) {
+    throw asSessionKeyParamError(err);
+  }
+}
+
 /** Resolves a `sessionKey` param: a full key as is, a bare name as `agent:<agent>:gateway:<name>`. */
 export function resolveSessionKey(raw: string, agentId: string): string {
-  if (raw === "heartbeat" || raw.includes(":")) return raw;
   try {
-    return sessionKeys.gateway(agentId, raw);
+    return sessionKeyFor({ named: raw }, agentId, "gateway");
   } catch (err) {
-    throw new MethodError("invalid_params", `params.sessionKey: ${(err as Error).message}`);
+    throw asSessionKeyParamError(err);
   }
 }
 
@@ -108,7 +121,6 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     }
   };
 
-  const choices = new AgentChoiceStore(rt.ctx.db, () => rt.ctx.clock.now());
   /** The `/agent` choice scope of a gateway session name (or full key). */
   const scopeOf = (raw: string): string => `gateway:${raw}`;
 
@@ -131,28 +143,33 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     };
   };
 
-  const agentParam = (p: Params): string => {
-    const cfg = rt.ctx.config();
-    const raw = p.o.sessionKey;
+  /**
+   * Where a `chat.send` goes, through the front desk: the `agent` param (which must exist) > the
+   * `/agent` choice of this session name > `routing` (channel "gateway", chat = the session name) >
+   * agents.default; a full session key is used as is (with the default agent). An unknown default
+   * still reaches the host: the echo agent answers.
+   */
+  const destination = (p: Params): Routed => {
+    const desk = rt.frontDesk();
     const explicit = p.optStr("agent");
-    if (explicit !== undefined) {
-      if (!findAgent(cfg, explicit, rt.agentSources()))
-        throw new MethodError("not_found", `unknown agent "${explicit}"`);
-      return explicit;
-    }
-    // Routing order: `/agent` choice of this session name > `routing` (channel "gateway", chat = the
-    // session name) > agents.default. An unknown default still reaches the host: the echo agent answers.
-    const name = typeof raw === "string" && !raw.includes(":") ? raw : undefined;
-    if (name === undefined) return cfg.agents.default;
-    return chooseAgent(cfg, choices, { channel: "gateway", chatId: name }, scopeOf(name), rt.agentSources());
+    if (explicit !== undefined && !desk.findAgent(explicit))
+      throw new MethodError("not_found", `unknown agent "${explicit}"`);
+    const raw = p.str("sessionKey");
+    const d: Destination = {
+      channel: "gateway",
+      ...(explicit !== undefined ? { agentId: explicit } : {}),
+      ...(raw.includes(":") ? {} : { from: { chatId: raw, scope: scopeOf(raw) } }),
+      session: { named: raw },
+    };
+    return routeSessionParam(desk, d);
   };
 
   const keyParam = (p: Params, agentId?: string): string =>
     resolveSessionKey(p.str("sessionKey"), agentId ?? rt.ctx.config().agents.default);
 
   const send: MethodHandler = async (p, conn) => {
-    const agentId = agentParam(p);
-    const sessionKey = keyParam(p, agentId);
+    const desk = rt.frontDesk();
+    const { agentId, sessionKey } = destination(p);
     const message = p.str("message");
     const idemKey = p.optStr("idempotencyKey");
     const wait = p.optBool("wait") ?? false;
@@ -162,7 +179,7 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
         "forbidden",
         `session ${sessionKey} belongs to another channel; set gateway.allow_channel_writes to write to it`,
       );
-    const cmd = parseCommand(message);
+    const cmd = desk.parseCommand(message);
     if (cmd) {
       const scoped = idemKey ? scopedIdempotencyKey(sessionKey, idemKey) : undefined;
       // In memory (also while the first one runs), then on disk (a retry after a restart).
@@ -184,7 +201,6 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
         scope: scopeOf(p.str("sessionKey")),
         chatId: p.str("sessionKey"),
         conn,
-        choices,
       });
       if (scoped) commandAnswers.set(scoped, answer);
       const done = await answer.catch((err: unknown) => {
@@ -226,11 +242,10 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
             result: before.result,
           }
         : { runId: before.runId, sessionKey: before.sessionKey, duplicate: true, status: "started" };
-    const host = rt.host();
-    const handle = host.submit({
+    const handle = desk.admit({
       channel: "gateway",
-      sessionKey,
       agentId,
+      session: { key: sessionKey },
       text: message,
       sender: { id: `gateway:${conn.clientName}`, name: conn.clientName },
       originLabel: `gateway client "${conn.clientName}"`,

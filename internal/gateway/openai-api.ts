@@ -14,11 +14,10 @@
  * contract.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { findAgent, listAgents } from "../agent/agents.js";
-import type { InboundMessage, TurnResult, ImageInput } from "../core/host.js";
+import type { TurnResult, ImageInput } from "../core/host.js";
 import type { AgentEvent } from "../core/agent-events.js";
+import type { FrontDeskEntry } from "../inbound/front-desk.js";
 import type { Usage } from "../models/types.js";
-import { sessionKeys } from "../session/keys.js";
 import { HttpError, decodePathSegment, readJsonObject, sendJson, toHttpError } from "./http-util.js";
 import { requireJsonBody } from "./request-guard.js";
 import type { GatewayRuntime } from "./runtime.js";
@@ -157,7 +156,6 @@ export function openAiRoutes(rt: GatewayRuntime) {
 }
 
 function models(rt: GatewayRuntime, res: ServerResponse, one: string | undefined): void {
-  const cfg = rt.ctx.config();
   const created = Math.floor(rt.ctx.startedAt / 1000);
   const entry = (id: string): Record<string, unknown> => ({
     id,
@@ -165,10 +163,7 @@ function models(rt: GatewayRuntime, res: ServerResponse, one: string | undefined
     created,
     owned_by: "familiar",
   });
-  const data = [
-    entry("familiar"),
-    ...listAgents(cfg, rt.agentSources()).map((a) => entry(`familiar/${a.id}`)),
-  ];
+  const data = [entry("familiar"), ...rt.listAgents().map((a) => entry(`familiar/${a.id}`))];
   if (one !== undefined) {
     const m = data.find((d) => d.id === one);
     if (!m) throw new HttpError(404, "model_not_found", `The model '${one}' does not exist`, {}, "model");
@@ -183,10 +178,7 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
   const model = body.model;
   if (typeof model !== "string" || model === "")
     throw bad("model is required (familiar or familiar/<agentId>)", "model");
-  let agentId: string;
-  if (model === "familiar") agentId = cfg.agents.default;
-  else if (model.startsWith("familiar/")) agentId = model.slice("familiar/".length);
-  else
+  if (model !== "familiar" && !model.startsWith("familiar/"))
     throw new HttpError(
       404,
       "model_not_found",
@@ -194,9 +186,11 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       {},
       "model",
     );
+  // `familiar` names no agent: the front desk answers with the default one.
+  const agentId = model === "familiar" ? undefined : model.slice("familiar/".length);
   // `familiar` always answers: an undefined default agent is answered by the echo agent, which says
   // what is wrong (agent host), like every other channel. Only a named agent must exist.
-  if (model !== "familiar" && !findAgent(cfg, agentId, rt.agentSources()))
+  if (agentId !== undefined && !rt.findAgent(agentId))
     throw new HttpError(
       404,
       "model_not_found",
@@ -236,12 +230,12 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
     else throw bad(`messages[${i}].role ${JSON.stringify(role)} is not supported`, `messages.${i}.role`);
   }
 
-  const host = rt.maybeHost();
-  if (!host) throw new HttpError(503, "unavailable", "the agent host is not running");
-  const msg: InboundMessage = {
+  const desk = rt.maybeFrontDesk();
+  if (!desk) throw new HttpError(503, "unavailable", "the agent host is not running");
+  const msg: FrontDeskEntry = {
     channel: "api",
-    sessionKey: sessionKeys.gateway(agentId, sessionRaw !== undefined ? sessionName(sessionRaw) : "v1"),
-    agentId,
+    ...(agentId !== undefined ? { agentId } : {}),
+    session: { gateway: sessionRaw !== undefined ? sessionName(sessionRaw) : "v1" },
     text,
     originLabel: "OpenAI-compatible API",
     ...(images.length ? { images } : {}),
@@ -252,7 +246,7 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
   const id = `chatcmpl-`;
   const created = Math.floor(Date.now() / 1000);
   if (!stream) {
-    const handle = host.submit(msg);
+    const handle = desk.admit(msg);
     if (sessionRaw === undefined)
       res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
     const r = await handle.result;
@@ -307,7 +301,7 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       `data: ${prefix()}[{"index":0,"delta":{"content":${JSON.stringify(e.delta)}},"finish_reason":null}]}\n\n`,
     );
   };
-  const handle = host.submit(msg, onEvent);
+  const handle = desk.admit(msg, onEvent);
   runId = handle.runId;
   requestId = handle.requestId;
   if (sessionRaw === undefined)

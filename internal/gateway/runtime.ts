@@ -11,9 +11,10 @@ import type { ConfigManager } from "../config/manager.js";
 import type { ChannelStatus } from "../channels/channel.js";
 import type { FileDelivery } from "../tools/send-file.js";
 import type { ApprovalResolver } from "../inbound/commands.js";
+import type { FrontDeskPort } from "../inbound/front-desk.js";
 import type { ApprovalManager } from "../tools/approvals.js";
 import type { HttpServer } from "./http-server.js";
-import type { AgentSource } from "../agent/agents.js";
+import { findAgent, listAgents, type AgentDef } from "../agent/agents.js";
 import type { AgentHostParts } from "../agent/host-service.js";
 import type { AgentHostImpl } from "../agent/host.js";
 import type { ModelRouter } from "../models/router.js";
@@ -45,8 +46,10 @@ export interface GatewayDeps {
   config: Pick<ConfigManager, "file" | "error" | "reload" | "pendingRestart">;
   /** Delivery for webhooks and channel states for `status`. */
   channels: Outbox & FileDelivery & { statuses(): Record<string, ChannelStatus> };
-  /** The agent host and its file and API agent stores. */
-  agents?: Pick<AgentHostParts, "fileAgents" | "apiAgents"> & { host: AgentHostImpl };
+  /** The agent host and the API agent store (`/api/agents` writes it). */
+  agents?: Pick<AgentHostParts, "apiAgents"> & { host: AgentHostImpl };
+  /** The front desk every turn goes through (routing, session keys, commands, submit). */
+  frontDesk?: FrontDeskPort;
   router?: Pick<ModelRouter, "status" | "usingEcho" | "chain">;
   usage?: GatewayUsage;
   cron?: GatewayCron;
@@ -77,10 +80,31 @@ export class GatewayRuntime {
     return h;
   }
 
-  /** Workspace-file and API agents (config agents come from the config itself). */
-  agentSources(): AgentSource[] {
-    const a = this.deps.agents;
-    return a ? [a.fileAgents, a.apiAgents] : [];
+  /** The front desk or undefined while none is built. */
+  maybeFrontDesk(): FrontDeskPort | undefined {
+    return this.deps.frontDesk;
+  }
+
+  /** The front desk every door submits turns through; throws `unavailable` when none is running. */
+  frontDesk(): FrontDeskPort {
+    const d = this.maybeFrontDesk();
+    if (!d) throw new MethodError("unavailable", "the agent host is not running");
+    return d;
+  }
+
+  /**
+   * An agent a request names, as the front desk finds it (config, workspace files, API agents);
+   * config agents only while no front desk is built.
+   */
+  findAgent(id: string): AgentDef | undefined {
+    const desk = this.maybeFrontDesk();
+    return desk ? desk.findAgent(id) : findAgent(this.ctx.config(), id);
+  }
+
+  /** Every defined agent, config first (as {@link findAgent} sees them). */
+  listAgents(): AgentDef[] {
+    const desk = this.maybeFrontDesk();
+    return desk ? desk.agents() : listAgents(this.ctx.config());
   }
 
   /**

@@ -3,7 +3,8 @@
  * with its own `secret` (bearer or `X-Familiar-Secret`) or an HMAC-SHA256 signature of the raw body
  * (`X-Familiar-Signature: sha256=<hex>`, `hmac_secret`); a hook with neither needs the gateway token.
  * The message (the `template` with `{{body}}` / `{{json.path}}`, or the raw body) is injected into the
- * hook's session; the reply is optionally delivered to a channel target. Answers 202 at once.
+ * hook's session through the front desk (the hook's `agent`, else `agents.default`); the reply is
+ * optionally delivered to a channel target. Answers 202 at once.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { safeEqual, verifyHmacSignature } from "./auth.js";
@@ -17,7 +18,7 @@ import {
   toHttpError,
 } from "./http-util.js";
 import { sendJson } from "./http-util.js";
-import { resolveSessionKey } from "./methods-chat.js";
+import { routeSessionParam } from "./methods-chat.js";
 import type { GatewayRuntime } from "./runtime.js";
 
 /** Renders a hook template: `{{body}}` is the raw body, `{{json.a.b}}` a field of the JSON body. */
@@ -87,14 +88,18 @@ export function webhookRoutes(rt: GatewayRuntime) {
       }
       const text = renderTemplate(hook.template, raw.toString("utf8"));
       if (!text.trim()) throw new HttpError(400, "empty_message", "the webhook produced an empty message");
-      const host = rt.maybeHost();
-      if (!host) throw new HttpError(503, "unavailable", "the agent host is not running");
-      const agentId = hook.agent ?? cfg.agents.default;
-      const sessionKey = resolveSessionKey(hook.session, agentId);
-      const handle = host.submit({
+      const desk = rt.maybeFrontDesk();
+      if (!desk) throw new HttpError(503, "unavailable", "the agent host is not running");
+      // The hook's agent, else the default; the session key is in the 202, so it is routed first.
+      const { agentId, sessionKey } = routeSessionParam(desk, {
         channel: "hook",
-        sessionKey,
+        ...(hook.agent !== undefined ? { agentId: hook.agent } : {}),
+        session: { named: hook.session },
+      });
+      const handle = desk.admit({
+        channel: "hook",
         agentId,
+        session: { key: sessionKey },
         text,
         sender: { id: `hook:${name}` },
         originLabel: `webhook "${name}"`,

@@ -1,68 +1,36 @@
 /**
- * The front desk: from an accepted inbound chat message to a turn. Gate (who may approve) ->
- * command -> route to an agent -> session key -> submit -> relay the reply. Telegram and Discord
- * hand it every accepted message; the gateway's `chat.send` uses its routing (`chooseAgent`) and
- * commands. Access control (pairing, mentions) happens before this, in the channel, which also
- * renders the reply (the {@link ReplyRelay} port).
+ * The front desk: the one way a message from outside becomes a turn. Every door passes through it:
+ * Telegram and Discord (through their {@link InboundRouter} in `chat-router.ts`), the gateway's
+ * `chat.send`, the OpenAI-compatible API, the `/api` turn and one-shot routes, and webhooks.
+ *
+ * A door translates its request into a {@link FrontDeskEntry} and renders what comes back; the desk
+ * does the rest, the same way for all of them: route to an agent (the agent the door names, else the
+ * `/agent` choice of the chat > the most specific `routing` entry > `agents.default`), build the
+ * session key, answer slash commands where the door has them (with the approval gate), and submit to
+ * the host with the sender, origin label and durability hook (`onAccepted`) the door gave.
+ *
+ * Access control (tokens, pairing, secrets, mentions) stays in the door, before this.
  */
 import type { CoreContext } from "../runtime/context.js";
-import type { AgentHost, ImageInput, InboundMessage, TurnResult } from "../core/host.js";
-import { findAgent, type AgentSource } from "../agent/agents.js";
-import { sessionKeys } from "../session/keys.js";
+import type { AgentEvent } from "../core/agent-events.js";
+import type { AgentHost, ImageInput, InboundMessage, TurnHandle } from "../core/host.js";
+import { findAgent, listAgents, type AgentDef, type AgentSource } from "../agent/agents.js";
 import type { Config } from "../config/schema.js";
-import { AgentChoiceStore, resolveAgentId, type RouteSource } from "./agent-choice.js";
-import { parseCommand, runCommand, type ApprovalResolver, type CommandContext } from "./commands.js";
-import type { LastTargetSink, RelayOutcome, ReplyRelay } from "./reply-relay.js";
 import type { MediaParts } from "../media/media-parts.js";
-import { speakReply, voiceWanted } from "./voice-reply.js";
+import { AgentChoiceStore, resolveAgentId, type RouteSource } from "./agent-choice.js";
+import {
+  parseCommand,
+  runCommand,
+  type ApprovalResolver,
+  type CommandContext,
+  type ParsedCommand,
+} from "./commands.js";
+import { sessionKeyFor, type SessionSpec } from "./session-spec.js";
 
-/** One accepted message from a chat. */
-export interface InboundChat {
-  /** Channel id, also the target prefix: `telegram`, `discord`. */
-  channel: string;
-  /** Platform chat/channel id (targets are `<channel>:<chatId>`). */
-  chatId: string;
-  /** Forum topic / thread, for a per-thread group session. */
-  threadId?: string;
-  /** Discord guild, for routing. */
-  guildId?: string;
-  isGroup: boolean;
-  sender: { id: string; name?: string };
-  text: string;
-  images?: ImageInput[];
-  /** Address the relay sends to (opaque; may include the thread). Default: chatId. */
-  relayChatId?: string;
-  /** Bot username, so `/cmd@otherbot` is left alone. */
-  botUsername?: string;
-  /** Human description of the origin for the prompt. */
-  originLabel?: string;
-}
-
-export interface InboundDeps {
-  ctx: CoreContext;
-  host: AgentHost;
-  relay: ReplyRelay;
-  /** Where the owner's last target is remembered (the channel registry). */
-  registry?: LastTargetSink;
-  approvals?: ApprovalResolver;
-  agentSources?: readonly AgentSource[];
-  choices?: AgentChoiceStore;
-  /**
-   * Who may answer approval requests (`/approve`, `/deny`, buttons): in a group anyone can type the
-   * command, but only the owner's allowed users may decide. Default: everyone who got this far.
-   */
-  mayApprove?: (senderId: string) => boolean;
-  /** Transcription/speech and the per-chat `/voice` switch. */
-  media?: MediaParts;
-}
+export { SessionKeyError, type SessionSpec } from "./session-spec.js";
 
 /** The reply to an approval command from someone who may not decide. */
 export const NOT_AN_APPROVER = "Only the owner (an allowed user) can approve or deny actions.";
-
-/** What happened to a message. */
-export type InboundOutcome =
-  | { kind: "command"; name: string; reply: string }
-  | { kind: "turn"; result: TurnResult; relay: RelayOutcome };
 
 /**
  * The agent for a message from `route`, for every way in: the `/agent` choice of `scope` > the most
@@ -84,136 +52,170 @@ export function chooseAgent(
   );
 }
 
-/** Routes accepted chat messages to the host. One per channel. */
-export class InboundRouter {
+/** Where a message is going: the door, the agent it names (if any), the chat it comes from, the session. */
+export interface Destination {
+  /** The door's channel id: `telegram`, `discord`, `gateway`, `api`, `hook`. Also the routing channel. */
+  channel: string;
+  /**
+   * The agent the door names (a gateway `agent` param, `familiar/<id>`, the `/api` path, a hook's
+   * `agent`): used as is, so the door checks it exists first ({@link FrontDeskPort.findAgent}).
+   */
+  agentId?: string;
+  /**
+   * The chat the message comes from, for the `/agent` choice (`scope`) and `routing` (`chatId`,
+   * `guildId`). Absent (and no `agentId`): `agents.default`.
+   */
+  from?: { chatId: string; guildId?: string; scope: string };
+  session: SessionSpec;
+}
+
+/** The agent and session a {@link Destination} resolves to. */
+export interface Routed {
+  agentId: string;
+  sessionKey: string;
+}
+
+/** One message at the front desk, as a door translated it. */
+export interface FrontDeskEntry extends Destination {
+  text: string;
+  images?: ImageInput[];
+  sender?: { id: string; name?: string };
+  /** Human description of the origin for the prompt. */
+  originLabel?: string;
+  /** Where replies and announcements of the session go later (approvals, async results). */
+  replyTarget?: string;
+  /** Recorded in the transaction that stores the user message (idempotency keys, delivery ledgers). */
+  onAccepted?: InboundMessage["onAccepted"];
+  extraSystem?: string;
+  /** A turn that stores nothing (stateless `/v1`, the one-shot `/api` chat). */
+  ephemeral?: InboundMessage["ephemeral"];
+}
+
+/** Who asks for a command, beyond the routed chat: the door's approval rules. */
+export interface CommandCaller {
+  /** Scope of the `/agent` and `/voice` choices. */
+  chatScope: string;
+  chatId: string;
+  sender: { id: string; name?: string };
+  approver: CommandContext["approver"];
+  /** False when this sender may not answer approvals (a stranger in a group). Default: may. */
+  mayApprove?: boolean;
+  /** The per-chat `/voice` switch, on doors that can speak. */
+  media?: MediaParts;
+}
+
+/** The part of the front desk the gateway's doors use (they never see the daemon). */
+export interface FrontDeskPort {
+  /** An agent defined in config, the workspace or over the API; undefined otherwise. */
+  findAgent(id: string): AgentDef | undefined;
+  /** Every defined agent (config first). */
+  agents(): AgentDef[];
+  /** The agent and session key of a message, without submitting it. */
+  route(d: Destination): Routed;
+  /** Routes the entry and submits it to the host; `onEvent` receives the turn's events. */
+  admit(entry: FrontDeskEntry, onEvent?: (e: AgentEvent) => void): TurnHandle;
+  /** `/name args` when the text is one of the chat commands (and not for another bot). */
+  parseCommand(text: string, botUsername?: string): ParsedCommand | undefined;
+  /** Answers a command (never through the model). Never throws: failures become the reply. */
+  command(cmd: ParsedCommand, at: Routed & { channel: string }, caller: CommandCaller): Promise<string>;
+}
+
+export interface FrontDeskDeps {
+  ctx: CoreContext;
+  host: AgentHost;
+  approvals?: ApprovalResolver;
+  /** File and API agents, so `/agent <id>`, routing and named agents reach them too. */
+  agentSources?: readonly AgentSource[];
+  choices?: AgentChoiceStore;
+}
+
+/** The daemon's one front desk (a channel built on its own gets its own, on the same store). */
+export class FrontDesk implements FrontDeskPort {
+  /** The per-chat `/agent` choices (kv table). */
   readonly choices: AgentChoiceStore;
 
-  constructor(private deps: InboundDeps) {
+  constructor(private deps: FrontDeskDeps) {
     this.choices = deps.choices ?? new AgentChoiceStore(deps.ctx.db, () => deps.ctx.clock.now());
   }
 
-  /** Scope of the per-chat agent choice. */
-  chatScope(m: InboundChat): string {
-    return `${m.channel}:${m.chatId}${m.threadId !== undefined ? `:${m.threadId}` : ""}`;
+  findAgent(id: string): AgentDef | undefined {
+    return findAgent(this.deps.ctx.config(), id, this.deps.agentSources ?? []);
   }
 
-  /** The agent answering this chat (explicit `/agent` > routing > default). */
-  agentFor(m: InboundChat): string {
-    return chooseAgent(
-      this.deps.ctx.config(),
-      this.choices,
-      { channel: m.channel, chatId: m.chatId, ...(m.guildId ? { guildId: m.guildId } : {}) },
-      this.chatScope(m),
-      this.deps.agentSources,
-    );
+  agents(): AgentDef[] {
+    return listAgents(this.deps.ctx.config(), this.deps.agentSources ?? []);
   }
 
-  /** Session key: per DM user, per group chat, per forum topic/thread. */
-  sessionKey(m: InboundChat, agentId: string): string {
-    return m.isGroup
-      ? sessionKeys.group(agentId, m.channel, m.chatId, m.threadId)
-      : sessionKeys.dm(agentId, m.channel, m.sender.id);
+  route(d: Destination): Routed {
+    const cfg = this.deps.ctx.config();
+    const agentId =
+      d.agentId ??
+      (d.from
+        ? chooseAgent(
+            cfg,
+            this.choices,
+            {
+              channel: d.channel,
+              chatId: d.from.chatId,
+              ...(d.from.guildId ? { guildId: d.from.guildId } : {}),
+            },
+            d.from.scope,
+            this.deps.agentSources,
+          )
+        : cfg.agents.default);
+    return { agentId, sessionKey: sessionKeyFor(d.session, agentId, d.channel) };
   }
 
-  /**
-   * Handles one message: a command is answered directly; anything else becomes a turn whose events
-   * stream into the relay. Resolves after the reply was delivered.
-   */
-  async handle(m: InboundChat): Promise<InboundOutcome> {
-    const { host, relay, registry } = this.deps;
-    const agentId = this.agentFor(m);
-    const sessionKey = this.sessionKey(m, agentId);
-    // A forum topic's target keeps the topic, so approvals, resumed turns and async results that
-    // go out later through the registry land in the topic the message came from.
-    const replyTarget = `${m.channel}:${m.chatId}${m.threadId !== undefined ? `:${m.threadId}` : ""}`;
-    const relayChat = m.relayChatId ?? m.chatId;
-    if (!m.isGroup) registry?.setLastTarget(replyTarget);
-    const cmd = m.images?.length ? undefined : parseCommand(m.text, m.botUsername);
-    if (
-      cmd &&
-      (cmd.name === "approve" || cmd.name === "deny") &&
-      this.deps.mayApprove?.(m.sender.id) === false
-    ) {
-      await relay.sendText(relayChat, NOT_AN_APPROVER, { markdown: false }).catch(() => undefined);
-      return { kind: "command", name: cmd.name, reply: NOT_AN_APPROVER };
-    }
-    if (cmd) {
-      const c: CommandContext = {
-        channel: m.channel,
-        sessionKey,
-        agentId,
-        chatScope: this.chatScope(m),
-        chatId: m.chatId,
-        sender: m.sender,
-        // Approvals go to the reply target; only that chat (topic included) settles them.
-        approver: { target: replyTarget },
-      };
-      const reply = await runCommand(cmd, c, {
-        ctx: this.deps.ctx,
-        host,
-        choices: this.choices,
-        ...(this.deps.approvals ? { approvals: this.deps.approvals } : {}),
-        ...(this.deps.agentSources ? { agentSources: this.deps.agentSources } : {}),
-        ...(this.deps.media ? { media: this.deps.media } : {}),
-      });
-      await relay.sendText(relayChat, reply, { markdown: false }).catch((err: unknown) => {
-        relay.logger?.warn({ err: (err as Error).message }, "could not send a command reply");
-      });
-      return { kind: "command", name: cmd.name, reply };
-    }
-    // A spoken answer goes out whole at the end, so no text preview streams before it.
-    const voice = voiceWanted(this.deps.media, relay, this.chatScope(m));
-    const stream = relay.stream(relayChat, sessionKey, voice ? { mode: "off" } : undefined);
-    stream.startTyping();
+  admit(entry: FrontDeskEntry, onEvent?: (e: AgentEvent) => void): TurnHandle {
+    const { agentId, sessionKey } = this.route(entry);
     const msg: InboundMessage = {
-      channel: m.channel,
+      channel: entry.channel,
       sessionKey,
       agentId,
-      text: m.text,
-      ...(m.images?.length ? { images: m.images } : {}),
-      sender: m.sender,
-      replyTarget,
-      ...(m.originLabel ? { originLabel: m.originLabel } : {}),
+      text: entry.text,
+      ...(entry.images?.length ? { images: entry.images } : {}),
+      ...(entry.sender ? { sender: entry.sender } : {}),
+      ...(entry.replyTarget !== undefined ? { replyTarget: entry.replyTarget } : {}),
+      ...(entry.originLabel ? { originLabel: entry.originLabel } : {}),
+      ...(entry.extraSystem !== undefined ? { extraSystem: entry.extraSystem } : {}),
+      ...(entry.ephemeral ? { ephemeral: entry.ephemeral } : {}),
+      ...(entry.onAccepted ? { onAccepted: entry.onAccepted } : {}),
     };
-    const deliveries = relay.deliveries;
-    // Recorded with the user message (one commit) and cleared once delivered: a stored answer a
-    // crash kept from the chat is sent after the restart (delivery-ledger.ts).
-    if (deliveries) msg.onAccepted = (ids) => deliveries.opened(ids.requestId, relayChat, sessionKey);
-    // In voice mode the final text is held back from the stream until speech was tried.
-    const onEvent: typeof stream.onEvent = voice
-      ? (e) => {
-          if (e.type !== "turn_end") stream.onEvent(e);
-        }
-      : stream.onEvent;
-    const handle = host.submit(msg, onEvent);
-    const result = await handle.result;
-    const media = this.deps.media;
-    const spoken =
-      voice && media !== undefined && result.finishReason !== "error"
-        ? await speakReply(media, relay, relayChat, result.text, { sessionKey, agentId })
-        : false;
-    // A turn that failed before emitting turn_end (e.g. unknown agent) still gets its reply.
-    if (result.error && result.finishReason === "error")
-      stream.onEvent({
-        type: "error",
-        runId: result.runId,
-        code: result.error.code,
-        message: result.error.message,
-      });
-    stream.onEvent({
-      type: "turn_end",
-      runId: result.runId,
-      text: spoken ? "" : result.text,
-      finishReason: result.finishReason,
-      usage: result.usage,
-    });
-    const out = await stream.done;
-    try {
-      deliveries?.closed(handle.requestId);
-    } catch (err) {
-      // A full disk: the row stays, and the answer may be sent again after a restart (never lost).
-      relay.logger?.warn({ err: (err as Error).message }, "could not record a delivered answer");
-    }
-    return { kind: "turn", result, relay: out };
+    return this.deps.host.submit(msg, onEvent);
+  }
+
+  parseCommand(text: string, botUsername?: string): ParsedCommand | undefined {
+    return parseCommand(text, botUsername);
+  }
+
+  async command(
+    cmd: ParsedCommand,
+    at: Routed & { channel: string },
+    caller: CommandCaller,
+  ): Promise<string> {
+    // In a group anyone can type `/approve`; only those the door lets decide may.
+    if ((cmd.name === "approve" || cmd.name === "deny") && caller.mayApprove === false)
+      return NOT_AN_APPROVER;
+    const { approvals, agentSources } = this.deps;
+    return runCommand(
+      cmd,
+      {
+        channel: at.channel,
+        sessionKey: at.sessionKey,
+        agentId: at.agentId,
+        chatScope: caller.chatScope,
+        chatId: caller.chatId,
+        sender: caller.sender,
+        approver: caller.approver,
+      },
+      {
+        ctx: this.deps.ctx,
+        host: this.deps.host,
+        choices: this.choices,
+        ...(approvals ? { approvals } : {}),
+        ...(agentSources ? { agentSources } : {}),
+        ...(caller.media ? { media: caller.media } : {}),
+      },
+    );
   }
 }

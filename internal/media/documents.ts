@@ -95,7 +95,9 @@ export function documentMessage(caption: string, rel: string, name: string, doc:
     : "";
   const body = doc.text.trim()
     ? `\n<document name="${name}">\n${doc.text}\n</document>${tail}`
-    : "\n[No text could be extracted]";
+    : doc.truncated
+      ? "\n[Text not included: the other documents of this message used the text limit; read the file]"
+      : "\n[No text could be extracted]";
   return `${caption ? `${caption}\n\n` : ""}${head}${body}`;
 }
 

@@ -39,6 +39,41 @@ export interface InboundMediaDeps {
   typing: () => void;
 }
 
+/**
+ * What one message may still use, shared by all of its attachments so ten big files cannot flood
+ * the prompt or the bill: each limit of `media.*` (and the channel's image limit) bounds the whole
+ * message, not only each file. Consumed as attachments are read, in order.
+ */
+export interface MediaBudget {
+  /** Audio bytes left to transcribe (`media.transcription.max_bytes`). */
+  audioBytes: number;
+  /** Document bytes left to read (`media.documents.max_bytes`). */
+  documentBytes: number;
+  /** Characters of document text left for the prompt (`media.documents.max_chars`). */
+  documentChars: number;
+  /** Image bytes left to pass to the model (the channel's `media.max_image_bytes`). */
+  imageBytes: number;
+}
+
+/** A fresh budget for one message. */
+export function messageBudget(cfg: Config, maxImageBytes: number): MediaBudget {
+  return {
+    audioBytes: cfg.media.transcription.max_bytes,
+    documentBytes: cfg.media.documents.max_bytes,
+    documentChars: cfg.media.documents.max_chars,
+    imageBytes: maxImageBytes,
+  };
+}
+
+/** Refuses a file the message's remaining budget cannot take (after its own limit passed). */
+export function checkBudget(size: number | undefined, left: number, limit: number, what: string): void {
+  if (size !== undefined && size > left)
+    throw new MediaFailure(
+      "MEDIA_TOO_LARGE",
+      `Not read: with the other files of this message it is over the ${mb(limit)} limit for ${what} in one message.`,
+    );
+}
+
 /** The message text to submit, or a reply that ends the matter. */
 export type InboundMediaResult = { text: string } | { reply: string };
 
@@ -47,15 +82,18 @@ const TYPING_EVERY_MS = 4000;
 
 /**
  * Turns an attachment into the user's message. `undefined` = not ours (an unsupported document
- * kind: the caller keeps its old behaviour, e.g. saving it when `media.save` is on).
+ * kind: the caller keeps its old behaviour, e.g. saving it when `media.save` is on). `budget` is
+ * what the message may still use (several attachments share it); by default the whole of `media.*`.
  */
 export async function attachmentMessage(
   att: IncomingAttachment,
   caption: string,
   deps: InboundMediaDeps,
   scope: MediaCallScope,
+  budget?: MediaBudget,
 ): Promise<InboundMediaResult | undefined> {
   const cfg = deps.config();
+  const left = budget ?? messageBudget(cfg, Infinity);
   try {
     if (att.kind === "voice" || att.kind === "audio") {
       if (!deps.audio.transcriptionEnabled())
@@ -64,8 +102,12 @@ export async function attachmentMessage(
             "I can't listen to voice messages yet: the owner needs to set media.transcription.provider in config.yaml.",
         };
       checkAudioSize(att.size, cfg);
-      const data = await att.download(cfg.media.transcription.max_bytes);
+      const audioLimit = cfg.media.transcription.max_bytes;
+      checkBudget(att.size, left.audioBytes, audioLimit, "audio");
+      const data = await att.download(audioLimit);
       checkAudioSize(data.length, cfg);
+      checkBudget(data.length, left.audioBytes, audioLimit, "audio");
+      left.audioBytes -= data.length;
       const rel = await saveToInbox(cfg.workspace, deps.channel, att, data, deps.clock.now());
       const transcript = await whileTyping(deps, () =>
         deps.audio.transcribe(
@@ -86,8 +128,16 @@ export async function attachmentMessage(
       return {
         reply: `The document is too large to read (${mb(att.size)}; the limit is ${mb(limits.maxBytes)}).`,
       };
+    checkBudget(att.size, left.documentBytes, limits.maxBytes, "documents");
     const data = await att.download(limits.maxBytes);
-    const doc = await extractDocument(data, att.name, att.mime, limits);
+    checkBudget(data.length, left.documentBytes, limits.maxBytes, "documents");
+    left.documentBytes -= data.length;
+    // The text of all documents of a message together stays within max_chars.
+    const doc = await extractDocument(data, att.name, att.mime, {
+      ...limits,
+      maxChars: Math.min(limits.maxChars, left.documentChars),
+    });
+    left.documentChars -= doc.text.length;
     const rel = await saveToInbox(cfg.workspace, deps.channel, att, data, deps.clock.now());
     return { text: documentMessage(caption, rel, att.name, doc) };
   } catch (err) {

@@ -438,12 +438,17 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       res.end(out.join(""));
       return;
     }
-    for (const part of out) {
+    // Paced between parts, and ended right after `[DONE]` like a real server: the SDK (openai 7)
+    // stops reading at `[DONE]`, so a pause before the end would count as a request still in flight.
+    for (const [i, part] of out.entries()) {
       if (res.destroyed) return;
+      if (i === out.length - 1) {
+        res.end(part);
+        return;
+      }
       res.write(part);
       await wait(delay);
     }
-    res.end();
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -42,7 +42,12 @@ export function resolveCompactionSettings(
   agentId: string,
   session?: SessionCompactionColumns,
 ): CompactionSettings {
-  const defaults: CompactConfig = config.agents.defaults.compact;
+  const d = config.agents.defaults;
+  // `compaction.model` is another name for `compact.summary_model` (the schema refuses a conflict).
+  const defaults: CompactConfig = {
+    ...d.compact,
+    summary_model: d.compact.summary_model ?? d.compaction.model,
+  };
   const agentRaw = (config.agents as Record<string, unknown>)[agentId];
   const agent: Partial<CompactConfig> =
     agentRaw && typeof agentRaw === "object" && agentId !== "defaults"

@@ -57,6 +57,32 @@ describe("resolveCompactionSettings", () => {
     expect(resolveCompactionSettings(config, agent, row)).toMatchObject(want);
   });
 
+  it("takes the summary model from agents.defaults.compaction.model, its other name", () => {
+    const cfg = configSchema.parse({ agents: { defaults: { compaction: { model: "local/cheap" } } } });
+    expect(resolveCompactionSettings(cfg, "main").summaryModel).toBe("local/cheap");
+    // An agent's own summary model still wins over the defaults.
+    const withAgent = configSchema.parse({
+      agents: {
+        defaults: { compaction: { model: "local/cheap" } },
+        coder: { compact: { summary_model: "local/coder-small" } },
+      },
+    });
+    expect(resolveCompactionSettings(withAgent, "coder").summaryModel).toBe("local/coder-small");
+  });
+
+  it("refuses two different models under the two names, naming the key", () => {
+    const r = configSchema.safeParse({
+      agents: {
+        defaults: { compact: { summary_model: "local/a" }, compaction: { model: "local/b" } },
+      },
+    });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]).toMatchObject({
+      path: ["agents", "defaults", "compaction", "model"],
+      message: expect.stringContaining("conflicts with agents.defaults.compact.summary_model"),
+    });
+  });
+
   it("carries threshold, reserve and memory flush from config", () => {
     expect(resolveCompactionSettings(config, "main")).toMatchObject({
       threshold: 0.8,

@@ -9,6 +9,7 @@ import type { CoreContext } from "../../runtime/context.js";
 import type { AgentSource } from "../../agent/agents.js";
 import type { AgentHost } from "../../core/host.js";
 import type { ApprovalResolver } from "../../inbound/commands.js";
+import type { FrontDesk } from "../../inbound/front-desk.js";
 import type { ChannelState, ChannelStatus } from "../channel.js";
 import type { ChannelRegistry } from "../registry.js";
 import { createMediaParts, type MediaParts } from "../../media/media-parts.js";
@@ -16,6 +17,11 @@ import { createMediaParts, type MediaParts } from "../../media/media-parts.js";
 /** What every chat channel receives from the wiring. */
 export interface ChatChannelDeps {
   host: AgentHost;
+  /**
+   * The daemon's one front desk (routing, commands, submit), shared with the gateway's doors. A
+   * channel built on its own (tests) gets one of its own from `host`, `approvals`, `agentSources`.
+   */
+  desk?: FrontDesk;
   /** Remembers the owner's last target (and is the Outbox). */
   registry?: ChannelRegistry;
   approvals?: ApprovalResolver;

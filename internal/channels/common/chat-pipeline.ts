@@ -1,11 +1,11 @@
 /**
  * The shared middle of a chat channel (Telegram, Discord): its stream relay, with the preview and
- * delivery ledgers that make replies restart-safe, and the inbound router that turns accepted
- * messages into turns. Each channel supplies its platform adapter and its own settings.
+ * delivery ledgers that make replies restart-safe, and the inbound router that hands accepted
+ * messages to the front desk (the daemon's one, or its own when none is given). Each channel supplies its platform adapter and its own settings.
  */
 import type { CoreContext } from "../../runtime/context.js";
 import { DeliveryLedger } from "./delivery-ledger.js";
-import { InboundRouter, type InboundDeps } from "../../inbound/front-desk.js";
+import { InboundRouter, type InboundDeps } from "../../inbound/chat-router.js";
 import { PreviewLedger } from "./preview-ledger.js";
 import { StreamRelay, type ChatAdapter } from "./stream-relay.js";
 
@@ -21,7 +21,10 @@ export function createChatPipeline(
   ctx: CoreContext,
   channel: string,
   adapter: ChatAdapter,
-  opts: Pick<InboundDeps, "host" | "registry" | "approvals" | "agentSources" | "mayApprove" | "media"> & {
+  opts: Pick<
+    InboundDeps,
+    "desk" | "host" | "registry" | "approvals" | "agentSources" | "mayApprove" | "media"
+  > & {
     /** Read on every turn: a hot reload applies to the next reply. */
     stream: () => StreamSettings;
   },
@@ -40,6 +43,7 @@ export function createChatPipeline(
   );
   const router = new InboundRouter({
     ctx,
+    ...(opts.desk ? { desk: opts.desk } : {}),
     host: opts.host,
     relay,
     ...(opts.registry ? { registry: opts.registry } : {}),

@@ -1,65 +1,56 @@
 /**
- * Discord attachments in: voice messages and audio files are transcribed, text files and PDFs read
- * (internal/media), anything else is named in the message so the model knows it was there.
+ * Discord attachments in: every attachment of a message (up to 10), in order, through the shared
+ * batch of internal/media: voice messages and audio transcribed, text files and PDFs read, images
+ * passed to the model as image input (the same code and limit key as Telegram), anything else named.
  */
 import type { APIAttachment } from "discord.js";
-import type { InboundChat, InboundRouter } from "../../inbound/front-desk.js";
-import {
-  attachmentMessage,
-  type InboundMediaDeps,
-  type InboundMediaResult,
-} from "../../media/inbound-media.js";
-import { MediaFailure, mb } from "../../media/media-errors.js";
+import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
+import { attachmentsMessage, type BatchResult } from "../../media/attachment-batch.js";
+import { downloadLimited } from "../../media/download.js";
+import type { IncomingAttachment, InboundMediaDeps } from "../../media/inbound-media.js";
 
 /** Message flag of a Discord voice message (recorded in the app). */
 export const IS_VOICE_MESSAGE = 1 << 13;
 
-/** Turns the message's first attachment into the user message, or a reply for the chat. */
-export async function discordAttachment(
-  att: APIAttachment,
+/** What reading a message's attachments needs besides the shared media deps. */
+export interface DiscordAttachmentDeps extends InboundMediaDeps {
+  /** The message carries IS_VOICE_MESSAGE: its audio is a voice note. */
+  voiceFlag: boolean;
+  /** `channels.discord.media.max_image_bytes`. */
+  maxImageBytes: number;
+  onError?: (err: Error, name: string) => void;
+}
+
+/** Turns a message's attachments (with its text as caption) into one turn's text and images. */
+export async function discordAttachments(
+  atts: readonly APIAttachment[],
   chat: InboundChat,
   router: InboundRouter,
-  deps: InboundMediaDeps & { voiceFlag: boolean },
-): Promise<InboundMediaResult> {
-  const mime = att.content_type?.split(";")[0]?.trim();
-  const kind = deps.voiceFlag ? "voice" : mime?.startsWith("audio/") ? "audio" : "document";
+  deps: DiscordAttachmentDeps,
+): Promise<BatchResult> {
   const agentId = router.agentFor(chat);
-  const out = await attachmentMessage(
-    {
-      kind,
-      name: att.filename,
-      uniqueId: att.id,
-      ...(mime ? { mime } : {}),
-      size: att.size,
-      ...(att.duration_secs !== undefined ? { durationS: att.duration_secs } : {}),
-      download: (max) => fetchAttachment(att.url, max),
-    },
+  return attachmentsMessage(
+    atts.map((a) => incoming(a, deps.voiceFlag)),
     chat.text,
     deps,
     { agentId, sessionKey: router.sessionKey(chat, agentId) },
+    {
+      maxImageBytes: deps.maxImageBytes,
+      ...(deps.onError ? { onError: deps.onError } : {}),
+    },
   );
-  if (out) return out;
-  // Not something we read (an image, a video, a zip): the text still counts, and says what came with it.
-  if (chat.text.trim())
-    return { text: `${chat.text}\n\n[The user also attached "${att.filename}", which I cannot open]` };
-  return {
-    reply: `I can read text, voice messages, audio, text files and PDFs here, but not "${att.filename}".`,
-  };
 }
 
-/** Downloads an attachment from Discord's CDN, refusing more than `maxBytes`. */
-async function fetchAttachment(url: string, maxBytes: number): Promise<Buffer> {
-  const res = await fetch(url);
-  if (!res.ok)
-    throw new MediaFailure(
-      "MEDIA_PROVIDER_FAILED",
-      `Downloading the file from Discord failed (${res.status}).`,
-    );
-  const buf = Buffer.from(await res.arrayBuffer());
-  if (buf.length > maxBytes)
-    throw new MediaFailure(
-      "MEDIA_TOO_LARGE",
-      `The file is too large (${mb(buf.length)}; the limit is ${mb(maxBytes)}).`,
-    );
-  return buf;
+/** A Discord attachment as the media module sees it; bytes come from Discord's CDN on demand. */
+function incoming(att: APIAttachment, voiceFlag: boolean): IncomingAttachment {
+  const mime = att.content_type?.split(";")[0]?.trim();
+  return {
+    kind: voiceFlag ? "voice" : mime?.startsWith("audio/") ? "audio" : "document",
+    name: att.filename,
+    uniqueId: att.id,
+    ...(mime ? { mime } : {}),
+    size: att.size,
+    ...(att.duration_secs !== undefined ? { durationS: att.duration_secs } : {}),
+    download: (max) => downloadLimited(att.url, max, { source: "Discord" }),
+  };
 }

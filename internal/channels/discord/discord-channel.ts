@@ -34,7 +34,8 @@ import { createChatPipeline } from "../common/chat-pipeline.js";
 import { ChatChannelBase, type ChatChannelDeps } from "../common/chat-channel-base.js";
 import { ChannelIdentities } from "./channel-identities.js";
 import { translateMessage } from "./discord-inbound.js";
-import { NOT_AN_APPROVER, type InboundChat, type InboundRouter } from "../../inbound/front-desk.js";
+import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
+import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import { DISCORD_LIMITS } from "../common/chunking.js";
 import { DiscordAdapter, interactionAddress, NO_MENTIONS, toChannelError } from "./discord-adapter.js";
 import { SeenStore } from "./seen-store.js";
@@ -77,6 +78,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       () => ctx.clock.now(),
     );
     ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "discord", this.adapter, {
+      ...(deps.desk ? { desk: deps.desk } : {}),
       host: deps.host,
       ...(deps.registry ? { registry: deps.registry } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),

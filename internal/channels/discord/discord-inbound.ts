@@ -2,19 +2,20 @@
  * Discord messages in: translates a MESSAGE_CREATE dispatch into the front desk's `InboundChat`,
  * after the channel's gates (bots and webhooks, DM pairing, guild allow lists and mentions) and the
  * replay guard (a message id is claimed once, so a RESUME or a restart never answers twice). What it
- * refuses it answers itself (pairing codes, unreadable attachments) or drops silently.
+ * refuses it answers itself (pairing codes, refused attachments) or drops silently. Every attachment
+ * of a message is read (internal/media/attachment-batch.ts) into one turn.
  */
 import type { GatewayMessageCreateDispatchData } from "discord.js";
 import type { Config } from "../../config/schema.js";
 import type { CoreContext } from "../../runtime/context.js";
-import type { InboundChat, InboundRouter } from "../../inbound/front-desk.js";
+import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import type { AudioClient } from "../../media/audio-client.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import type { ChannelIdentities } from "./channel-identities.js";
 import { guildVerdict, isAddressed, stripBotMention } from "./guild-gate.js";
 import type { SeenStore } from "./seen-store.js";
-import { discordAttachment, IS_VOICE_MESSAGE } from "./attachments.js";
+import { discordAttachments, IS_VOICE_MESSAGE } from "./attachments.js";
 
 /** What the translation reads of the running channel. */
 export interface DiscordInboundEnv {
@@ -72,11 +73,11 @@ export async function translateMessage(
     const where = ident.names?.[0] ? `#${ident.names[0]}` : `channel ${d.channel_id}`;
     base.originLabel = `Discord ${where} from ${sender.name}`;
   }
-  const att = d.attachments[0];
-  if (att) {
-    // Claimed before the download and transcription: a replay never costs a second call.
+  if (d.attachments.length > 0) {
+    // Claimed once, before any download or transcription: a replay never costs a second call.
     if (!env.seen.claim(d.id)) return undefined;
-    const out = await discordAttachment(att, { ...base, text }, env.router, {
+    const chat = { ...base, text };
+    const out = await discordAttachments(d.attachments, chat, env.router, {
       config: () => env.ctx.config(),
       audio: env.audio,
       clock: env.ctx.clock,
@@ -84,12 +85,20 @@ export async function translateMessage(
       // "typing" while a voice message is transcribed.
       typing: () => void env.relay.adapter.typing(d.channel_id).catch(() => undefined),
       voiceFlag: ((d.flags ?? 0) & IS_VOICE_MESSAGE) !== 0,
+      maxImageBytes: cfg.media.max_image_bytes,
+      onError: (err, name) =>
+        env.ctx.logger.warn(
+          { channel: "discord", file: name, err: err.message },
+          "discord: attachment failed",
+        ),
     });
-    if ("reply" in out) {
-      await env.relay.sendText(d.channel_id, out.reply, { markdown: false }).catch(() => undefined);
-      return undefined;
-    }
-    return { ...base, text: out.text };
+    // Refusals first, one message; the rest of the message still reaches the model.
+    if (out.replies.length)
+      await env.relay
+        .sendText(d.channel_id, out.replies.join("\n"), { markdown: false })
+        .catch(() => undefined);
+    if (!out.hasContent) return undefined;
+    return { ...chat, text: out.text, ...(out.images.length ? { images: out.images } : {}) };
   }
   if (!text.trim()) return undefined;
   // Claimed before answering: a replay (after RESUME or a restart) is never answered twice.

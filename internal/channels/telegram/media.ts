@@ -8,6 +8,9 @@ import { join } from "node:path";
 import type { Api } from "grammy";
 import type { Message } from "grammy/types";
 import type { ImageInput } from "../../core/host.js";
+import { downloadLimited } from "../../media/download.js";
+import { imageInput, modelImageMime } from "../../media/images.js";
+import { mb } from "../../media/media-errors.js";
 
 export interface MediaDeps {
   api: Api;
@@ -49,11 +52,12 @@ export function mediaOf(m: Message): MediaKind {
       };
   }
   const d = m.document;
-  if (d && d.mime_type && /^image\/(jpeg|png|webp|gif)$/.test(d.mime_type))
+  const docImage = d?.mime_type ? modelImageMime(d.file_name ?? "", d.mime_type) : undefined;
+  if (d && docImage)
     return {
       kind: "image",
       fileId: d.file_id,
-      mime: d.mime_type,
+      mime: docImage,
       ...(d.file_size ? { size: d.file_size } : {}),
     };
   const file = (
@@ -111,25 +115,25 @@ export async function download(deps: MediaDeps, fileId: string, maxBytes: number
     throw new MediaError(`The file is too large (${mb(f.file_size)}; the limit is ${mb(maxBytes)}).`);
   if (!f.file_path) throw new MediaError("Telegram did not provide the file for download.");
   const url = `${deps.apiRoot.replace(/\/$/, "")}/file/bot${deps.token}/${f.file_path}`;
-  const res = await fetch(url, deps.signal ? { signal: deps.signal } : {});
-  if (!res.ok) throw new MediaError(`Downloading the file failed (${res.status}).`);
-  const buf = Buffer.from(await res.arrayBuffer());
-  if (buf.length > maxBytes)
-    throw new MediaError(`The file is too large (${mb(buf.length)}; the limit is ${mb(maxBytes)}).`);
-  return buf;
+  return downloadLimited(url, maxBytes, {
+    source: "Telegram",
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
 }
 
-/** Downloads an image as model input. */
-export async function fetchImage(
+/** Downloads an image as model input (the limits are the shared ones of internal/media/images). */
+export function fetchImage(
   deps: MediaDeps,
   media: Extract<MediaKind, { kind: "image" }>,
 ): Promise<ImageInput> {
-  if (media.size !== undefined && media.size > deps.maxImageBytes)
-    throw new MediaError(
-      `The image is too large (${mb(media.size)}; the limit is ${mb(deps.maxImageBytes)}).`,
-    );
-  const buf = await download(deps, media.fileId, deps.maxImageBytes);
-  return { mime: media.mime, data: buf.toString("base64") };
+  return imageInput(
+    {
+      mime: media.mime,
+      ...(media.size !== undefined ? { size: media.size } : {}),
+      download: (max) => download(deps, media.fileId, max),
+    },
+    deps.maxImageBytes,
+  );
 }
 
 /** Saves a file to `<workspace>/inbox/telegram/<date>/`; returns the workspace-relative path. */
@@ -147,8 +151,4 @@ export async function saveFile(
   await mkdir(join(workspace, "inbox", "telegram", day), { recursive: true });
   await writeFile(join(workspace, rel), buf);
   return rel;
-}
-
-function mb(n: number): string {
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }

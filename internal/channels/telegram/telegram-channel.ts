@@ -24,7 +24,7 @@ import { PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
 import { ChatChannelBase, type ChatChannelDeps } from "../common/chat-channel-base.js";
-import type { InboundRouter } from "../../inbound/front-desk.js";
+import type { InboundRouter } from "../../inbound/chat-router.js";
 import { CHAT_COMMANDS } from "../../inbound/commands.js";
 import { TelegramAdapter, toChannelError } from "./telegram-adapter.js";
 import { UpdateStore } from "./update-store.js";
@@ -73,6 +73,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     this.pairing = new PairingStore(ctx.db, ctx.clock);
     this.adapter = new TelegramAdapter(() => this.requireApi(), ctx.clock);
     ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "telegram", this.adapter, {
+      ...(deps.desk ? { desk: deps.desk } : {}),
       host: deps.host,
       ...(deps.registry ? { registry: deps.registry } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),

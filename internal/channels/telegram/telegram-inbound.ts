@@ -10,9 +10,10 @@ import type { CoreContext } from "../../runtime/context.js";
 import type { Config } from "../../config/schema.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
-import type { InboundChat, InboundRouter } from "../../inbound/front-desk.js";
+import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import type { AudioClient } from "../../media/audio-client.js";
 import { attachmentMessage } from "../../media/inbound-media.js";
+import { MediaFailure } from "../../media/media-errors.js";
 import { groupAllowed, isAddressed, stripMention } from "./group-gate.js";
 import {
   download,
@@ -117,7 +118,10 @@ export async function translateMessage(
         return undefined;
       }
     } catch (err) {
-      const msg = err instanceof MediaError ? err.message : "I could not download that file from Telegram.";
+      const msg =
+        err instanceof MediaError || err instanceof MediaFailure
+          ? err.message
+          : "I could not download that file from Telegram.";
       env.ctx.logger.warn({ err: (err as Error).message }, "telegram: media download failed");
       await relay.sendText(relayChatId, msg, { markdown: false }).catch(() => undefined);
       return undefined;

@@ -9,7 +9,7 @@ import { RESERVED_AGENT_KEYS } from "../../agent/agents.js";
 import { AGENT_TEMPLATES, findTemplate } from "../../agent/catalog/templates.js";
 import { AGENT_NAME_RE, cliProgramKey, fileAgentSchema } from "../../agent/catalog/file-agents.js";
 import type { AgentConfig } from "../../config/schema.js";
-import { sessionKeys } from "../../session/keys.js";
+import type { FrontDeskEntry } from "../../inbound/front-desk.js";
 import { usageHeaders } from "../openai-api.js";
 import { sendJson, type ApiContext } from "./api-context.js";
 import { apiError, fromZod } from "./api-errors.js";
@@ -39,6 +39,18 @@ const chatBody = z
       .default([]),
   })
   .strict();
+
+/** The one-shot chat as the front desk takes it: nothing stored, the history inline. */
+function oneShot(agentId: string, body: z.infer<typeof chatBody>): FrontDeskEntry {
+  return {
+    channel: "api",
+    agentId,
+    session: { gateway: "api-oneshot" },
+    text: body.message,
+    originLabel: "REST API (one-shot)",
+    ephemeral: { history: body.history },
+  };
+}
 
 export function agentRoutes(api: ApiContext): ApiRoute[] {
   const apiAgents = () => api.agentParts().apiAgents;
@@ -207,14 +219,7 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
         const agent = api.agent(params.id ?? "");
         const body = await api.body(req, chatBody);
         api.checkModel(agent);
-        const handle = api.host().submit({
-          channel: "api",
-          sessionKey: sessionKeys.gateway(agent.id, "api-oneshot"),
-          agentId: agent.id,
-          text: body.message,
-          originLabel: "REST API (one-shot)",
-          ephemeral: { history: body.history },
-        });
+        const handle = api.desk().admit(oneShot(agent.id, body));
         // Nothing is stored, so a caller that went away has nobody left to answer: stop the turn.
         res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
         const r = await handle.result;
@@ -243,17 +248,7 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
         const body = await api.body(req, chatBody);
         api.checkModel(agent);
         const sse = new SseWriter(res);
-        const handle = api.host().submit(
-          {
-            channel: "api",
-            sessionKey: sessionKeys.gateway(agent.id, "api-oneshot"),
-            agentId: agent.id,
-            text: body.message,
-            originLabel: "REST API (one-shot)",
-            ephemeral: { history: body.history },
-          },
-          turnEventForwarder(sse),
-        );
+        const handle = api.desk().admit(oneShot(agent.id, body), turnEventForwarder(sse));
         sse.open({ "x-familiar-request-id": handle.requestId });
         res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
         const r = await handle.result;

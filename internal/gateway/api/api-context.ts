@@ -1,5 +1,5 @@
 /**
- * What every `/api` route shares: the daemon parts it reads (agent host, agent sources, model router),
+ * What every `/api` route shares: the daemon parts it reads (agent host, front desk, model router),
  * agent and session lookup with the surface's error codes, the model-availability check, body
  * validation and JSON replies.
  *
@@ -14,7 +14,8 @@ import type { z } from "zod";
 import type { Config } from "../../config/schema.js";
 import type { Db } from "../../store/db.js";
 import type { AgentHostImpl } from "../../agent/host.js";
-import { findAgent, listAgents, type AgentDef, type AgentSource } from "../../agent/agents.js";
+import type { AgentDef } from "../../agent/agents.js";
+import type { FrontDeskPort } from "../../inbound/front-desk.js";
 import { parseSessionKey } from "../../session/keys.js";
 import type { SessionRow } from "../../session/session-store.js";
 import type { GatewayDeps, GatewayRuntime } from "../runtime.js";
@@ -44,18 +45,20 @@ export class ApiContext {
     return this.agentParts().host;
   }
 
-  /** Workspace-file and API agents (config agents come from the config itself). */
-  sources(): AgentSource[] {
-    return this.rt.agentSources();
+  /** The front desk the turn routes submit through; 503 while none is built. */
+  desk(): FrontDeskPort {
+    const d = this.rt.maybeFrontDesk();
+    if (!d) throw apiError(503, "unavailable", "the agent host is not running");
+    return d;
   }
 
   agents(): AgentDef[] {
-    return listAgents(this.config(), this.sources());
+    return this.rt.listAgents();
   }
 
   /** The agent or 404 `agent_not_found`. */
   agent(id: string): AgentDef {
-    const a = findAgent(this.config(), id, this.sources());
+    const a = this.rt.findAgent(id);
     if (!a) throw agentNotFound(id);
     return a;
   }

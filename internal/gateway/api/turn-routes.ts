@@ -14,6 +14,7 @@ import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import type { AgentEvent } from "../../core/agent-events.js";
 import type { TurnResult } from "../../core/host.js";
+import type { FrontDeskEntry } from "../../inbound/front-desk.js";
 import type { StoredMessage } from "../../session/session-store.js";
 import { usageHeaders } from "../openai-api.js";
 import { sendJson, type ApiContext } from "./api-context.js";
@@ -41,6 +42,17 @@ function lastEventId(req: IncomingMessage, url: URL): number {
       "last_event_id",
     );
   return Number(raw.trim());
+}
+
+/** A turn in a stored session, as the front desk takes it: the session's agent, the session's key. */
+function restEntry(t: { agentId: string; key: string; text: string }): FrontDeskEntry {
+  return {
+    channel: "api",
+    agentId: t.agentId,
+    session: { key: t.key },
+    text: t.text,
+    originLabel: "REST API",
+  };
 }
 
 export function turnRoutes(api: ApiContext): ApiRoute[] {
@@ -103,13 +115,7 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
       pattern: "/api/agents/:id/sessions/:sid/messages",
       handler: async ({ req, res, params }) => {
         const t = await prepare(req, params, "/messages");
-        const handle = api.host().submit({
-          channel: "api",
-          sessionKey: t.key,
-          agentId: t.agentId,
-          text: t.text,
-          originLabel: "REST API",
-        });
+        const handle = api.desk().admit(restEntry(t));
         const user = userMessage(t.key, handle.requestId);
         const r = await handle.result;
         const body = {
@@ -136,12 +142,7 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
         // Events of the turn may fire while `submit` runs; hold them until `user-message` is out.
         const held: AgentEvent[] = [];
         const to: { forward?: (e: AgentEvent) => void } = {};
-        const handle = api
-          .host()
-          .submit(
-            { channel: "api", sessionKey: t.key, agentId: t.agentId, text: t.text, originLabel: "REST API" },
-            (e) => (to.forward ? to.forward(e) : held.push(e)),
-          );
+        const handle = api.desk().admit(restEntry(t), (e) => (to.forward ? to.forward(e) : held.push(e)));
         // The turn's events are recorded (for a client that reconnects) and written to this client.
         const stream = streams.open(handle.requestId, t.key);
         sse.open({ "x-familiar-request-id": handle.requestId });

@@ -1,0 +1,78 @@
+/**
+ * The cron service's job administration, as the tool, the gateway and the CLI call it: list, add,
+ * remove, pause/resume and run now. Runtime jobs are written to the store first and then reconciled,
+ * so the store stays the one record of them; config jobs are refused (they live in config.yaml).
+ */
+import { CronError, jobSchedule, parseJobInput } from "./job.js";
+import { jobView, type CronEntry, type CronService } from "./cron-types.js";
+import type { CronScope } from "./cron-scope.js";
+import type { CronReconciler } from "./cron-reconcile.js";
+import type { CronTriggers } from "./cron-triggers.js";
+
+/** The admin half of {@link CronService} (the lifecycle half is in cron-service.ts). */
+export type CronAdmin = Omit<CronService, "name" | "start" | "stop" | "health" | "refresh">;
+
+/** Creates the admin calls over the shared entries. */
+export function createCronAdmin(s: CronScope, jobs: CronReconciler, runs: CronTriggers): CronAdmin {
+  const { clock, log, store, entries, stateOf } = s;
+
+  function mustGet(id: string): CronEntry {
+    const e = entries.get(id);
+    if (!e) throw new CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
+    return e;
+  }
+
+  const admin: CronAdmin = {
+    list: () =>
+      [...entries.values()].map((e) => jobView(stateOf, e)).sort((a, b) => a.id.localeCompare(b.id)),
+    get: (id) => {
+      const e = entries.get(id);
+      return e ? jobView(stateOf, e) : undefined;
+    },
+    add(input) {
+      const job = parseJobInput(input);
+      if (entries.has(job.id) || store.runtimeJob(job.id))
+        throw new CronError("CRON_EXISTS", `a cron job "${job.id}" already exists`);
+      const schedule = jobSchedule(job, s.tz());
+      if (schedule.kind === "at" && schedule.at <= clock.now())
+        throw new CronError("CRON_INVALID", `invalid cron job: at ${job.at} is in the past`);
+      store.putRuntimeJob(job, clock.now());
+      jobs.reloadRuntime();
+      return jobView(stateOf, mustGet(job.id));
+    },
+    remove(id) {
+      const e = entries.get(id);
+      if (e?.source === "config")
+        throw new CronError("CRON_CONFIG_JOB", `cron job "${id}" is defined in config.yaml; remove it there`);
+      if (!store.deleteRuntimeJob(id) && !e) throw new CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
+      jobs.reloadRuntime();
+    },
+    setEnabled(id, on) {
+      const e = mustGet(id);
+      if (e.source === "config")
+        throw new CronError(
+          "CRON_CONFIG_JOB",
+          `cron job "${id}" is defined in config.yaml; set enabled: ${on} there`,
+        );
+      const stored = store.runtimeJob(id);
+      if (!stored) throw new CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
+      if (stored.enabled !== on) {
+        store.putRuntimeJob({ ...stored, enabled: on }, clock.now());
+        jobs.reloadRuntime();
+        log.info({ job: id }, `cron job ${id} ${on ? "resumed" : "paused"}`);
+      }
+      return jobView(stateOf, mustGet(id));
+    },
+    runNow: (id) => runs.trigger(mustGet(id), "manual", null),
+    run: (id) => admin.runNow(id),
+    runs: (jobId, limit) => store.runs(jobId, limit),
+    nextRuns(limit = 10) {
+      return [...entries.values()]
+        .filter((e) => e.dueAt !== undefined)
+        .map((e) => ({ jobId: e.job.id, at: e.dueAt! }))
+        .sort((a, b) => a.at - b.at)
+        .slice(0, limit);
+    },
+  };
+  return admin;
+}

@@ -1,0 +1,28 @@
+/**
+ * What the parts of the cron service share: the job entries (one per job id, config or runtime), the
+ * store, the clock and the live settings. Built once by `createCronService` and handed to each part,
+ * so the timers, the runs, the reconciliation and the admin calls see the same entries.
+ */
+import type { CoreContext } from "../runtime/context.js";
+import type { Clock } from "../core/clock.js";
+import type { Logger } from "../log/logger.js";
+import type { CronState, CronStore } from "./cron-store.js";
+import type { CronEntry } from "./cron-types.js";
+
+/** The shared state of one cron service. */
+export interface CronScope {
+  ctx: CoreContext;
+  clock: Clock;
+  log: Logger;
+  store: CronStore;
+  /** Every scheduled (or unschedulable) job by id; the one source of truth for timers and views. */
+  entries: Map<string, CronEntry>;
+  /** True between start and stop: timers are armed only then. */
+  isStarted(): boolean;
+  /** `timezone` of the current config. */
+  tz(): string;
+  /** `cron.enabled` of the current config. */
+  enabled(): boolean;
+  /** The job's stored schedule state. */
+  stateOf(e: CronEntry): CronState | undefined;
+}
