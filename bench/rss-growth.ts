@@ -67,6 +67,12 @@ export async function rssGrowth(o: BenchOptions): Promise<BenchResult> {
             .join(", "),
         },
         {
+          metric: `RSS after ${o.rssTurns} turns vs idle, %`,
+          value: (((atN - idle) / idle) * 100).toFixed(1),
+          target: "<= 15",
+          pass: atN <= idle * 1.15,
+        },
+        {
           metric: `growth ${first} -> ${o.rssTurns} turns, %`,
           value: growth.toFixed(1),
           target: "< 15",

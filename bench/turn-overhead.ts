@@ -50,10 +50,10 @@ export async function turnOverhead(o: BenchOptions): Promise<BenchResult> {
       {
         metric: `${label}: overhead p50, ms`,
         value: sum.p50.toFixed(2),
-        target: "< 3 (ours < 2)",
-        pass: sum.p50 < 3,
+        target: "<= 1.5",
+        pass: sum.p50 <= 1.5,
       },
-      { metric: `${label}: overhead p99, ms`, value: sum.p99.toFixed(2), target: "< 15", pass: sum.p99 < 15 },
+      { metric: `${label}: overhead p99, ms`, value: sum.p99.toFixed(2), target: "<= 8", pass: sum.p99 <= 8 },
     ];
     return {
       name: "turn-overhead",

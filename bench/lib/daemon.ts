@@ -29,6 +29,19 @@ export const SHIPPED_NODE_FLAGS = (
   .split(" ")
   .filter((f) => f !== "");
 
+/**
+ * The environment the shipped launchers give the daemon (`MALLOC_ARENA_MAX=2` in `npm start` and the
+ * systemd unit), as space-separated KEY=value pairs; `FAMILIAR_BENCH_SHIPPED_ENV` replaces it ("" for
+ * none: before/after comparisons of the launcher). `MALLOC_*` variables of the benchmark's own
+ * environment come after it and win.
+ */
+export const SHIPPED_ENV: Record<string, string> = Object.fromEntries(
+  (process.env.FAMILIAR_BENCH_SHIPPED_ENV ?? "MALLOC_ARENA_MAX=2")
+    .split(" ")
+    .filter((p) => p.includes("="))
+    .map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]),
+);
+
 export interface BenchDaemonOptions {
   /** Config object merged over the defaults below (JSON is valid YAML). */
   config?: Record<string, unknown>;
@@ -143,6 +156,11 @@ export async function startBenchDaemon(opts: BenchDaemonOptions = {}): Promise<B
   const out: string[] = [];
   const env: NodeJS.ProcessEnv = { NO_COLOR: "1" };
   for (const k of ["PATH", "HOME", "TMPDIR", "LANG"]) if (process.env[k]) env[k] = process.env[k];
+  Object.assign(env, SHIPPED_ENV);
+  // glibc malloc tuning (MALLOC_ARENA_MAX, GLIBC_TUNABLES ...) reaches the daemon, so a launcher's
+  // environment can be measured.
+  for (const [k, v] of Object.entries(process.env))
+    if ((k.startsWith("MALLOC_") || k === "GLIBC_TUNABLES") && v !== undefined) env[k] = v;
   const t0 = performance.now();
   const child = spawn(
     process.execPath,

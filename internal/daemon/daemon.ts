@@ -21,6 +21,7 @@ import { kvLastTargetStore } from "../channels/last-target-store.js";
 import { collectSecrets } from "./secrets.js";
 import { buildServices, type DaemonParts } from "./services.js";
 import { flushTraces } from "../agent/trace.js";
+import { startIdleShrink, type IdleShrink } from "../store/idle-shrink.js";
 import { tokenFilePath } from "../gateway/token-store.js";
 import { removeRuntimeFile, writeRuntimeFile } from "../gateway/runtime-file.js";
 import { listenGateway } from "./gateway-listen.js";
@@ -41,6 +42,8 @@ export class Daemon {
   private stopping: Promise<void> | undefined;
   private ready = false;
   private wroteRuntimeFile = false;
+  /** Frees SQLite's page cache when the daemon goes quiet after a burst (issue 26). */
+  private readonly idleShrink: IdleShrink;
   address: AddressInfo | undefined;
   parts!: DaemonParts;
 
@@ -52,7 +55,9 @@ export class Daemon {
     readonly http: HttpServer,
     readonly channels: ChannelRegistry,
     private lock: InstanceLock,
-  ) {}
+  ) {
+    this.idleShrink = startIdleShrink(db);
+  }
 
   /** Loads config and starts everything. Throws (with a one-line reason) when start fails. */
   static async start(opts: DaemonOptions): Promise<Daemon> {
@@ -209,6 +214,7 @@ export class Daemon {
           this.logger.warn({ err: (err as Error).message }, "could not remove the gateway runtime file");
         }
       }
+      this.idleShrink.stop();
       flushTraces(this.db);
       try {
         this.db.pragma("wal_checkpoint(TRUNCATE)");

@@ -46,6 +46,47 @@ describe("logger", () => {
     expect(line.match(/\[REDACTED\]/g)).toHaveLength(8);
   });
 
+  it("redacts by key at the depths the paths reach, not deeper, and never touches the caller's object", () => {
+    const { sink, lines } = capture();
+    const log = createLogger({ destination: sink, pretty: false });
+    const obj = {
+      a: { b: { c: { token: "d4", api_key: "d4k", password: "d4p" } } },
+      x: { y: { z: { w: { token: "d5" } } } },
+      list: [{ secret: "in-array" }],
+      n: 42,
+      s: "plain",
+    };
+    const before = JSON.stringify(obj);
+    log.info(obj, "deep");
+    const o = JSON.parse(lines()[0]!) as typeof obj;
+    expect(o.a.b.c).toEqual({ token: "[REDACTED]", api_key: "[REDACTED]", password: "d4p" });
+    expect(o.x.y.z.w.token).toBe("d5");
+    expect(o.list[0]!.secret).toBe("[REDACTED]");
+    expect(o.n).toBe(42);
+    expect(o.s).toBe("plain");
+    expect(JSON.stringify(obj)).toBe(before);
+  });
+
+  it("redacts child bindings and secret fields of a logged error, keeping its message and stack", () => {
+    const { sink, lines } = capture();
+    const log = createLogger({ destination: sink, pretty: false }).child({
+      module: "telegram",
+      token: "bound-secret",
+    });
+    const err = Object.assign(new Error("upstream said no"), {
+      request: { token: "leaked" },
+    });
+    log.error({ err }, "failed");
+    const line = lines()[0]!;
+    expect(line).not.toContain("bound-secret");
+    expect(line).not.toContain("leaked");
+    const o = JSON.parse(line) as { module: string; err: { message: string; stack: string; type: string } };
+    expect(o.module).toBe("telegram");
+    expect(o.err.message).toBe("upstream said no");
+    expect(o.err.type).toBe("Error");
+    expect(o.err.stack).toContain("upstream said no");
+  });
+
   it("scrubs known secret values wherever they appear, e.g. inside an error message", () => {
     const { sink, lines } = capture();
     const scrubber = new SecretScrubber();

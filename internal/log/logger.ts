@@ -1,35 +1,13 @@
 /**
  * Logging: pino JSON lines to stdout (journald-friendly), pretty output on a TTY.
- * Secrets are redacted twice: by key path (pino `redact`) and by value (every known secret string is
- * replaced wherever it appears, e.g. inside an HTTP error message or a config dump).
+ * Secrets are redacted twice: by key path (`redactKeys` on the logged object, pino's `redact` on a
+ * child logger's top-level bindings) and by value (every known secret string is replaced wherever it appears, e.g. inside an HTTP error message or a config dump).
  */
 import pino, { type Logger, type LevelWithSilent, type DestinationStream } from "pino";
+import { batchedLines } from "./line-batch.js";
+import { CENSOR, redactKeys, TOP_LEVEL_SECRET_KEYS } from "./redact-keys.js";
 
 export type { Logger } from "pino";
-
-const REDACT_PATHS = [
-  "api_key",
-  "apiKey",
-  "token",
-  "secret",
-  "authorization",
-  "password",
-  "*.api_key",
-  "*.apiKey",
-  "*.token",
-  "*.secret",
-  "*.authorization",
-  "*.Authorization",
-  "*.password",
-  "*.*.api_key",
-  "*.*.token",
-  "*.*.secret",
-  "*.*.*.api_key",
-  "*.*.*.token",
-  "*.*.*.secret",
-  "headers.authorization",
-  "headers.Authorization",
-];
 
 /** Holds the set of secret values to scrub from every log line; updated on config reload. */
 export class SecretScrubber {
@@ -41,7 +19,7 @@ export class SecretScrubber {
   }
   scrub(line: string): string {
     let out = line;
-    for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join("[REDACTED]");
+    for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join(CENSOR);
     return out;
   }
 }
@@ -59,18 +37,27 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const scrubber = opts.scrubber ?? new SecretScrubber();
   const out = opts.destination ?? process.stdout;
   const pretty = opts.pretty ?? (out === process.stdout && process.stdout.isTTY === true);
+  // JSON lines to the process's stdout are batched per event-loop turn (see line-batch.ts); a given
+  // destination (tests, the console's capture) and the pretty TTY output get each line as it comes.
+  const emit =
+    opts.destination === undefined && !pretty
+      ? batchedLines(process.stdout)
+      : (line: string) => out.write(line);
   const stream: DestinationStream = {
     write(line: string) {
-      out.write(pretty ? prettyLine(scrubber.scrub(line)) : scrubber.scrub(line));
+      emit(pretty ? prettyLine(scrubber.scrub(line)) : scrubber.scrub(line));
     },
   };
   return pino(
     {
       level: opts.level ?? "info",
       base: undefined,
-      redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
+      // Top-level paths only: pino turns each into a stringifier for that one key, which also covers a
+      // child logger's bindings; a path starting with a wildcard would run fast-redact over every field
+      // of every line. Nested keys are censored by `redactKeys` on the logged object.
+      redact: { paths: TOP_LEVEL_SECRET_KEYS, censor: CENSOR },
       timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: { level: (label) => ({ level: label }), log: (o) => redactKeys(o) },
     },
     stream,
   );

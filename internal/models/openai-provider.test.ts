@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server.js";
-import { createOpenAIProvider, type Provider, type ProviderRequest } from "./openai-provider.js";
+import { createOpenAIProvider, requestBody, type Provider, type ProviderRequest } from "./openai-provider.js";
 import { ModelError, type ModelStreamEvent } from "./types.js";
 
 let fake: FakeOpenAI;
@@ -134,6 +134,40 @@ describe("openai provider", () => {
     ]);
     expect(body.max_tokens).toBe(50);
     expect(body.temperature).toBe(0.2);
+  });
+
+  it("sends the same JSON body the SDK's create() would, with the tool specs serialized once per set", async () => {
+    const tools = [
+      { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: {} } },
+    ];
+    const req: ProviderRequest = {
+      model: "gpt-4o",
+      messages: [{ role: "user", content: 'hi \u2028 "quoted"' }],
+      tools,
+      maxTokens: 10,
+    };
+    const expected = {
+      model: "gpt-4o",
+      messages: [{ role: "user", content: 'hi \u2028 "quoted"' }],
+      stream: true,
+      stream_options: { include_usage: true },
+      tools: [{ type: "function", function: tools[0] }],
+      max_tokens: 10,
+    };
+    expect(requestBody(req, false)).toBe(JSON.stringify(expected));
+    const official = JSON.parse(requestBody({ ...req, tools: [] }, true)) as Record<string, unknown>;
+    expect(official.max_completion_tokens).toBe(10);
+    expect("max_tokens" in official || "tools" in official).toBe(false);
+    // Cached per array: a changed tool set (a new array, as the registry hands out) is serialized anew.
+    expect(requestBody({ ...req, tools: [...tools, { ...tools[0]!, name: "other" }] }, false)).toContain(
+      '"name":"other"',
+    );
+    for await (const _ of provider.stream(req)) void _;
+    for await (const _ of provider.stream(req)) void _;
+    for (const r of fake.requests) {
+      expect(r.body).toEqual(expected);
+      expect(r.headers["content-type"]).toBe("application/json");
+    }
   });
 
   it("an abort before the first chunk gives MODEL_ABORTED", async () => {

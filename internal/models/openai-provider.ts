@@ -77,6 +77,42 @@ function toOpenAITools(tools: ToolSpec[]): OpenAIType.ChatCompletionTool[] {
   }));
 }
 
+/** Serialized `tools` per tool-spec array: the registry hands out the same array until tools change. */
+const toolsJson = new WeakMap<ToolSpec[], string>();
+
+function toolsJsonOf(tools: ToolSpec[]): string {
+  let json = toolsJson.get(tools);
+  if (json === undefined) {
+    json = JSON.stringify(toOpenAITools(tools));
+    toolsJson.set(tools, json);
+  }
+  return json;
+}
+
+/**
+ * The JSON body of a streamed chat completion, keys in the order the SDK's `create` would send them.
+ * `max_completion_tokens` on api.openai.com (which rejects `max_tokens` for newer models), `max_tokens`
+ * elsewhere.
+ */
+export function requestBody(req: ProviderRequest, officialHost: boolean): string {
+  const head = JSON.stringify({
+    model: req.model,
+    messages: toOpenAIMessages(req.messages),
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  const tools = req.tools && req.tools.length > 0 ? `,"tools":${toolsJsonOf(req.tools)}` : "";
+  const tail = JSON.stringify({
+    ...(req.maxTokens !== undefined
+      ? officialHost
+        ? { max_completion_tokens: req.maxTokens }
+        : { max_tokens: req.maxTokens }
+      : {}),
+    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+  });
+  return `${head.slice(0, -1)}${tools}${tail === "{}" ? "" : `,${tail.slice(1, -1)}`}}`;
+}
+
 interface PartialCall {
   id: string;
   name: string;
@@ -150,22 +186,15 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
       arm();
       let iter: AsyncIterable<Chunk>;
       try {
-        iter = await c.chat.completions.create(
-          {
-            model: req.model,
-            messages: toOpenAIMessages(req.messages),
-            stream: true,
-            stream_options: { include_usage: true },
-            ...(req.tools && req.tools.length > 0 ? { tools: toOpenAITools(req.tools) } : {}),
-            ...(req.maxTokens !== undefined
-              ? officialHost
-                ? { max_completion_tokens: req.maxTokens }
-                : { max_tokens: req.maxTokens }
-              : {}),
-            ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-          },
-          { signal: ac.signal, timeout: opts.timeoutMs },
-        );
+        // The body goes as a string we build: the tool specs (most of its bytes) are serialized once
+        // per tool set, not on every call. Same request as `chat.completions.create` would send.
+        iter = await c.post<AsyncIterable<Chunk>>("/chat/completions", {
+          body: requestBody(req, officialHost),
+          headers: { "content-type": "application/json" },
+          stream: true,
+          signal: ac.signal,
+          timeout: opts.timeoutMs,
+        });
       } catch (err) {
         throw fail(err);
       }

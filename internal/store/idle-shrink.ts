@@ -1,0 +1,44 @@
+/**
+ * Gives SQLite's page cache back when the daemon goes quiet after a burst of writes.
+ *
+ * Why: under load the connection's page cache fills to `cache_size` and stays full afterwards; a
+ * daemon that answered a burst at noon would hold it all day. `PRAGMA shrink_memory` frees the cache
+ * (the pages are re-read from the file or the OS page cache when next needed). It runs once per quiet
+ * spell: when a check finds no writes since the previous check, and there were writes before it.
+ * Reads do not count: they keep only what they use within the cache bound.
+ */
+import type { Db } from "./db.js";
+
+export interface IdleShrink {
+  /** One check; true when it shrank. The daemon calls it on a timer, tests call it directly. */
+  check(): boolean;
+  /** Stops the timer, if one was started. */
+  stop(): void;
+}
+
+/** Checks every `everyMs` (default 15 s; the timer never keeps the process alive). 0: no timer. */
+export function startIdleShrink(db: Db, everyMs = 15_000): IdleShrink {
+  const changes = db.prepare<[], { n: number }>("SELECT total_changes() AS n");
+  let last = changes.get()?.n ?? 0;
+  let dirty = false;
+  const check = (): boolean => {
+    const now = changes.get()?.n ?? 0;
+    if (now !== last) {
+      last = now;
+      dirty = true;
+      return false;
+    }
+    if (!dirty) return false;
+    dirty = false;
+    db.pragma("shrink_memory");
+    return true;
+  };
+  const timer = everyMs > 0 ? setInterval(check, everyMs) : undefined;
+  timer?.unref();
+  return {
+    check,
+    stop: () => {
+      if (timer) clearInterval(timer);
+    },
+  };
+}
