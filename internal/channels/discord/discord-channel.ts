@@ -367,9 +367,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     await this.router.handle(inbound);
   }
 
-  // ------------------------------------------------------------------ outbound
-
-  /** Proactive delivery: `<channelId>` or `user:<userId>` (a DM channel is opened). */
+  /** Outbound, proactive delivery: `<channelId>` or `user:<userId>` (a DM channel is opened). */
   async send(target: string, text: string, opts?: SendOptions): Promise<void> {
     await this.relay.sendText(await this.runningTarget(target), text, {
       markdown: opts?.markdown ?? true,
