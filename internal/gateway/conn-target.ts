@@ -18,4 +18,3 @@ export function connIdOf(target: string): number | undefined {
   const id = Number(target.slice(CONN_PREFIX.length));
   return Number.isSafeInteger(id) && id > 0 ? id : undefined;
 }
-
