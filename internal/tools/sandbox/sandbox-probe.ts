@@ -25,9 +25,14 @@ export interface SandboxStatus {
 export const INSTALL_HINT =
   "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)";
 
-/** First executable `name` on PATH (or in the usual system folders). */
+/**
+ * First executable `name` on PATH; the usual system folders only when PATH is empty. PATH is the
+ * owner's word on what is installed: a bwrap outside it is not used (and a PATH without bwrap is
+ * how the "no sandbox on this machine" mode is tested).
+ */
 export function findExecutable(name: string, pathVar = process.env.PATH ?? ""): string | undefined {
-  const dirs = [...pathVar.split(delimiter), "/usr/bin", "/bin", "/usr/local/bin"].filter(Boolean);
+  const given = pathVar.split(delimiter).filter(Boolean);
+  const dirs = given.length > 0 ? given : ["/usr/bin", "/bin", "/usr/local/bin"];
   for (const d of dirs) {
     const p = join(d, name);
     try {
