@@ -4,18 +4,14 @@
  * dropped until the owner happened to write again.
  */
 import type { Db } from "../store/db.js";
+import { KvNamespace } from "../store/kv.js";
 import type { LastTargetStore } from "./registry.js";
 
-const KEY = "channels:last_target";
-
-/** A {@link LastTargetStore} over the core `kv` table. */
+/** A {@link LastTargetStore} over the core `kv` table (key `channels:last_target`). */
 export function kvLastTargetStore(db: Db, now: () => number = Date.now): LastTargetStore {
-  const get = db.prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?");
-  const put = db.prepare(
-    "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-  );
+  const kv = new KvNamespace(db, "channels:", now);
   return {
-    load: () => get.get(KEY)?.value,
-    save: (target) => void put.run(KEY, target, now()),
+    load: () => kv.get("last_target"),
+    save: (target) => kv.set("last_target", target),
   };
 }

@@ -64,19 +64,8 @@ export class ChannelRegistry implements Outbox {
    */
   async deliver(target: string, text: string, opts?: SendOptions): Promise<void> {
     if (target === "none" || target === "") return;
-    const resolved = target === "last" ? this.lastTarget() : target;
-    if (!resolved)
-      throw new ChannelError(
-        "CHANNEL_UNKNOWN_TARGET",
-        "no last channel target known yet (the owner has not written)",
-      );
-    const idx = resolved.indexOf(":");
-    const id = idx < 0 ? resolved : resolved.slice(0, idx);
-    const rest = idx < 0 ? "" : resolved.slice(idx + 1);
-    const ch = this.channels.get(id);
-    if (!ch)
-      throw new ChannelError("CHANNEL_UNKNOWN_TARGET", `no channel "${id}" is running (target ${resolved})`);
-    await ch.send(rest, text, opts);
+    const { channel, rest } = this.resolve(target);
+    await channel.send(rest, text, opts);
   }
 
   /** The channel and address of `<channel>:<rest>` (or `last`); throws for unknown targets. */

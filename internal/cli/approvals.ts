@@ -4,7 +4,7 @@
  * connects as an owner-role client (it holds the token from the owner's 0600 file).
  */
 import { GatewayClient } from "../gateway/client.js";
-import { resolveGatewayTarget } from "../gateway/target.js";
+import { connectAsOwner } from "./owner-client.js";
 
 export interface ApprovalsOptions {
   config: string;
@@ -22,13 +22,7 @@ interface Pending {
 }
 
 async function withOwner<T>(opts: ApprovalsOptions, fn: (c: GatewayClient) => Promise<T>): Promise<T> {
-  const target = resolveGatewayTarget(opts);
-  const c = await GatewayClient.connect({
-    url: target.url,
-    token: target.token,
-    clientName: "familiar-approvals",
-    role: "owner",
-  });
+  const c = await connectAsOwner(opts, "familiar-approvals");
   try {
     return await fn(c);
   } finally {

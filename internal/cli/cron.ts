@@ -281,17 +281,10 @@ export function registerCronCommands(program: Command, defaultConfig: string): v
     .option("--url <url>", "gateway websocket URL (default from config)")
     .option("--token <token>", "gateway token (default from config)")
     .action(async (id: string, opts: { config: string; url?: string; token?: string }) => {
-      const { GatewayClient } = await import("../gateway/client.js");
-      const { resolveGatewayTarget } = await import("../gateway/target.js");
+      const { connectAsOwner } = await import("./owner-client.js");
       let client: import("../gateway/client.js").GatewayClient | undefined;
       try {
-        const target = resolveGatewayTarget(opts);
-        client = await GatewayClient.connect({
-          url: target.url,
-          token: target.token,
-          clientName: "familiar-cron",
-          role: "owner",
-        });
+        client = await connectAsOwner(opts, "familiar-cron");
         const res = await client.request<{ result: CronRunRecord | null }>("cron.run", { id });
         const r = res.result;
         process.stdout.write(r ? formatRuns([r]) + "\n" : `ran ${id}\n`);

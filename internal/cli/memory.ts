@@ -4,7 +4,7 @@
  * vectors, the embedding model and its health, and the progress of a background rebuild.
  */
 import { GatewayClient, type GatewayClientError } from "../gateway/client.js";
-import { resolveGatewayTarget } from "../gateway/target.js";
+import { connectAsOwner } from "./owner-client.js";
 
 export interface MemoryCliOptions {
   config: string;
@@ -52,15 +52,9 @@ async function call(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<Record<string, unknown> | undefined> {
-  const target = resolveGatewayTarget(opts);
   let client: GatewayClient;
   try {
-    client = await GatewayClient.connect({
-      url: target.url,
-      token: target.token,
-      clientName: "familiar-memory",
-      role: "owner",
-    });
+    client = await connectAsOwner(opts, "familiar-memory");
   } catch (e) {
     err.write(`familiar memory: ${(e as GatewayClientError).message}\n`);
     process.exitCode = 1;

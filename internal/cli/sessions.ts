@@ -12,7 +12,7 @@ import { loadConfigFile } from "../config/load.js";
 import type { Db } from "../store/db.js";
 import { lineage, type Lineage, type LineageEntry } from "../agent/compaction/lineage.js";
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
-import { resolveGatewayTarget } from "../gateway/target.js";
+import { connectAsOwner } from "./owner-client.js";
 
 /** A session row as `sessions list` prints it. */
 export interface SessionListEntry {
@@ -151,15 +151,9 @@ export async function sessionsCompactCommand(
   instructions: string | undefined,
   opts: { config: string; url?: string; token?: string; json?: boolean },
 ): Promise<number> {
-  const target = resolveGatewayTarget(opts);
   let client: GatewayClient;
   try {
-    client = await GatewayClient.connect({
-      url: target.url,
-      token: target.token,
-      clientName: "familiar-cli",
-      role: "owner",
-    });
+    client = await connectAsOwner(opts, "familiar-cli");
   } catch (e) {
     process.stderr.write(`familiar sessions compact: ${(e as GatewayClientError).message}\n`);
     return 1;

@@ -3,7 +3,7 @@
  * models and cooldowns, queue depth, today's tokens, the next heartbeat and cron runs.
  */
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
-import { resolveGatewayTarget } from "../gateway/target.js";
+import { connectAsOwner } from "./owner-client.js";
 
 export interface StatusOptions {
   config: string;
@@ -100,15 +100,9 @@ function compact(v: unknown): string {
 }
 
 export async function statusCommand(opts: StatusOptions): Promise<void> {
-  const target = resolveGatewayTarget(opts);
   let client: GatewayClient;
   try {
-    client = await GatewayClient.connect({
-      url: target.url,
-      token: target.token,
-      clientName: "familiar-status",
-      role: "owner",
-    });
+    client = await connectAsOwner(opts, "familiar-status");
   } catch (err) {
     process.stderr.write(`familiar status: ${(err as GatewayClientError).message}\n`);
     process.exitCode = 1;

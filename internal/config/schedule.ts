@@ -7,6 +7,9 @@
  */
 import { createRequire } from "node:module";
 import { formatDuration } from "./duration.js";
+import { zoneOffset } from "./zoned-time.js";
+
+export { zoneOffset };
 
 type CronerModule = typeof import("croner");
 type CronInstance = InstanceType<CronerModule["Cron"]>;
@@ -151,30 +154,6 @@ export function parseAt(text: string, timezone: string): number | undefined {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(s)) return undefined;
   const t = Date.parse(s);
   return Number.isNaN(t) ? undefined : t;
-}
-
-/** Offset (ms) of `timezone` from UTC at instant `t`. */
-export function zoneOffset(t: number, timezone: string): number {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone: timezone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  }).formatToParts(new Date(t));
-  const get = (type: string): number => Number(parts.find((p) => p.type === type)?.value ?? 0);
-  const asUtc = Date.UTC(
-    get("year"),
-    get("month") - 1,
-    get("day"),
-    get("hour"),
-    get("minute"),
-    get("second"),
-  );
-  return asUtc - (t - (((t % 1000) + 1000) % 1000));
 }
 
 function zonedToUtc(

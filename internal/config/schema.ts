@@ -33,6 +33,13 @@ import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 
 export { agentSchema, cronJobSchema, durationSchema, type AgentConfig } from "./schema-parts.js";
 
+/** `channels.<telegram|discord>.media.max_image_bytes`: one image the model may see (10 MB). */
+const maxImageBytes = z
+  .number()
+  .int()
+  .positive()
+  .default(10 * 1024 * 1024);
+
 export const configSchema = z
   .object({
     data_dir: z.string().default("./data"),
@@ -168,11 +175,7 @@ export const configSchema = z
             media: z
               .object({
                 save: z.boolean().default(false),
-                max_image_bytes: z
-                  .number()
-                  .int()
-                  .positive()
-                  .default(10 * 1024 * 1024),
+                max_image_bytes: maxImageBytes,
               })
               .strict()
               .prefault({}),
@@ -204,11 +207,7 @@ export const configSchema = z
               .object({
                 // Same key and default as Telegram's; on Discord it bounds each image and the
                 // images of one message together.
-                max_image_bytes: z
-                  .number()
-                  .int()
-                  .positive()
-                  .default(10 * 1024 * 1024),
+                max_image_bytes: maxImageBytes,
               })
               .strict()
               .prefault({}),

@@ -7,6 +7,7 @@
 import type { EventBus } from "../core/event-bus.js";
 import type { Outbox } from "../core/outbox.js";
 import type { Db } from "../store/db.js";
+import { KvNamespace } from "../store/kv.js";
 import { sessionKeys } from "../session/keys.js";
 
 /** Channels whose turns are not the owner talking (they never define the main session). */
@@ -20,13 +21,10 @@ export interface MainSessionStore {
 
 /** A {@link MainSessionStore} over the core `kv` table. */
 export function kvMainSessionStore(db: Db, now: () => number): MainSessionStore {
-  const get = db.prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?");
-  const put = db.prepare(
-    "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-  );
+  const kv = new KvNamespace(db, "cron:main_session:", now);
   return {
-    load: (agentId) => get.get(`cron:main_session:${agentId}`)?.value,
-    save: (agentId, key) => void put.run(`cron:main_session:${agentId}`, key, now()),
+    load: (agentId) => kv.get(agentId),
+    save: (agentId, key) => kv.set(agentId, key),
   };
 }
 

@@ -10,36 +10,8 @@
 import type { Database } from "better-sqlite3";
 import { channelOfKey } from "./api/api-json.js";
 
-/** One series of a split: a key (agent id, model, channel) and a value per day. */
-export interface UsageSeries {
-  key: string;
-  cost: number[];
-  tokens: number[];
-}
-
-/** The daily report: day labels (YYYY-MM-DD, oldest first) and one split per dimension. */
-export interface DailyUsage {
-  since: number;
-  timezone: string;
-  days: string[];
-  totals: { cost: number[]; tokens: number[]; calls: number[] };
-  byAgent: UsageSeries[];
-  byModel: UsageSeries[];
-  byChannel: UsageSeries[];
-  today: { cost: number; tokens: number; input: number; output: number; calls: number };
-}
-
-/** One of the most expensive sessions, with the request that cost the most (for its call tree). */
-export interface SessionCost {
-  sessionId: string;
-  sessionKey: string | null;
-  agentId: string | null;
-  cost: number;
-  tokens: number;
-  calls: number;
-  lastAt: number;
-  topRequestId: string | null;
-}
+export type { DailyUsage, SessionCost, UsageSeries } from "./usage-wire.js";
+import type { DailyUsage, SessionCost, UsageSeries } from "./usage-wire.js";
 
 const BUCKET_MS = 15 * 60_000;
 const DAY_MS = 86_400_000;

@@ -5,34 +5,24 @@
  */
 import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
-
-const PREFIX = "chat_agent:";
+import { KvNamespace } from "../store/kv.js";
 
 export class AgentChoiceStore {
-  private get;
-  private put;
-  private del;
+  private kv: KvNamespace;
 
-  constructor(
-    db: Db,
-    private now: () => number = Date.now,
-  ) {
-    this.get = db.prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?");
-    this.put = db.prepare(
-      "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-    );
-    this.del = db.prepare("DELETE FROM kv WHERE key = ?");
+  constructor(db: Db, now: () => number = Date.now) {
+    this.kv = new KvNamespace(db, "chat_agent:", now);
   }
 
   /** The explicit agent of a chat scope (`<channel>:<chatId>[:<threadId>]`), if any. */
   choice(scope: string): string | undefined {
-    return this.get.get(PREFIX + scope)?.value;
+    return this.kv.get(scope);
   }
   set(scope: string, agentId: string): void {
-    this.put.run(PREFIX + scope, agentId, this.now());
+    this.kv.set(scope, agentId);
   }
   clear(scope: string): void {
-    this.del.run(PREFIX + scope);
+    this.kv.delete(scope);
   }
 }
 

@@ -3,32 +3,22 @@
  * `voice_reply:<channel>:<chat scope>` so the choice survives restarts. Off unless turned on.
  */
 import type { Db } from "../store/db.js";
-
-const PREFIX = "voice_reply:";
+import { KvNamespace } from "../store/kv.js";
 
 export class VoicePrefs {
-  private get;
-  private put;
-  private del;
+  private kv: KvNamespace;
 
-  constructor(
-    db: Db,
-    private now: () => number = Date.now,
-  ) {
-    this.get = db.prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?");
-    this.put = db.prepare(
-      "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-    );
-    this.del = db.prepare("DELETE FROM kv WHERE key = ?");
+  constructor(db: Db, now: () => number = Date.now) {
+    this.kv = new KvNamespace(db, "voice_reply:", now);
   }
 
   /** True when the chat scope (`<channel>:<chatId>[:<threadId>]`) asked for spoken answers. */
   isOn(scope: string): boolean {
-    return this.get.get(PREFIX + scope)?.value === "on";
+    return this.kv.get(scope) === "on";
   }
 
   set(scope: string, on: boolean): void {
-    if (on) this.put.run(PREFIX + scope, "on", this.now());
-    else this.del.run(PREFIX + scope);
+    if (on) this.kv.set(scope, "on");
+    else this.kv.delete(scope);
   }
 }

@@ -3,6 +3,7 @@
  * an allowed channel target through the channel registry).
  */
 import { z } from "zod";
+import { pad2, zonedParts } from "../config/zoned-time.js";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
 import type { Outbox } from "../core/outbox.js";
@@ -53,22 +54,9 @@ export function describeTime(ms: number, timeZone: string): string {
     string,
     string
   >;
-  const num = Object.fromEntries(
-    new Intl.DateTimeFormat("en-CA", {
-      timeZone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-      hourCycle: "h23",
-    })
-      .formatToParts(d)
-      .map((p) => [p.type, p.value]),
-  ) as Record<string, string>;
+  const z = zonedParts(ms, timeZone);
   const offset = (parts.timeZoneName ?? "GMT").replace("GMT", "") || "+00:00";
-  const iso = `${num.year}-${num.month}-${num.day}T${num.hour}:${num.minute}:${num.second}${offset}`;
+  const iso = `${z.y}-${pad2(z.m)}-${pad2(z.d)}T${pad2(z.h)}:${pad2(z.min)}:${pad2(z.s)}${offset}`;
   return `${parts.weekday}, ${parts.day} ${parts.month} ${parts.year}, ${parts.hour}:${parts.minute} (${timeZone}, UTC${offset})\nISO: ${iso}\nUnix: ${Math.floor(ms / 1000)}`;
 }
 

@@ -2,41 +2,8 @@
 import { useState } from "preact/hooks";
 import { api } from "../gateway";
 import { useLoad } from "../hooks";
+import type { TraceReport as Report } from "../../../internal/agent/trace-wire";
 import { Badge, Card, Empty, ErrorLine, fmtCost, fmtDur, fmtInt, fmtTime } from "../ui";
-
-interface Usage {
-  input: number;
-  output: number;
-  total: number;
-}
-interface Call {
-  id: number;
-  kind: string;
-  name: string;
-  request_id: string;
-  parent_request_id: string | null;
-  depth: number;
-  agent_id: string | null;
-  status: string;
-  started_at: number;
-  ended_at: number | null;
-  usage?: Usage;
-  cost?: number | null;
-}
-interface Report {
-  request_id: string;
-  root_request_id: string;
-  calls: Call[];
-  totals: {
-    usage: Usage;
-    cost: number;
-    unpriced_calls: number;
-    model_calls: number;
-    tool_calls: number;
-    requests: number;
-    max_depth: number;
-  };
-}
 
 export function Traces(props: { id: string | undefined }) {
   const [input, setInput] = useState(props.id ?? "");

@@ -5,31 +5,7 @@ import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
 import { Card, Empty, ErrorLine, fmtAgo, fmtCost, fmtInt } from "../ui";
 import { BudgetsCard } from "./budgets-card";
-
-interface Series {
-  key: string;
-  cost: number[];
-  tokens: number[];
-}
-interface Daily {
-  days: string[];
-  timezone: string;
-  totals: { cost: number[]; tokens: number[]; calls: number[] };
-  byAgent: Series[];
-  byModel: Series[];
-  byChannel: Series[];
-  today: { cost: number; tokens: number; input: number; output: number; calls: number };
-}
-interface TopSession {
-  sessionId: string;
-  sessionKey: string | null;
-  agentId: string | null;
-  cost: number;
-  tokens: number;
-  calls: number;
-  lastAt: number;
-  topRequestId: string | null;
-}
+import type { DailyUsage as Daily, SessionCost as TopSession } from "../../../internal/gateway/usage-wire";
 
 type Split = "byAgent" | "byModel" | "byChannel";
 const SPLITS: [Split, string][] = [

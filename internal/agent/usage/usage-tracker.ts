@@ -11,6 +11,7 @@ import type { Statement } from "better-sqlite3";
 import type { Db } from "../../store/db.js";
 import { classifyStoreError } from "../../store/db.js";
 import { systemClock, type Clock } from "../../core/clock.js";
+import { addUsage } from "../../core/usage.js";
 import type { Usage } from "../../models/types.js";
 import { costOf } from "../cost.js";
 
@@ -90,13 +91,8 @@ function totals(r: TotalsRow | undefined): UsageTotals {
 
 function add(a: UsageTotals, b: UsageTotals): UsageTotals {
   return {
+    ...addUsage(a, b),
     calls: a.calls + b.calls,
-    input: a.input + b.input,
-    output: a.output + b.output,
-    cacheRead: a.cacheRead + b.cacheRead,
-    cacheWrite: a.cacheWrite + b.cacheWrite,
-    reasoning: a.reasoning + b.reasoning,
-    total: a.total + b.total,
     cost: a.cost + b.cost,
     unpricedCalls: a.unpricedCalls + b.unpricedCalls,
   };
