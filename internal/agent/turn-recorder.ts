@@ -22,6 +22,7 @@ import { withPayer } from "../budgets/payer-scope.js";
 import { projectCall } from "../budgets/projection.js";
 import type { LoopHooks, LoopOutcome } from "./loop.js";
 import type { TraceRecorder } from "./trace.js";
+import { UsageTracker } from "./usage/usage-tracker.js";
 
 /** Usage, cost and calls summed over a turn's whole call tree (subagents included). */
 export interface TreeAcc {
@@ -32,21 +33,23 @@ export interface TreeAcc {
 
 type TracePoint = Parameters<TraceRecorder["point"]>[0];
 
-/** Writes usage rows: through the daemon's UsageTracker when given, else a direct insert. */
+/** Writes usage rows through the daemon's UsageTracker (or one of its own when built alone). */
 export class UsageWriter {
-  private insertUsage;
+  private recordUsage: (rec: UsageRecord) => void;
   private modelCallTx: ((rec: UsageRecord, point: TracePoint) => void) | undefined;
 
   constructor(
     private ctx: CoreContext,
     private traces: TraceRecorder,
-    private recordUsage?: (rec: UsageRecord) => void,
+    recordUsage?: (rec: UsageRecord) => void,
   ) {
-    this.insertUsage = ctx.db.prepare(
-      `INSERT INTO usage (channel, payer_agent, payer_session, session_id, session_key, agent_id, provider, model,
-         request_id, input, output, cache_read, cache_write, reasoning, total, cost, created_at)
-         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-    );
+    // Without the daemon's tracker (a host built alone), rows go through a tracker of our own: one
+    // writer of the usage table.
+    if (recordUsage) this.recordUsage = recordUsage;
+    else {
+      const tracker = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
+      this.recordUsage = (rec) => void tracker.record(rec);
+    }
   }
 
   /** Records a model call's usage and its trace point in one transaction. */
@@ -62,27 +65,7 @@ export class UsageWriter {
 
   private record(rec: UsageRecord): void {
     try {
-      if (this.recordUsage) return this.recordUsage(rec);
-      const u = rec.usage;
-      this.insertUsage.run(
-        rec.channel ?? null,
-        rec.payerAgent ?? null,
-        rec.payerSession ?? null,
-        rec.sessionId,
-        rec.sessionKey,
-        rec.agentId,
-        rec.provider,
-        rec.model,
-        rec.requestId,
-        u.input,
-        u.output,
-        u.cacheRead,
-        u.cacheWrite,
-        u.reasoning,
-        u.total,
-        rec.cost,
-        this.ctx.clock.now(),
-      );
+      this.recordUsage(rec);
     } catch (err) {
       this.ctx.logger.error({ err: (err as Error).message }, "failed to record usage");
     }

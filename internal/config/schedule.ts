@@ -7,9 +7,7 @@
  */
 import { createRequire } from "node:module";
 import { formatDuration } from "./duration.js";
-import { zoneOffset } from "./zoned-time.js";
-
-export { zoneOffset };
+import { isTimeZone, zoneOffset } from "./zoned-time.js";
 
 type CronerModule = typeof import("croner");
 type CronInstance = InstanceType<CronerModule["Cron"]>;
@@ -52,16 +50,6 @@ export class ScheduleError extends Error {
 
 /** Smallest allowed `every` (1 s): anything shorter is a busy loop, not a schedule. */
 export const MIN_EVERY_MS = 1000;
-
-/** True for a valid IANA time zone name. */
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const cronCache = new Map<string, CronInstance>();
 

@@ -224,13 +224,3 @@ export const mcpServerSchema = z
   .refine((s) => (s.command === undefined) !== (s.url === undefined), {
     error: "expected exactly one of command (stdio) or url (streamable HTTP)",
   });
-
-/** True for an IANA time zone name the runtime knows. */
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -15,7 +15,6 @@ import {
   agentSchema,
   cronJobSchema,
   durationSchema,
-  isTimeZone,
   port,
   modelRef,
   dmPolicy,
@@ -28,6 +27,7 @@ import {
   mcpServerSchema,
 } from "./schema-parts.js";
 import { budgetsSchema } from "./budget-config.js";
+import { isTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 

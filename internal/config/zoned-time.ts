@@ -48,5 +48,15 @@ export function zoneOffset(t: number, timeZone: string): number {
   return Date.UTC(p.y, p.m - 1, p.d, p.h, p.min, p.s) - Math.floor(t / 1000) * 1000;
 }
 
+/** True for an IANA time zone name the runtime knows. */
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Two digits, for dates and times. */
 export const pad2 = (n: number): string => String(n).padStart(2, "0");

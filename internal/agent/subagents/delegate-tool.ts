@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../../tools/tool.js";
+import { taskOrigin } from "./task-origin.js";
 import type { CoreContext } from "../../runtime/context.js";
 import { listAgents, type AgentSource } from "../agents.js";
 import { formatCapabilities, matchCapabilities } from "./capabilities.js";
@@ -74,13 +75,7 @@ export function createDelegateTool(
         agentId,
         message: args.message,
         ...(model ? { model } : {}),
-        depth,
-        parentRequestId: tctx.requestId,
-        originSessionKey: tctx.sessionKey,
-        originAgentId: tctx.agentId,
-        ...(tctx.replyTarget
-          ? { replyTarget: tctx.replyTarget, originChannel: tctx.replyTarget.split(":")[0] ?? "" }
-          : {}),
+        ...taskOrigin(tctx, depth),
         signal,
       };
       if (args.mode === "async" || cfg.agents.defaults.subagents.async_agents.includes(agentId)) {

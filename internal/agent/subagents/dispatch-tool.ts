@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../../tools/tool.js";
+import { taskOrigin } from "./task-origin.js";
 import type { CoreContext } from "../../runtime/context.js";
 import type { Outbox } from "../../core/outbox.js";
 import { listAgents, type AgentSource } from "../agents.js";
@@ -108,13 +109,7 @@ export function createDispatchTool(
           {
             agentId: DISPATCH_LABEL,
             message: `dispatch of ${order.length} tasks: ${ids}`,
-            depth,
-            parentRequestId: tctx.requestId,
-            originSessionKey: tctx.sessionKey,
-            originAgentId: tctx.agentId,
-            ...(tctx.replyTarget
-              ? { replyTarget: tctx.replyTarget, originChannel: tctx.replyTarget.split(":")[0] ?? "" }
-              : {}),
+            ...taskOrigin(tctx, depth),
           },
           DISPATCH_LABEL,
           async (taskSignal, taskId): Promise<RunOutcome> => {
