@@ -16,7 +16,7 @@ import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
 import { REPO_ROOT, cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
 import { waitFor } from "./harness.js";
-import { findChromium } from "../helpers/chromium.js";
+import { findChromium, launchChromium } from "../helpers/chromium.js";
 
 const chromium = findChromium();
 if (!chromium) console.warn("console browser test SKIPPED: Chromium not found (apt-get install -y chromium)");
@@ -88,17 +88,7 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     llm = await startFakeOpenAI();
     tg = await startFakeTelegram();
     d = await startDaemonProcess({ config: daemonConfig() });
-    const { chromium: pw } = await import("playwright-core");
-    browser = await pw.launch({
-      executablePath: chromium,
-      args: [
-        "--no-sandbox",
-        "--headless",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium(chromium!);
     page = await browser.newPage({ viewport: DESKTOP });
   }, 90_000);
   afterAll(async () => {

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { dashboardCommand } from "../../internal/cli/dashboard.js";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
-import { findChromium } from "../helpers/chromium.js";
+import { findChromium, launchChromium } from "../helpers/chromium.js";
 
 const chromium = findChromium();
 if (!chromium)
@@ -56,17 +56,7 @@ describe.skipIf(!chromium)("cross-site pages in headless Chromium", () => {
       res.end(page);
     });
     await new Promise<void>((r) => evil.listen(0, "127.0.0.1", r));
-    const { chromium: pw } = await import("playwright-core");
-    browser = await pw.launch({
-      executablePath: chromium,
-      args: [
-        "--no-sandbox",
-        "--headless",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium(chromium!);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

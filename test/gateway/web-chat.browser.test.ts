@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
-import { findChromium } from "../helpers/chromium.js";
+import { findChromium, launchChromium } from "../helpers/chromium.js";
 
 const chromium = findChromium();
 if (!chromium)
@@ -20,19 +20,7 @@ let browser: Browser;
 describe.skipIf(!chromium)("web chat in headless Chromium", () => {
   beforeAll(async () => {
     h = await startGatewayDaemon({ gateway: { token: TOKEN } });
-    const { chromium: pw } = await import("playwright-core");
-    browser = await pw.launch({
-      executablePath: chromium,
-      args: [
-        "--no-sandbox",
-        "--headless",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium(chromium!);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -11,3 +11,20 @@ export function findChromium(): string | undefined {
     return undefined;
   }
 }
+
+/** Launches Debian's Chromium headless through playwright-core, with the flags every browser test uses. */
+export async function launchChromium(executablePath: string): Promise<import("playwright-core").Browser> {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({
+    executablePath,
+    args: [
+      "--no-sandbox",
+      "--headless",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+}
