@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
 import { findChromium, launchChromium } from "../helpers/chromium.js";
 
@@ -16,6 +16,15 @@ if (!chromium)
 const TOKEN = "browser-token-4455";
 let h: GatewayHarness;
 let browser: Browser;
+
+/** Opens the page with no token stored, types it into the login prompt and waits for the connection. */
+async function logIn(page: Page): Promise<void> {
+  await page.goto(h.base + "/");
+  await page.waitForSelector("#login.show", { timeout: 15_000 });
+  await page.fill("#token", TOKEN);
+  await page.click("#loginbtn");
+  await page.waitForSelector("#dot.on", { timeout: 15_000 });
+}
 
 describe.skipIf(!chromium)("web chat in headless Chromium", () => {
   beforeAll(async () => {
@@ -29,12 +38,7 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
 
   it("logs in, sends a message and shows the streamed markdown reply", async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
-    await page.goto(h.base + "/");
-    // No token stored yet: the login prompt appears.
-    await page.waitForSelector("#login.show", { timeout: 15_000 });
-    await page.fill("#token", TOKEN);
-    await page.click("#loginbtn");
-    await page.waitForSelector("#dot.on", { timeout: 15_000 });
+    await logIn(page);
 
     h.fake.enqueue({
       text: "Here is **bold** and <script>alert(1)</script> safely.",
@@ -138,11 +142,7 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
 
   it("shows an approval the turn waits for, with Approve and Deny; Approve lets it run", async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
-    await page.goto(h.base + "/");
-    await page.waitForSelector("#login.show", { timeout: 15_000 });
-    await page.fill("#token", TOKEN);
-    await page.click("#loginbtn");
-    await page.waitForSelector("#dot.on", { timeout: 15_000 });
+    await logIn(page);
 
     // `.envrc` makes the owner's own tools run code: writing it asks, sandbox or not.
     h.fake.enqueue(
@@ -167,11 +167,7 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     let sockets = 0;
     page.on("websocket", () => sockets++);
-    await page.goto(h.base + "/");
-    await page.waitForSelector("#login.show", { timeout: 15_000 });
-    await page.fill("#token", TOKEN);
-    await page.click("#loginbtn");
-    await page.waitForSelector("#dot.on", { timeout: 15_000 });
+    await logIn(page);
     const socketsBefore = sockets;
 
     // A turn that calls a tool: the call shows as one small chip on the reply, not as a wall of JSON.
