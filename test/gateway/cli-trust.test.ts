@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { childEnv, cleanupDaemons, cliCommand, freePort, startDaemonProcess } from "../helpers/daemon.js";
 import { waitFor } from "./harness.js";
 
@@ -45,7 +45,11 @@ describe("the CLI and the running daemon, no token configured", () => {
     expect(readFileSync(card, "utf8")).not.toContain(d.token());
     // A stranger without the token is refused; the log names the file, never the token.
     expect((await fetch(`${d.url}/api/sessions`)).status).toBe(401);
-    expect(d.stdoutLines().some((l) => l.includes(join(d.dataDir, "gateway-token")))).toBe(true);
+    // Log lines leave once per event-loop turn: wait for the start-up line rather than race it.
+    await vi.waitFor(
+      () => expect(d.stdoutLines().some((l) => l.includes(join(d.dataDir, "gateway-token")))).toBe(true),
+      { timeout: 20_000, interval: 50 },
+    );
     expect(d.stdoutLines().some((l) => l.includes(d.token()))).toBe(false);
 
     const status = await cli(["status", "--config", d.configPath], d.dir);
