@@ -87,7 +87,11 @@ export const CONTEXT_NOTE_PREFIX = "[context] ";
 export function withContextNote(messages: readonly ChatMessage[], note: string): ChatMessage[] {
   const at = messages.findLastIndex((m) => m.role === "user");
   const msg: ChatMessage = { role: "system", content: `${CONTEXT_NOTE_PREFIX}${note}` };
-  return at <= 0 ? [...messages, msg] : [...messages.slice(0, at), msg, ...messages.slice(at)];
+  // One copy (a long session's history is thousands of messages, built every turn).
+  const out = messages.slice(0, at <= 0 ? messages.length : at);
+  out.push(msg);
+  if (at > 0) for (let i = at; i < messages.length; i++) out.push(messages[i]!);
+  return out;
 }
 
 const fmtCache = new Map<string, Intl.DateTimeFormat>();

@@ -10,7 +10,7 @@ import type { ToolContext, ToolSet } from "../tools/tool.js";
 import type { SessionRow, SessionStore } from "../session/session-store.js";
 import type { AgentDef } from "./agents.js";
 import type { AgentPromptFiles } from "./catalog/agent-prompt.js";
-import { orderByTurn, toChatMessages } from "./history.js";
+import { historyOf } from "./history-cache.js";
 import type { AgentHostDeps } from "./host-types.js";
 import type { LoopGuard } from "./loop.js";
 import { createLoopDetector } from "./loop-detection/loop-detector.js";
@@ -72,7 +72,8 @@ export function setupTurn(
     history = msg.ephemeral.history.map((h) => ({ role: h.role, content: h.content }) as ChatMessage);
     history.push({ role: "user", content: msg.images?.length ? toParts(msg.text, msg.images) : msg.text });
   } else {
-    history = toChatMessages(orderByTurn(env.sessions.messages(sessionId), t.userMessageId));
+    // Kept between turns and extended by the rows stored since (history-cache.ts).
+    history = historyOf(env.sessions.messagesView(sessionId), t.userMessageId);
   }
   // An agent's prompt file is a {{variable}} template rendered for this turn (catalog/agent-prompt.ts).
   const agentPrompt = env.promptFiles.render(agent, cfg, {

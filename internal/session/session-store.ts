@@ -239,10 +239,13 @@ export class SessionStore {
 
   setStatus(messageId: number, status: MessageStatus): void {
     this.s.setStatus.run(status, messageId);
-    for (const c of this.cache.values()) {
+    for (const [id, c] of this.cache) {
       const row = findById(c.rows, messageId);
       if (row) {
         row.status = status;
+        // The next read gets a new array: what callers derived from the old one (history-cache.ts)
+        // is keyed by it, and a changed row would otherwise go unnoticed.
+        this.cache.delete(id);
         break;
       }
     }
@@ -253,6 +256,16 @@ export class SessionStore {
    * modify them (the array itself is the caller's).
    */
   messages(sessionId: string): StoredMessage[] {
+    return this.messagesView(sessionId).slice();
+  }
+
+  /**
+   * The same messages as {@link messages} without the copy: the cache's own array, which later reads
+   * extend in place by appended rows and which is replaced by a new array whenever rows change
+   * otherwise (reload, eviction, a status change). Read-only for the caller; a cache derived from it
+   * may be keyed by the array's identity.
+   */
+  messagesView(sessionId: string): readonly StoredMessage[] {
     const hit = this.cache.get(sessionId);
     if (hit) {
       this.cache.delete(sessionId); // re-inserted below: most recently read last
@@ -264,7 +277,7 @@ export class SessionStore {
           hit.chars += charsOf(fresh);
         }
         this.remember(sessionId, hit);
-        return hit.rows.slice();
+        return hit.rows;
       }
     }
     const rows = compact(this.s.messages.all(sessionId), sessionId);
@@ -273,7 +286,7 @@ export class SessionStore {
       lastId: rows.length > 0 ? rows[rows.length - 1]!.id : 0,
       chars: charsOf(rows),
     });
-    return rows.slice();
+    return rows;
   }
 
   private remember(sessionId: string, entry: CachedMessages<StoredMessage>): void {

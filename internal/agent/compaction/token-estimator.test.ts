@@ -78,3 +78,46 @@ describe("default token estimator", () => {
     expect(est.message({ role: "user", content: "abcd" })).toBe(4 + MESSAGE_OVERHEAD_TOKENS);
   });
 });
+
+describe("prompt estimate over a long history", () => {
+  const history = (n: number): ChatMessage[] =>
+    Array.from({ length: n }, (_, i): ChatMessage =>
+      i % 2 === 0
+        ? { role: "user", content: `question ${i}` }
+        : { role: "assistant", content: `answer ${i} ok` },
+    );
+  const plain = (ms: readonly ChatMessage[]): number =>
+    ms.reduce((t, m) => t + defaultTokenEstimator.message(m), PROMPT_OVERHEAD_TOKENS);
+
+  it("re-estimates only the messages that changed since the last prompt of the session", () => {
+    let calls = 0;
+    const est = createTokenEstimator((s) => {
+      calls++;
+      return estimateTextTokens(s);
+    });
+    const h = history(100);
+    const first = [{ role: "system", content: "sys" } as ChatMessage, ...h];
+    expect(est.messages(first)).toBe(plain(first));
+    expect(calls).toBe(101);
+    calls = 0;
+    // Next turn: a new system message object, the same history objects, two new messages.
+    const next = [{ role: "system", content: "sys" } as ChatMessage, ...h, ...history(2)];
+    expect(est.messages(next)).toBe(plain(next));
+    expect(calls).toBe(3);
+  });
+
+  it("stays exact when a prompt shares only part of the last one, or none of it", () => {
+    const h = history(80);
+    const sys: ChatMessage = { role: "system", content: "sys" };
+    const prompts: ChatMessage[][] = [
+      [sys, ...h],
+      [sys, ...h.slice(0, 40), { role: "system", content: "[context] note" }, ...h.slice(40)],
+      [sys, ...h.slice(0, 60)],
+      [sys, ...h, ...h],
+      [sys, ...h.slice(10)],
+      [sys, ...h.slice(0, 50), { role: "user", content: [{ type: "text", text: "with parts" }] }],
+      [sys, ...h],
+    ];
+    for (const p of prompts) expect(defaultTokenEstimator.messages(p)).toBe(plain(p));
+  });
+});

@@ -181,15 +181,62 @@ export function createTokenEstimator(text: (s: string) => number = estimateTextT
     if (m.role === "tool" && m.name) t += text(m.name);
     return Math.ceil(t);
   };
+  const memos = new WeakMap<ChatMessage, PrefixMemo>();
   return {
     text,
     message,
     messages: (ms) => {
+      if (ms.length >= MEMO_MIN_MESSAGES) return PROMPT_OVERHEAD_TOKENS + memoSum(memos, message, ms);
       let t = PROMPT_OVERHEAD_TOKENS;
       for (const m of ms) t += message(m);
       return t;
     },
   };
+}
+
+/**
+ * Prompts at least this long reuse the sums of their previous estimate: a long session is estimated
+ * before every model call, and all but its last few messages are the very objects of the last turn.
+ */
+const MEMO_MIN_MESSAGES = 32;
+
+/** The messages (after the first) of a prompt's last estimate and their running token sums. */
+interface PrefixMemo {
+  objs: ChatMessage[];
+  sums: number[];
+}
+
+/**
+ * `sum(message(m))` over `ms`, reusing the running sums of the last prompt that had the same second
+ * message (the first history message: the system message is a new object every turn) for as long as
+ * the two prompts hold the same message objects. Exact: per-message estimates are integers, and
+ * messages are never modified once built (the same object always has the same estimate).
+ */
+function memoSum(
+  memos: WeakMap<ChatMessage, PrefixMemo>,
+  message: (m: ChatMessage) => number,
+  ms: readonly ChatMessage[],
+): number {
+  const key = ms[1]!;
+  let memo = memos.get(key);
+  if (!memo) {
+    memo = { objs: [], sums: [] };
+    memos.set(key, memo);
+  }
+  const { objs, sums } = memo;
+  const limit = Math.min(objs.length, ms.length - 1);
+  let k = 0;
+  while (k < limit && objs[k] === ms[k + 1]) k++;
+  objs.length = k;
+  sums.length = k;
+  let acc = k > 0 ? sums[k - 1]! : 0;
+  for (let i = k + 1; i < ms.length; i++) {
+    const m = ms[i]!;
+    acc += message(m);
+    objs.push(m);
+    sums.push(acc);
+  }
+  return message(ms[0]!) + acc;
 }
 
 /** The default conservative estimator. */
