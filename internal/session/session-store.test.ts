@@ -59,6 +59,17 @@ describe("SessionStore message cache", () => {
     expect(contents(store, s.id)).toEqual(["kept", "after"]);
   });
 
+  it("reloads when the session was deleted by other code (an agent's sessions in one statement)", () => {
+    core = createTestCore();
+    const store = new SessionStore(core.db);
+    const s = store.create("agent:gone:gateway:v", "gone");
+    store.append(s.id, { role: "user", content: "one" });
+    store.append(s.id, { role: "assistant", content: "two" });
+    expect(contents(store, s.id)).toEqual(["one", "two"]);
+    core.db.prepare("DELETE FROM sessions WHERE agent_id = ?").run("gone");
+    expect(store.messages(s.id)).toEqual([]);
+  });
+
   it("forgets a deleted session", () => {
     core = createTestCore();
     const store = new SessionStore(core.db);
