@@ -66,6 +66,7 @@ describe("kept history", () => {
     // A second message arrives while the first turn runs: stored ahead of the first reply.
     const u2 = store.append(sid, user("second", "r2"));
     expect(check(store, sid, u1)).toEqual([{ role: "user", content: "first" }]);
+    check(store, sid); // kept with both messages: the reply below must go between them
     store.append(sid, answer("reply one", "r1"));
     const h = check(store, sid, u2);
     expect(h.map((m) => m.content)).toEqual(["first", "reply one", "second"]);
