@@ -200,17 +200,19 @@ export function createTokenEstimator(text: (s: string) => number = estimateTextT
  */
 const MEMO_MIN_MESSAGES = 32;
 
-/** The messages (after the first) of a prompt's last estimate and their running token sums. */
+/** The messages (after the first) of a prompt's last estimate and the sum of their estimates. */
 interface PrefixMemo {
   objs: ChatMessage[];
-  sums: number[];
+  sum: number;
 }
 
 /**
- * `sum(message(m))` over `ms`, reusing the running sums of the last prompt that had the same second
- * message (the first history message: the system message is a new object every turn) for as long as
- * the two prompts hold the same message objects. Exact: per-message estimates are integers, and
- * messages are never modified once built (the same object always has the same estimate).
+ * `sum(message(m))` over `ms`, reusing the sum of the last prompt that had the same second message
+ * (the first history message: the system message is a new object every turn) for as long as the two
+ * prompts hold the same message objects: the messages after that point (the context note and the
+ * newest message, typically) are taken off the old sum and the new ones added. Exact: per-message
+ * estimates are integers, and messages are never modified once built (the same object always has
+ * the same estimate).
  */
 function memoSum(
   memos: WeakMap<ChatMessage, PrefixMemo>,
@@ -220,22 +222,26 @@ function memoSum(
   const key = ms[1]!;
   let memo = memos.get(key);
   if (!memo) {
-    memo = { objs: [], sums: [] };
+    memo = { objs: [], sum: 0 };
     memos.set(key, memo);
   }
-  const { objs, sums } = memo;
+  const objs = memo.objs;
   const limit = Math.min(objs.length, ms.length - 1);
   let k = 0;
   while (k < limit && objs[k] === ms[k + 1]) k++;
+  let acc = memo.sum;
+  if (objs.length - k > k) {
+    // Less than half in common: summing the common part afresh is cheaper than taking the rest off.
+    acc = 0;
+    for (let i = 0; i < k; i++) acc += message(objs[i]!);
+  } else for (let i = k; i < objs.length; i++) acc -= message(objs[i]!);
   objs.length = k;
-  sums.length = k;
-  let acc = k > 0 ? sums[k - 1]! : 0;
   for (let i = k + 1; i < ms.length; i++) {
     const m = ms[i]!;
     acc += message(m);
     objs.push(m);
-    sums.push(acc);
   }
+  memo.sum = acc;
   return message(ms[0]!) + acc;
 }
 
