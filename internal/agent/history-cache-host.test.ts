@@ -95,7 +95,8 @@ describe("kept history through the agent host", () => {
       expectRebuilt(r, lastChat());
       return r;
     };
-    for (let i = 0; i < 5; i++) await turn(`hello ${i}`);
+    // Enough turns each time for the history to be kept (short sessions are converted afresh).
+    for (let i = 0; i < 10; i++) await turn(`hello ${i}`);
     await turn("with another model", { model: "f/other" });
     await turn("with another agent", { agentId: "helper" });
     await turn("back to the main agent");
@@ -104,12 +105,13 @@ describe("kept history through the agent host", () => {
     await host.compact(KEY);
     const compacted = await turn("after compaction");
     expect(compacted.sessionId).not.toBe(before);
-    await turn("after compaction again");
+    for (let i = 0; i < 9; i++) await turn(`after compaction ${i}`);
 
     host.reset(KEY);
     const fresh = await turn("after /new");
     expect(fresh.sessionId).not.toBe(compacted.sessionId);
     expect(lastChat().messages?.filter((m) => m.role === "user")).toHaveLength(1);
+    for (let i = 0; i < 9; i++) await turn(`after /new ${i}`);
 
     // Two messages sent while a turn runs: both stored before its reply.
     fake.enqueue({ text: "slow reply", delayMs: 30 });

@@ -16,10 +16,28 @@ afterEach(() => {
   core = undefined;
 });
 
+const user = (text: string, req: string): NewMessage => ({ role: "user", content: text, requestId: req });
+const answer = (text: string, req: string): NewMessage => ({
+  role: "assistant",
+  content: text,
+  requestId: req,
+});
+
+/** Earlier turns every session starts with: short sessions are converted afresh and keep nothing. */
+const SEED = 20;
+function seed(store: SessionStore, sid: string): void {
+  for (let i = 0; i < SEED / 2; i++) {
+    store.append(sid, user(`earlier ${i}`, `seed-${sid}-${i}`));
+    store.append(sid, answer(`earlier answer ${i}`, `seed-${sid}-${i}`));
+  }
+}
+
 function setup(): { store: SessionStore; sid: string } {
   core = createTestCore();
   const store = new SessionStore(core.db);
-  return { store, sid: store.create("agent:main:gateway:h", "main").id };
+  const sid = store.create("agent:main:gateway:h", "main").id;
+  seed(store, sid);
+  return { store, sid };
 }
 
 /** The kept history and a full rebuild from a fresh copy of the rows: equal, and returned. */
@@ -29,12 +47,9 @@ function check(store: SessionStore, sid: string, upto?: number): ReturnType<type
   return kept;
 }
 
-const user = (text: string, req: string): NewMessage => ({ role: "user", content: text, requestId: req });
-const answer = (text: string, req: string): NewMessage => ({
-  role: "assistant",
-  content: text,
-  requestId: req,
-});
+/** The same, without the seeded turns. */
+const checkNew = (store: SessionStore, sid: string, upto?: number): ReturnType<typeof historyOf> =>
+  check(store, sid, upto).slice(SEED);
 
 describe("kept history", () => {
   it("extends by appended turns and reuses the converted messages", () => {
@@ -48,7 +63,19 @@ describe("kept history", () => {
       store.append(sid, answer(`a${i}`, `r${i}`));
       prev = check(store, sid, u);
     }
-    expect(prev).toHaveLength(40);
+    expect(prev).toHaveLength(SEED + 40);
+  });
+
+  it("keeps nothing for a short session and converts it afresh", () => {
+    core = createTestCore();
+    const store = new SessionStore(core.db);
+    const sid = store.create("agent:main:gateway:short", "main").id;
+    const u = store.append(sid, user("hi", "r1"));
+    const a = check(store, sid, u);
+    expect(check(store, sid, u)[0]).not.toBe(a[0]);
+    seed(store, sid);
+    const b = check(store, sid);
+    expect(check(store, sid)[0]).toBe(b[0]);
   });
 
   it("hands out a new array each call that the caller may change", () => {
@@ -56,7 +83,7 @@ describe("kept history", () => {
     const u = store.append(sid, user("hi", "r1"));
     const a = historyOf(store.messagesView(sid), u);
     a.push({ role: "user", content: "mine" });
-    expect(historyOf(store.messagesView(sid), u)).toEqual([{ role: "user", content: "hi" }]);
+    expect(historyOf(store.messagesView(sid), u).slice(SEED)).toEqual([{ role: "user", content: "hi" }]);
   });
 
   it("places a reply stored behind a queued message at its own turn, and hides turns queued later", () => {
@@ -65,14 +92,14 @@ describe("kept history", () => {
     check(store, sid, u1);
     // A second message arrives while the first turn runs: stored ahead of the first reply.
     const u2 = store.append(sid, user("second", "r2"));
-    expect(check(store, sid, u1)).toEqual([{ role: "user", content: "first" }]);
+    expect(checkNew(store, sid, u1)).toEqual([{ role: "user", content: "first" }]);
     check(store, sid); // kept with both messages: the reply below must go between them
     store.append(sid, answer("reply one", "r1"));
-    const h = check(store, sid, u2);
+    const h = checkNew(store, sid, u2);
     expect(h.map((m) => m.content)).toEqual(["first", "reply one", "second"]);
     store.append(sid, answer("reply two", "r2"));
     const u3 = store.append(sid, user("third", "r3"));
-    expect(check(store, sid, u3).map((m) => m.content)).toEqual([
+    expect(checkNew(store, sid, u3).map((m) => m.content)).toEqual([
       "first",
       "reply one",
       "second",
@@ -80,7 +107,7 @@ describe("kept history", () => {
       "third",
     ]);
     // An older turn run late (a retry) does not see what came after it.
-    expect(check(store, sid, u1).map((m) => m.content)).toEqual(["first", "reply one"]);
+    expect(checkNew(store, sid, u1).map((m) => m.content)).toEqual(["first", "reply one"]);
     check(store, sid, u3);
   });
 
@@ -133,7 +160,7 @@ describe("kept history", () => {
       content: "half an answer\n[interrupted]",
     });
     store.setStatus(pending, "error");
-    expect(check(store, sid, u)).toEqual([{ role: "user", content: "hi" }]);
+    expect(checkNew(store, sid, u)).toEqual([{ role: "user", content: "hi" }]);
     expect(() =>
       core!.db.transaction(() => {
         store.append(sid, user("rolled back", "r2"));
@@ -141,7 +168,7 @@ describe("kept history", () => {
         throw new Error("abort the transaction");
       })(),
     ).toThrow("abort the transaction");
-    expect(check(store, sid).map((m) => m.content)).toEqual(["hi"]);
+    expect(checkNew(store, sid).map((m) => m.content)).toEqual(["hi"]);
   });
 
   it("starts over for a reset session and a compaction's successor", () => {
@@ -150,26 +177,28 @@ describe("kept history", () => {
     store.append(sid, answer("old reply", "r1"));
     check(store, sid, u);
     const fresh = store.reset("agent:main:gateway:h", "main");
+    seed(store, fresh.id);
     const u2 = store.append(fresh.id, user("new", "r2"));
-    expect(check(store, fresh.id, u2)).toEqual([{ role: "user", content: "new" }]);
+    expect(checkNew(store, fresh.id, u2)).toEqual([{ role: "user", content: "new" }]);
     // A successor session (compaction) gets its summary and kept rows as its own messages.
     const next = store.create("agent:main:gateway:h", "main", { parentId: fresh.id });
     store.append(next.id, { role: "system", content: "Summary so far", status: "summary" });
+    seed(store, next.id);
     const u3 = store.append(next.id, user("after compaction", "r3"));
-    expect(check(store, next.id, u3)).toEqual([
-      { role: "system", content: "Summary so far" },
+    expect(check(store, next.id, u3)[0]).toEqual({ role: "system", content: "Summary so far" });
+    expect(check(store, next.id, u3).slice(SEED + 1)).toEqual([
       { role: "user", content: "after compaction" },
     ]);
     // The old session still reads as it was.
-    expect(check(store, sid).map((m) => m.content)).toEqual(["old", "old reply"]);
+    expect(checkNew(store, sid).map((m) => m.content)).toEqual(["old", "old reply"]);
   });
 
   it("matches a full rebuild over a random mix of interleaved turns", () => {
     const { store, sid } = setup();
-    let seed = 7;
+    let state = 7;
     const rnd = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state % n;
     };
     const users: number[] = [];
     for (let i = 0; i < 300; i++) {

@@ -72,18 +72,26 @@ function extend(e: Entry, rows: readonly StoredMessage[], uptoId: number | undef
   return true;
 }
 
+/**
+ * Sessions shorter than this are converted afresh every turn (a few microseconds) and keep nothing
+ * here: a busy daemon's many short chats cost no memory for it.
+ */
+const MIN_KEPT_ROWS = 16;
+
 /** Converts all rows; keeps the result for the next turn when every row was visible and in id order. */
 function rebuild(rows: readonly StoredMessage[], uptoId: number | undefined): ChatMessage[] {
   entries.delete(rows);
+  if (rows.length < MIN_KEPT_ROWS) return toChatMessages(orderByTurn(rows, uptoId));
   let ascending = true;
   for (let i = 1; i < rows.length && ascending; i++) ascending = rows[i - 1]!.id < rows[i]!.id;
-  const { first } = firstIds(rows);
+  const ids = firstIds(rows);
+  const first = ids.first;
   const anchor = (m: StoredMessage): number =>
     m.request_id === null ? m.id : (first.get(m.request_id) ?? m.id);
-  const ordered = orderByTurn(rows);
+  const ordered = orderByTurn(rows, undefined, ids);
   const lastAnchor = ordered.length > 0 ? anchor(ordered[ordered.length - 1]!) : 0;
   const hidden = uptoId !== undefined && lastAnchor > uptoId && rows.some((m) => m.id === uptoId);
-  if (!ascending || hidden) return toChatMessages(orderByTurn(rows, uptoId));
+  if (!ascending || hidden) return toChatMessages(orderByTurn(rows, uptoId, ids));
   const builder = new ChatHistoryBuilder();
   for (const m of ordered) builder.push(m);
   entries.set(rows, {

@@ -131,8 +131,12 @@ export function firstIds(stored: readonly StoredMessage[]): {
  * one turn share a request id; each turn is placed at its first (user) message, and turns whose first
  * message comes after `uptoId` (the running turn's own message) are not yet visible to it.
  */
-export function orderByTurn(stored: readonly StoredMessage[], uptoId?: number): StoredMessage[] {
-  const { first, outOfOrder } = firstIds(stored);
+export function orderByTurn(
+  stored: readonly StoredMessage[],
+  uptoId?: number,
+  ids: ReturnType<typeof firstIds> = firstIds(stored),
+): StoredMessage[] {
+  const { first, outOfOrder } = ids;
   const anchor = (m: StoredMessage): number =>
     m.request_id === null ? m.id : (first.get(m.request_id) ?? m.id);
   const visible =
