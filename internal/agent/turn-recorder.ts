@@ -32,11 +32,17 @@ export interface TreeAcc {
 }
 
 type TracePoint = Parameters<TraceRecorder["point"]>[0];
+/** A model call's usage row and trace point, not yet written. */
+interface PendingCall {
+  rec: UsageRecord;
+  point: TracePoint;
+}
 
 /** Writes usage rows through the daemon's UsageTracker (or one of its own when built alone). */
 export class UsageWriter {
   private recordUsage: (rec: UsageRecord) => void;
   private modelCallTx: ((rec: UsageRecord, point: TracePoint) => void) | undefined;
+  private withAnswerTx: ((rec: UsageRecord, point: TracePoint, write: () => unknown) => unknown) | undefined;
 
   constructor(
     private ctx: CoreContext,
@@ -55,12 +61,41 @@ export class UsageWriter {
   /** Records a model call's usage and its trace point in one transaction. */
   recordModelCall(rec: UsageRecord, point: TracePoint): void {
     this.modelCallTx ??= this.ctx.db.transaction((r: UsageRecord, p: TracePoint) => {
-      this.record(r);
-      this.traces.point(p);
-      // Trace rows written behind (the turn's start, earlier tool calls) ride on this commit.
-      this.traces.flush();
+      this.writeModelCall(r, p);
     });
     this.modelCallTx(rec, point);
+  }
+
+  /**
+   * Records a model call's usage and trace point in the same transaction as `write` (the call's
+   * answer), so the answer and what it cost are durable together: one commit, never one without the
+   * other. When that transaction fails (disk full on the answer), the usage is still recorded on its
+   * own before the error goes on: a paid call is never dropped with its answer.
+   */
+  recordModelCallWith<T>(rec: UsageRecord, point: TracePoint, write: () => T): T {
+    this.withAnswerTx ??= this.ctx.db.transaction(
+      (r: UsageRecord, p: TracePoint, w: () => unknown): unknown => {
+        this.writeModelCall(r, p);
+        return w();
+      },
+    );
+    try {
+      return this.withAnswerTx(rec, point, write) as T;
+    } catch (err) {
+      try {
+        this.recordModelCall(rec, point);
+      } catch (again) {
+        this.ctx.logger.error({ err: (again as Error).message }, "failed to record usage");
+      }
+      throw err;
+    }
+  }
+
+  private writeModelCall(rec: UsageRecord, point: TracePoint): void {
+    this.record(rec);
+    this.traces.point(point);
+    // Trace rows written behind (the turn's start, earlier tool calls) ride on this commit.
+    this.traces.flush();
   }
 
   private record(rec: UsageRecord): void {
@@ -122,6 +157,12 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
   let persistSession = t.liveSession;
   const { payer } = t;
   const budget = t.budget;
+  // A model call whose usage waits for its answer's commit (see onUsage).
+  let pendingCall: PendingCall | undefined;
+  const commitCall = (c: PendingCall): void => {
+    t.usage.recordModelCall(c.rec, c.point);
+    budget?.recorded(payer);
+  };
   const hooks: LoopHooks = {
     gate: (msgs) => {
       const block = budget?.check(payer, () =>
@@ -130,16 +171,42 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       return block ? { code: "BUDGET_EXCEEDED", message: block.notice } : undefined;
     },
     onAssistantMessage: (m) => {
-      if (!persistSession) return;
-      const id = sessions.append(persistSession.id, {
-        role: "assistant",
-        content: m.content,
-        toolCalls: m.toolCalls,
-        ...(m.model ? { model: m.model } : {}),
-        finishReason: m.finishReason,
-        ...(m.usage ? { usage: m.usage } : {}),
-        requestId,
-      });
+      const call = pendingCall;
+      pendingCall = undefined;
+      if (!persistSession) {
+        if (call) commitCall(call);
+        return;
+      }
+      const sid = persistSession.id;
+      const append = (): number =>
+        sessions.append(sid, {
+          role: "assistant",
+          content: m.content,
+          toolCalls: m.toolCalls,
+          ...(m.model ? { model: m.model } : {}),
+          finishReason: m.finishReason,
+          ...(m.usage ? { usage: m.usage } : {}),
+          requestId,
+        });
+      // The answer, its usage row and trace point in one commit (see "Durability" in the file header).
+      if (!call) {
+        const id = append();
+        if (m.toolCalls.length === 0) finalStored = id;
+        return;
+      }
+      let id: number;
+      try {
+        id = t.usage.recordModelCallWith(call.rec, call.point, append);
+      } catch (err) {
+        // The usage was recorded on its own (recordModelCallWith): the budget still hears of it.
+        try {
+          budget?.recorded(payer);
+        } catch {
+          // The store failure that matters is `err`.
+        }
+        throw err;
+      }
+      budget?.recorded(payer);
       if (m.toolCalls.length === 0) finalStored = id;
     },
     onToolResult: (m) => {
@@ -174,16 +241,29 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         tree.cost += cost ?? 0;
         tree.subCalls++;
       }
-      // The usage row and the model call's trace row in one commit (one WAL write, not two).
-      t.usage.recordModelCall(rec, {
+      const point: TracePoint = {
         requestId,
         rootRequestId: rootId,
         depth,
         kind: "model",
         name: `${u.provider}/${u.model}`,
         meta: u.usage,
+      };
+      // The loop reports the call's answer right after, in the same synchronous run: both are written
+      // in that answer's commit. Never held across an await: what no answer claimed by the end of this
+      // run (an engine that stores its answer later, or none) commits on its own in a microtask.
+      if (pendingCall) commitCall(pendingCall);
+      const call = { rec, point };
+      pendingCall = call;
+      queueMicrotask(() => {
+        if (pendingCall !== call) return;
+        pendingCall = undefined;
+        try {
+          commitCall(call);
+        } catch (err) {
+          ctx.logger.error({ err: (err as Error).message, runId: t.runId }, "failed to record usage");
+        }
       });
-      budget?.recorded(payer);
     },
     onToolCall: async (call, run) => {
       const id = traces.start({
