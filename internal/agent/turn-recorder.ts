@@ -1,8 +1,13 @@
 /**
  * What a turn writes down as it runs: every assistant message and tool result into the session, one
- * usage row and one trace point per model call (in one commit), a trace span per tool call, and the
- * final answer when the loop did not store it. The loop only calls hooks; this file is where they
- * land in the store.
+ * usage row and one trace point per model call, a trace span per tool call, and the final answer when
+ * the loop did not store it. The loop only calls hooks; this file is where they land in the store.
+ *
+ * Durability (the whole table: docs/architecture.md, "What each commit makes durable"): a model
+ * call's usage row and trace point ride in the commit of that call's answer (assistant message), so
+ * a kill -9 leaves both or neither: never an answer whose cost the budgets cannot see, never a cost
+ * without its answer. The answer is committed before the turn ends and is delivered, so it is never
+ * answered twice. Should that commit fail (disk full), the usage is still committed on its own.
  */
 import { performance } from "node:perf_hooks";
 import type { InboundMessage } from "../core/host.js";
@@ -22,7 +27,9 @@ import { withPayer } from "../budgets/payer-scope.js";
 import { projectCall } from "../budgets/projection.js";
 import type { LoopHooks, LoopOutcome } from "./loop.js";
 import type { TraceRecorder } from "./trace.js";
-import { UsageTracker } from "./usage/usage-tracker.js";
+import type { TracePoint, UsageWriter } from "./usage-writer.js";
+
+export { UsageWriter } from "./usage-writer.js";
 
 /** Usage, cost and calls summed over a turn's whole call tree (subagents included). */
 export interface TreeAcc {
@@ -31,80 +38,10 @@ export interface TreeAcc {
   subCalls: number;
 }
 
-type TracePoint = Parameters<TraceRecorder["point"]>[0];
 /** A model call's usage row and trace point, not yet written. */
 interface PendingCall {
   rec: UsageRecord;
   point: TracePoint;
-}
-
-/** Writes usage rows through the daemon's UsageTracker (or one of its own when built alone). */
-export class UsageWriter {
-  private recordUsage: (rec: UsageRecord) => void;
-  private modelCallTx: ((rec: UsageRecord, point: TracePoint) => void) | undefined;
-  private withAnswerTx: ((rec: UsageRecord, point: TracePoint, write: () => unknown) => unknown) | undefined;
-
-  constructor(
-    private ctx: CoreContext,
-    private traces: TraceRecorder,
-    recordUsage?: (rec: UsageRecord) => void,
-  ) {
-    // Without the daemon's tracker (a host built alone), rows go through a tracker of our own: one
-    // writer of the usage table.
-    if (recordUsage) this.recordUsage = recordUsage;
-    else {
-      const tracker = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
-      this.recordUsage = (rec) => void tracker.record(rec);
-    }
-  }
-
-  /** Records a model call's usage and its trace point in one transaction. */
-  recordModelCall(rec: UsageRecord, point: TracePoint): void {
-    this.modelCallTx ??= this.ctx.db.transaction((r: UsageRecord, p: TracePoint) => {
-      this.writeModelCall(r, p);
-    });
-    this.modelCallTx(rec, point);
-  }
-
-  /**
-   * Records a model call's usage and trace point in the same transaction as `write` (the call's
-   * answer), so the answer and what it cost are durable together: one commit, never one without the
-   * other. When that transaction fails (disk full on the answer), the usage is still recorded on its
-   * own before the error goes on: a paid call is never dropped with its answer.
-   */
-  recordModelCallWith<T>(rec: UsageRecord, point: TracePoint, write: () => T): T {
-    this.withAnswerTx ??= this.ctx.db.transaction(
-      (r: UsageRecord, p: TracePoint, w: () => unknown): unknown => {
-        this.writeModelCall(r, p);
-        return w();
-      },
-    );
-    try {
-      return this.withAnswerTx(rec, point, write) as T;
-    } catch (err) {
-      try {
-        this.recordModelCall(rec, point);
-      } catch (again) {
-        this.ctx.logger.error({ err: (again as Error).message }, "failed to record usage");
-      }
-      throw err;
-    }
-  }
-
-  private writeModelCall(rec: UsageRecord, point: TracePoint): void {
-    this.record(rec);
-    this.traces.point(point);
-    // Trace rows written behind (the turn's start, earlier tool calls) ride on this commit.
-    this.traces.flush();
-  }
-
-  private record(rec: UsageRecord): void {
-    try {
-      this.recordUsage(rec);
-    } catch (err) {
-      this.ctx.logger.error({ err: (err as Error).message }, "failed to record usage");
-    }
-  }
 }
 
 /** Everything the recording hooks of one turn need. */
