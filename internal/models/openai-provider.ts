@@ -21,7 +21,7 @@ import { ModelError } from "./types.js";
 import { classifyModelError } from "./classify-error.js";
 import { normalizeUsage } from "./normalize-usage.js";
 import { requestBody, type ProviderRequest } from "./chat-request-body.js";
-import { ProviderHttpError, SseCall } from "./sse-call.js";
+import { ProviderConnectionError, ProviderHttpError, SseCall } from "./sse-call.js";
 
 export { requestBody, toOpenAIMessages, type ProviderRequest } from "./chat-request-body.js";
 
@@ -57,9 +57,28 @@ const loadTransport = (): Promise<Transport> =>
     parseHeaders: (raw) => u.util.parseHeaders(raw) as Record<string, string | string[] | undefined>,
   })));
 
+/**
+ * Ports `fetch` refuses to connect to (the Fetch standard's "bad port" list). The SDK went through
+ * fetch, so a base_url on one of them failed with "bad port" and a hint to move the server; it still
+ * does, rather than sending a prompt to a port that belongs to another protocol.
+ */
+const BAD_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104,
+  109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515,
+  526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
 /** Where a provider's completions go: origin, and path with base_url's query (as the SDK built it). */
 function endpointOf(baseUrl: string): { origin: string; path: string } {
   const u = new URL(baseUrl);
+  // As fetch did (and the error classifier words): refused before any connection is made.
+  if (u.username || u.password)
+    throw new ProviderConnectionError("Connection error.", {
+      cause: new TypeError(`Request cannot be constructed from a URL that includes credentials: ${baseUrl}`),
+    });
+  if (u.port !== "" && BAD_PORTS.has(Number(u.port)))
+    throw new ProviderConnectionError("Connection error.", { cause: new Error("bad port") });
   const base = u.pathname.endsWith("/") ? u.pathname.slice(0, -1) : u.pathname;
   return { origin: u.origin, path: `${base}/chat/completions${u.search}` };
 }
