@@ -154,6 +154,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     const byIndex = new Map<number, PartialCall>();
     let finishReason: string | undefined;
     let rawUsage: unknown;
+    let sawDone = false;
     try {
       try {
         call = new SseCall({
@@ -168,7 +169,6 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
       } catch (err) {
         throw fail(err);
       }
-      let sawDone = false;
       while (!sawDone) {
         let batch: Awaited<ReturnType<SseCall["next"]>>;
         try {
@@ -256,11 +256,16 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         model: req.model,
       };
     } finally {
-      clearTimeout(timer);
       req.signal?.removeEventListener("abort", onAbort);
-      // The consumer stopped early, the stream failed, or `[DONE]` came before the body's end: free
-      // the connection (a body read to its end has already gone back to the pool).
-      if (call && !call.finished) call.abort(new Error("closed"));
+      if (call && !call.finished && sawDone && !timedOut && !req.signal?.aborted) {
+        // `[DONE]` came just before the end of the body: let it end and keep the connection; the
+        // timer (still armed) destroys it if the end does not come.
+        call.release(() => clearTimeout(timer));
+      } else {
+        clearTimeout(timer);
+        // The consumer stopped early or the stream failed: free the connection.
+        if (call && !call.finished) call.abort(new Error("closed"));
+      }
     }
   }
 

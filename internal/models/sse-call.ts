@@ -103,6 +103,7 @@ export class SseCall implements Dispatcher.DispatchHandlers {
   private rawHeaders: Buffer[] | undefined;
   private errorBody: Buffer[] | undefined;
   private errorBytes = 0;
+  private released: (() => void) | undefined;
   private readonly opts: SseCallOptions;
 
   constructor(opts: SseCallOptions) {
@@ -139,6 +140,16 @@ export class SseCall implements Dispatcher.DispatchHandlers {
   /** True once the response was read to its end (the connection went back to the pool) or failed. */
   get finished(): boolean {
     return this.ended;
+  }
+
+  /**
+   * The consumer is done (it read `[DONE]`) but the body has not ended yet: its last bytes usually
+   * follow in the next packet. Lets it end so the connection goes back to the pool instead of being
+   * destroyed; `onEnd` runs when it has (the caller's timer still bounds the wait).
+   */
+  release(onEnd: () => void): void {
+    if (this.ended) return onEnd();
+    this.released = onEnd;
   }
 
   /** Stops the call: the socket is destroyed, and {@link next} throws `reason` (after queued events). */
@@ -182,7 +193,7 @@ export class SseCall implements Dispatcher.DispatchHandlers {
       }
       return true;
     }
-    if (this.ended) return true;
+    if (this.ended || this.released) return true;
     this.parser?.feed(this.decoder?.write(chunk) ?? "");
     if (this.queue.length > 0) this.notify();
     return true;
@@ -192,6 +203,11 @@ export class SseCall implements Dispatcher.DispatchHandlers {
     if (this.ended) return;
     if (this.errorBody) {
       this.fail(this.httpError(Buffer.concat(this.errorBody).toString("utf8")));
+      return;
+    }
+    if (this.released) {
+      this.ended = true;
+      this.released();
       return;
     }
     const tail = this.decoder?.end() ?? "";
@@ -219,7 +235,9 @@ export class SseCall implements Dispatcher.DispatchHandlers {
 
   private httpError(text: string): ProviderHttpError {
     const json = safeJson(text);
-    const error = json && typeof json === "object" ? (json as { error?: unknown }).error : undefined;
+    // The SDK's normalisation: `{ error: {...} }` gives the inner object, any other JSON object itself.
+    const error =
+      json && typeof json === "object" ? ((json as { error?: unknown }).error ?? json) : undefined;
     return new ProviderHttpError(this.status, error, json ? undefined : text, this.headers());
   }
 
@@ -231,6 +249,7 @@ export class SseCall implements Dispatcher.DispatchHandlers {
     this.failure = err;
     this.ended = true;
     this.notify();
+    this.released?.();
   }
 
   private notify(): void {
