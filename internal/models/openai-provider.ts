@@ -49,13 +49,22 @@ interface Transport {
   parseHeaders: (raw: Buffer[]) => Record<string, string | string[] | undefined>;
 }
 let transport: Promise<Transport> | undefined;
+/** The part of undici this file uses. */
+interface Undici {
+  Agent: typeof import("undici").Agent;
+  util: { parseHeaders: (raw: Buffer[]) => Record<string, string | string[]> };
+}
 const loadTransport = (): Promise<Transport> =>
-  (transport ??= import("undici").then((u) => ({
-    // HTTP/1.1 keep-alive, no pipelining: a streamed answer holds its connection for seconds, and a
-    // request queued behind it on the same socket would wait for all of it.
-    dispatcher: new u.Agent({ pipelining: 1 }),
-    parseHeaders: (raw) => u.util.parseHeaders(raw) as Record<string, string | string[] | undefined>,
-  })));
+  (transport ??= import("undici").then((mod) => {
+    // undici is CommonJS: Node exposes its exports as named ones, the esbuild bundle only as `default`.
+    const u = ("Agent" in mod ? mod : (mod as { default: unknown }).default) as Undici;
+    return {
+      // HTTP/1.1 keep-alive, no pipelining: a streamed answer holds its connection for seconds, and a
+      // request queued behind it on the same socket would wait for all of it.
+      dispatcher: new u.Agent({ pipelining: 1 }),
+      parseHeaders: (raw) => u.util.parseHeaders(raw),
+    };
+  }));
 
 /**
  * Ports `fetch` refuses to connect to (the Fetch standard's "bad port" list). The SDK went through
