@@ -10,6 +10,7 @@
 // modules that look for files beside themselves (web chat page, bundled skills, package.json) walk
 // up to the package root, so they work from dist/bundle/ as well as from dist/ and the sources.
 import { build } from "esbuild";
+import { builtinsWithoutNamespace } from "./bundle-builtins.mjs";
 import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,4 +37,5 @@ await build({
   chunkNames: "chunks/[name]-[hash]",
   legalComments: "none",
   logLevel: "warning",
+  plugins: [builtinsWithoutNamespace],
 });

@@ -7,6 +7,7 @@
  */
 import type { ChatMessage } from "../models/types.js";
 import type { Config } from "../config/schema.js";
+import { pad2, WEEKDAYS, weekdayOf, zonedParts } from "../config/zoned-time.js";
 import type { AgentDef } from "./agents.js";
 import { WorkspaceFiles } from "./workspace-files.js";
 
@@ -90,7 +91,6 @@ export function withContextNote(messages: readonly ChatMessage[], note: string):
   return at <= 0 ? [...messages, msg] : [...messages.slice(0, at), msg, ...messages.slice(at)];
 }
 
-const fmtCache = new Map<string, Intl.DateTimeFormat>();
 /** The last formatted minute: every turn of the same minute reuses it (formatToParts is not cheap). */
 let lastNow: { minute: number; timeZone: string; text: string } | undefined;
 
@@ -104,20 +104,6 @@ export function formatNow(now: number, timeZone: string): string {
 }
 
 function formatMinute(now: number, timeZone: string): string {
-  let fmt = fmtCache.get(timeZone);
-  if (!fmt) {
-    fmt = new Intl.DateTimeFormat("en-CA", {
-      timeZone,
-      weekday: "short",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      hour12: false,
-    });
-    fmtCache.set(timeZone, fmt);
-  }
-  const p = Object.fromEntries(fmt.formatToParts(now).map((x) => [x.type, x.value]));
-  return `${p.weekday ?? ""} ${p.year}-${p.month}-${p.day} ${p.hour === "24" ? "00" : p.hour}:${p.minute}`;
+  const p = zonedParts(now, timeZone);
+  return `${WEEKDAYS[weekdayOf(p)]} ${p.y}-${pad2(p.m)}-${pad2(p.d)} ${pad2(p.h)}:${pad2(p.min)}`;
 }

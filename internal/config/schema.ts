@@ -27,7 +27,7 @@ import {
   mcpServerSchema,
 } from "./schema-parts.js";
 import { budgetsSchema } from "./budget-config.js";
-import { isTimeZone } from "./zoned-time.js";
+import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 
@@ -46,7 +46,7 @@ export const configSchema = z
     workspace: z.string().default("./workspace"),
     timezone: z
       .string()
-      .default(() => Intl.DateTimeFormat().resolvedOptions().timeZone)
+      .default(systemTimeZone)
       .refine(isTimeZone, { error: "expected an IANA time zone such as Europe/Berlin" }),
     log: z
       .object({

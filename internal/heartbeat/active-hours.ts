@@ -3,6 +3,7 @@
  * A window whose end is before its start spans midnight (22:00-06:00); equal start and end mean all day;
  * `end: 24:00` means until midnight.
  */
+import { zonedParts } from "../config/zoned-time.js";
 
 export interface ActiveHours {
   start: string;
@@ -17,14 +18,8 @@ function minutesOf(hhmm: string): number {
 
 /** Minutes since local midnight at instant `t` in `timezone`. */
 export function localMinutes(t: number, timezone: string): number {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone: timezone,
-    hourCycle: "h23",
-    hour: "2-digit",
-    minute: "2-digit",
-  }).formatToParts(new Date(t));
-  const get = (type: string): number => Number(parts.find((p) => p.type === type)?.value ?? 0);
-  return get("hour") * 60 + get("minute");
+  const p = zonedParts(t, timezone);
+  return p.h * 60 + p.min;
 }
 
 /** True when `t` is inside the window (always true without a window). */

@@ -14,6 +14,7 @@ import type { AgentConfig, Config } from "../../config/schema.js";
 import type { Logger } from "../../log/logger.js";
 import type { ChatMessage } from "../../models/types.js";
 import { WorkspaceFiles } from "../workspace-files.js";
+import { pad2, zonedParts, type ZonedParts } from "../../config/zoned-time.js";
 import { RESERVED_AGENT_KEYS } from "../agents.js";
 import {
   loadTemplateFile,
@@ -153,6 +154,7 @@ export function templateValues(
 ): Partial<Record<TemplateVariable, string>> {
   const out: Partial<Record<TemplateVariable, string>> = {};
   const tz = config.timezone;
+  let local: ZonedParts | undefined;
   for (const v of used) {
     switch (v) {
       case "user_input":
@@ -162,20 +164,12 @@ export function templateValues(
         out.history = historyText(turn.history);
         break;
       case "date":
-        out.date = new Intl.DateTimeFormat("en-CA", {
-          timeZone: tz,
-          year: "numeric",
-          month: "2-digit",
-          day: "2-digit",
-        }).format(turn.now);
+        local ??= zonedParts(turn.now, tz);
+        out.date = `${local.y}-${pad2(local.m)}-${pad2(local.d)}`;
         break;
       case "time":
-        out.time = new Intl.DateTimeFormat("en-GB", {
-          timeZone: tz,
-          hour: "2-digit",
-          minute: "2-digit",
-          hour12: false,
-        }).format(turn.now);
+        local ??= zonedParts(turn.now, tz);
+        out.time = `${pad2(local.h)}:${pad2(local.min)}`;
         break;
       case "agent":
         out.agent = turn.agentId;
