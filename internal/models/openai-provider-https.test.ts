@@ -1,12 +1,14 @@
 /**
  * The provider over https: a local TLS server with a self-signed certificate (test/fixtures/tls),
- * trusted through NODE_EXTRA_CA_CERTS as a user with a private CA would, and refused without it.
- * The call runs in a child process because Node reads NODE_EXTRA_CA_CERTS at start-up only.
+ * trusted through NODE_EXTRA_CA_CERTS as a user with a private CA would, and refused without it; and
+ * through an HTTP proxy from HTTP_PROXY when NODE_USE_ENV_PROXY=1, as Node's fetch was.
+ * Each call runs in a child process because Node reads that environment at start-up.
  */
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createServer as createHttpServer, type IncomingMessage } from "node:http";
 import { createServer, type Server } from "node:https";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,16 +38,19 @@ afterAll(async () => {
   await new Promise<void>((r) => server.close(() => r()));
 });
 
-async function callInChild(env: Record<string, string>): Promise<Record<string, string>> {
+async function callInChild(env: Record<string, string>, url = baseUrl): Promise<Record<string, string>> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ["--import", "tsx", join(root, "test/fixtures/model-call.ts"), baseUrl],
-    { cwd: root, env: { ...process.env, NODE_EXTRA_CA_CERTS: "", ...env } },
+    ["--import", "tsx", join(root, "test/fixtures/model-call.ts"), url],
+    {
+      cwd: root,
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: "", NODE_USE_ENV_PROXY: "", HTTP_PROXY: "", ...env },
+    },
   );
   return JSON.parse(stdout.trim().split("\n").at(-1)!) as Record<string, string>;
 }
 
-describe("openai provider over https", () => {
+describe("openai provider over https and through a proxy", () => {
   it("streams from a server whose certificate the machine trusts", async () => {
     expect(await callInChild({ NODE_EXTRA_CA_CERTS: join(tls, "cert.pem") })).toEqual({ text: "over tls" });
   });
@@ -54,5 +59,45 @@ describe("openai provider over https", () => {
     const r = await callInChild({});
     expect(r.code).toBe("MODEL_UNREACHABLE");
     expect(r.message).toContain("self-signed certificate");
+  });
+
+  it("goes through HTTP_PROXY when Node is told to use the proxy environment", async () => {
+    const model = createHttpServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const chunk = { choices: [{ index: 0, delta: { content: "via proxy" }, finish_reason: "stop" }] };
+        res.end(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+      });
+    });
+    // A tunnelling proxy (CONNECT, as undici's proxy agent and fetch use) that sends every tunnel to
+    // the local model server, whatever host was asked for.
+    const tunnels: string[] = [];
+    const proxy = createHttpServer();
+    proxy.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
+      tunnels.push(req.url ?? "");
+      const upstream = connect((model.address() as AddressInfo).port, "127.0.0.1", () => {
+        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        upstream.write(head);
+        upstream.pipe(client).pipe(upstream);
+      });
+      upstream.on("error", () => client.destroy());
+      client.on("error", () => upstream.destroy());
+    });
+    await new Promise<void>((r) => model.listen(0, "127.0.0.1", r));
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    try {
+      const env = {
+        NODE_USE_ENV_PROXY: "1",
+        HTTP_PROXY: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      };
+      expect(await callInChild(env, "http://model.invalid/v1")).toEqual({ text: "via proxy" });
+      expect(tunnels).toEqual(["model.invalid:80"]);
+    } finally {
+      for (const s of [proxy, model]) {
+        s.closeAllConnections();
+        await new Promise<void>((r) => s.close(() => r()));
+      }
+    }
   });
 });
