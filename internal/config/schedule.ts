@@ -7,7 +7,7 @@
  */
 import { createRequire } from "node:module";
 import { formatDuration } from "./duration.js";
-import { isTimeZone, zoneOffset } from "./zoned-time.js";
+import { isTimeZone, isUtcZone, zoneOffset } from "./zoned-time.js";
 
 type CronerModule = typeof import("croner");
 type CronInstance = InstanceType<CronerModule["Cron"]>;
@@ -59,7 +59,10 @@ function cronFor(expr: string, timezone: string): CronInstance {
   if (!c) {
     const { Cron } = loadCroner();
     // paused + no callback: croner only computes instants, it never schedules anything itself.
-    c = new Cron(expr, { timezone, paused: true, mode: "5-or-6-parts" });
+    // UTC as an offset: croner then computes with Date.UTC and never builds an Intl formatter (see
+    // zoned-time.ts for why a UTC daemon keeps ICU unloaded); the instants are the same.
+    const zone = isUtcZone(timezone) ? { utcOffset: 0 } : { timezone };
+    c = new Cron(expr, { ...zone, paused: true, mode: "5-or-6-parts" });
     if (cronCache.size > 500) cronCache.clear();
     cronCache.set(key, c);
   }

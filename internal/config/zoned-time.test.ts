@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatNow } from "../agent/prompt.js";
 import { localMinutes } from "../heartbeat/active-hours.js";
+import { nextRunAfter, parseSchedule } from "./schedule.js";
 import { isTimeZone, isUtcZone, systemTimeZone, zonedParts, zoneOffset } from "./zoned-time.js";
 
 // Instants spread over years, months, days and both sides of midnight and of DST changes elsewhere.
@@ -107,5 +108,37 @@ describe("zoned time", () => {
       expect(ours, `TZ=${tz}`).toBe(intl);
     }
     expect(isTimeZone(systemTimeZone())).toBe(true);
+  });
+});
+
+describe("cron schedules in UTC", () => {
+  it("fire at the same instants as croner's own time-zone path, without Intl", async () => {
+    const { Cron } = await import("croner");
+    const exprs = [
+      "0 7 * * *",
+      "30 9 1 * *",
+      "0 18 * * 5",
+      "*/15 * * * *",
+      "0 0 29 2 *",
+      "15 10 * * 1-5",
+      "0 30 2 * * *",
+    ];
+    const from = Date.UTC(2026, 0, 30, 23, 59, 59);
+    const expected = exprs.map((e) =>
+      new Cron(e, { timezone: "UTC", paused: true, mode: "5-or-6-parts" })
+        .nextRuns(5, new Date(from))
+        .map((d) => d.getTime()),
+    );
+    Intl.DateTimeFormat = function () {
+      throw new Error("Intl used for UTC");
+    } as unknown as typeof Intl.DateTimeFormat;
+    const ours = exprs.map((e) => {
+      const s = parseSchedule({ cron: e }, "Etc/UTC");
+      const runs: number[] = [];
+      let t = from;
+      for (let i = 0; i < 5; i++) runs.push((t = nextRunAfter(s, t, from)!));
+      return runs;
+    });
+    expect(ours).toEqual(expected);
   });
 });

@@ -22,6 +22,7 @@ import { collectSecrets } from "./secrets.js";
 import { buildServices, type DaemonParts } from "./services.js";
 import { flushTraces } from "../agent/trace.js";
 import { startIdleShrink, type IdleShrink } from "../store/idle-shrink.js";
+import { cacheOf } from "../session/message-cache.js";
 import { tokenFilePath } from "../gateway/token-store.js";
 import { removeRuntimeFile, writeRuntimeFile } from "../gateway/runtime-file.js";
 import { listenGateway } from "./gateway-listen.js";
@@ -56,7 +57,8 @@ export class Daemon {
     readonly channels: ChannelRegistry,
     private lock: InstanceLock,
   ) {
-    this.idleShrink = startIdleShrink(db);
+    // A quiet spell drops the session message cache too: its rows are re-read on a session's next turn.
+    this.idleShrink = startIdleShrink(db, undefined, () => cacheOf(db).clear());
   }
 
   /** Loads config and starts everything. Throws (with a one-line reason) when start fails. */

@@ -6,6 +6,9 @@
  * (the pages are re-read from the file or the OS page cache when next needed). It runs once per quiet
  * spell: when a check finds no writes since the previous check, and there were writes before it.
  * Reads do not count: they keep only what they use within the cache bound.
+ *
+ * The same quiet spell also drops the caches above the store (`onQuiet`: the session message cache),
+ * so the V8 heap they held can come back too: an idle daemon keeps nothing a turn can rebuild.
  */
 import type { Db } from "./db.js";
 
@@ -16,8 +19,11 @@ export interface IdleShrink {
   stop(): void;
 }
 
-/** Checks every `everyMs` (default 15 s; the timer never keeps the process alive). 0: no timer. */
-export function startIdleShrink(db: Db, everyMs = 15_000): IdleShrink {
+/**
+ * Checks every `everyMs` (default 5 s; the timer never keeps the process alive; 0: no timer).
+ * `onQuiet` runs with each shrink; it must only drop what can be rebuilt from the database.
+ */
+export function startIdleShrink(db: Db, everyMs = 5_000, onQuiet?: () => void): IdleShrink {
   const changes = db.prepare<[], { n: number }>("SELECT total_changes() AS n");
   let last = changes.get()?.n ?? 0;
   let dirty = false;
@@ -31,6 +37,7 @@ export function startIdleShrink(db: Db, everyMs = 15_000): IdleShrink {
     if (!dirty) return false;
     dirty = false;
     db.pragma("shrink_memory");
+    onQuiet?.();
     return true;
   };
   const timer = everyMs > 0 ? setInterval(check, everyMs) : undefined;
