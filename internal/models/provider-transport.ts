@@ -71,12 +71,14 @@ export function endpointOf(baseUrl: string): { origin: string; path: string } {
 }
 
 /**
- * Request headers, built once per provider. The SDK sent these (plus its `x-stainless-*` telemetry);
+ * Request headers, built once per provider. The SDK sent these (plus its `x-stainless-*` telemetry),
+ * including `OpenAI-Organization` / `OpenAI-Project` from `OPENAI_ORG_ID` / `OPENAI_PROJECT_ID`;
  * configured headers override all but the content type, as they did.
  */
 export function headersOf(
   apiKey: string | undefined,
   configured: Record<string, string> | undefined,
+  env: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
   const headers: Record<string, string> = {
     accept: "application/json",
@@ -84,6 +86,8 @@ export function headersOf(
     // Local servers (Ollama, llama.cpp) need no key; the SDK insisted on one, so "no-key" stays.
     authorization: `Bearer ${apiKey ?? "no-key"}`,
   };
+  if (env.OPENAI_ORG_ID) headers["openai-organization"] = env.OPENAI_ORG_ID;
+  if (env.OPENAI_PROJECT_ID) headers["openai-project"] = env.OPENAI_PROJECT_ID;
   for (const [k, v] of Object.entries(configured ?? {})) headers[k.toLowerCase()] = v;
   headers["content-type"] = "application/json";
   return headers;
