@@ -24,7 +24,8 @@ import { AgentPromptFiles } from "./catalog/agent-prompt.js";
 import { agentProblem, echoFallbackAgent } from "./echo-fallback.js";
 import type { AgentHostDeps } from "./host-types.js";
 import { TurnQueue } from "./turn-queue.js";
-import { UsageWriter, type TreeAcc } from "./turn-recorder.js";
+import type { TreeAcc } from "./turn-recorder.js";
+import { UsageWriter } from "./usage-writer.js";
 import { toParts } from "./turn-setup.js";
 import { runTurn, type TurnEnv } from "./run-turn.js";
 import { SessionAdmin } from "./session-admin.js";
@@ -91,10 +92,11 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
     const requestId = msg.resume?.requestId ?? randomUUID();
     const controller = new AbortController();
     let agent: AgentDef;
+    // Read once: the session's `/model` choice below and the session the message is stored in.
+    const head = msg.ephemeral ? undefined : this.sessions.head(msg.sessionKey);
     try {
       // A model chosen for the turn or the session (`/model`) makes the agent's own model irrelevant.
-      const override =
-        msg.model ?? (msg.ephemeral ? undefined : this.sessions.head(msg.sessionKey)?.model_override);
+      const override = msg.model ?? head?.model_override;
       agent = this.agentFor(msg.agentId, override ?? undefined);
     } catch (err) {
       const result = Promise.resolve(
@@ -115,7 +117,7 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
         // One commit for a new (or idle-reset) session, the message and what the caller records with
         // it (the nested transactions become savepoints).
         const store = (): [SessionRow, number] => {
-          const row = this.sessionFor(msg.sessionKey, agent.id, msg.replyTarget);
+          const row = this.sessionFor(msg.sessionKey, agent.id, head, msg.replyTarget);
           const id = this.sessions.append(row.id, {
             role: msg.systemEvent ? "event" : "user",
             content: msg.text,
@@ -211,9 +213,14 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
     return this.inboundTx(fn);
   }
 
-  private sessionFor(key: string, agentId: string, replyTarget?: string): SessionRow {
+  /** The session to store a message of `key` in; `head` is the key's live session, read just before. */
+  private sessionFor(
+    key: string,
+    agentId: string,
+    head: SessionRow | undefined,
+    replyTarget?: string,
+  ): SessionRow {
     const cfg = this.deps.ctx.config();
-    const head = this.sessions.head(key);
     if (
       head &&
       cfg.session.idle_reset > 0 &&

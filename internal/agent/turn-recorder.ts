@@ -1,8 +1,13 @@
 /**
  * What a turn writes down as it runs: every assistant message and tool result into the session, one
- * usage row and one trace point per model call (in one commit), a trace span per tool call, and the
- * final answer when the loop did not store it. The loop only calls hooks; this file is where they
- * land in the store.
+ * usage row and one trace point per model call, a trace span per tool call, and the final answer when
+ * the loop did not store it. The loop only calls hooks; this file is where they land in the store.
+ *
+ * Durability (the whole table: docs/architecture.md, "What each commit makes durable"): a model
+ * call's usage row and trace point ride in the commit of that call's answer (assistant message), so
+ * a kill -9 leaves both or neither: never an answer whose cost the budgets cannot see, never a cost
+ * without its answer. The answer is committed before the turn ends and is delivered, so it is never
+ * answered twice. Should that commit fail (disk full), the usage is still committed on its own.
  */
 import { performance } from "node:perf_hooks";
 import type { InboundMessage } from "../core/host.js";
@@ -22,7 +27,9 @@ import { withPayer } from "../budgets/payer-scope.js";
 import { projectCall } from "../budgets/projection.js";
 import type { LoopHooks, LoopOutcome } from "./loop.js";
 import type { TraceRecorder } from "./trace.js";
-import { UsageTracker } from "./usage/usage-tracker.js";
+import type { TracePoint, UsageWriter } from "./usage-writer.js";
+
+export { UsageWriter } from "./usage-writer.js";
 
 /** Usage, cost and calls summed over a turn's whole call tree (subagents included). */
 export interface TreeAcc {
@@ -31,45 +38,10 @@ export interface TreeAcc {
   subCalls: number;
 }
 
-type TracePoint = Parameters<TraceRecorder["point"]>[0];
-
-/** Writes usage rows through the daemon's UsageTracker (or one of its own when built alone). */
-export class UsageWriter {
-  private recordUsage: (rec: UsageRecord) => void;
-  private modelCallTx: ((rec: UsageRecord, point: TracePoint) => void) | undefined;
-
-  constructor(
-    private ctx: CoreContext,
-    private traces: TraceRecorder,
-    recordUsage?: (rec: UsageRecord) => void,
-  ) {
-    // Without the daemon's tracker (a host built alone), rows go through a tracker of our own: one
-    // writer of the usage table.
-    if (recordUsage) this.recordUsage = recordUsage;
-    else {
-      const tracker = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
-      this.recordUsage = (rec) => void tracker.record(rec);
-    }
-  }
-
-  /** Records a model call's usage and its trace point in one transaction. */
-  recordModelCall(rec: UsageRecord, point: TracePoint): void {
-    this.modelCallTx ??= this.ctx.db.transaction((r: UsageRecord, p: TracePoint) => {
-      this.record(r);
-      this.traces.point(p);
-      // Trace rows written behind (the turn's start, earlier tool calls) ride on this commit.
-      this.traces.flush();
-    });
-    this.modelCallTx(rec, point);
-  }
-
-  private record(rec: UsageRecord): void {
-    try {
-      this.recordUsage(rec);
-    } catch (err) {
-      this.ctx.logger.error({ err: (err as Error).message }, "failed to record usage");
-    }
-  }
+/** A model call's usage row and trace point, not yet written. */
+interface PendingCall {
+  rec: UsageRecord;
+  point: TracePoint;
 }
 
 /** Everything the recording hooks of one turn need. */
@@ -122,6 +94,12 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
   let persistSession = t.liveSession;
   const { payer } = t;
   const budget = t.budget;
+  // A model call whose usage waits for its answer's commit (see onUsage).
+  let pendingCall: PendingCall | undefined;
+  const commitCall = (c: PendingCall): void => {
+    t.usage.recordModelCall(c.rec, c.point);
+    budget?.recorded(payer);
+  };
   const hooks: LoopHooks = {
     gate: (msgs) => {
       const block = budget?.check(payer, () =>
@@ -130,16 +108,42 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       return block ? { code: "BUDGET_EXCEEDED", message: block.notice } : undefined;
     },
     onAssistantMessage: (m) => {
-      if (!persistSession) return;
-      const id = sessions.append(persistSession.id, {
-        role: "assistant",
-        content: m.content,
-        toolCalls: m.toolCalls,
-        ...(m.model ? { model: m.model } : {}),
-        finishReason: m.finishReason,
-        ...(m.usage ? { usage: m.usage } : {}),
-        requestId,
-      });
+      const call = pendingCall;
+      pendingCall = undefined;
+      if (!persistSession) {
+        if (call) commitCall(call);
+        return;
+      }
+      const sid = persistSession.id;
+      const append = (): number =>
+        sessions.append(sid, {
+          role: "assistant",
+          content: m.content,
+          toolCalls: m.toolCalls,
+          ...(m.model ? { model: m.model } : {}),
+          finishReason: m.finishReason,
+          ...(m.usage ? { usage: m.usage } : {}),
+          requestId,
+        });
+      // The answer, its usage row and trace point in one commit (see "Durability" in the file header).
+      if (!call) {
+        const id = append();
+        if (m.toolCalls.length === 0) finalStored = id;
+        return;
+      }
+      let id: number;
+      try {
+        id = t.usage.recordModelCallWith(call.rec, call.point, append);
+      } catch (err) {
+        // The usage was recorded on its own (recordModelCallWith): the budget still hears of it.
+        try {
+          budget?.recorded(payer);
+        } catch {
+          // The store failure that matters is `err`.
+        }
+        throw err;
+      }
+      budget?.recorded(payer);
       if (m.toolCalls.length === 0) finalStored = id;
     },
     onToolResult: (m) => {
@@ -174,16 +178,29 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         tree.cost += cost ?? 0;
         tree.subCalls++;
       }
-      // The usage row and the model call's trace row in one commit (one WAL write, not two).
-      t.usage.recordModelCall(rec, {
+      const point: TracePoint = {
         requestId,
         rootRequestId: rootId,
         depth,
         kind: "model",
         name: `${u.provider}/${u.model}`,
         meta: u.usage,
+      };
+      // The loop reports the call's answer right after, in the same synchronous run: both are written
+      // in that answer's commit. Never held across an await: what no answer claimed by the end of this
+      // run (an engine that stores its answer later, or none) commits on its own in a microtask.
+      if (pendingCall) commitCall(pendingCall);
+      const call = { rec, point };
+      pendingCall = call;
+      queueMicrotask(() => {
+        if (pendingCall !== call) return;
+        pendingCall = undefined;
+        try {
+          commitCall(call);
+        } catch (err) {
+          ctx.logger.error({ err: (err as Error).message, runId: t.runId }, "failed to record usage");
+        }
       });
-      budget?.recorded(payer);
     },
     onToolCall: async (call, run) => {
       const id = traces.start({

@@ -1,25 +1,29 @@
 /**
- * A provider over the official `openai` SDK (v6) for any OpenAI-compatible endpoint.
+ * A provider for any OpenAI-compatible endpoint: streamed chat completions over undici's dispatcher
+ * with a keep-alive connection pool, parsed as server-sent events (sse-call.ts).
  *
  * - Streams by default with `stream_options.include_usage`, so usage arrives while streaming.
  * - Tool-call deltas are assembled by `index` and emitted complete after the stream ended; a provider
  *   that reuses index 0 for several calls (some Gemini/OpenRouter proxies) is handled by its changing id.
  * - `reasoning_content` (DeepSeek, vLLM, Qwen) and `reasoning` (OpenRouter, Ollama) become thinking deltas.
- * - The SDK never retries (`maxRetries: 0`): the router owns retries, fallbacks and cooldowns.
- * - `timeoutMs` bounds the wait for the first byte AND every silence between chunks, so a long answer
+ * - Never retries: the router owns retries, fallbacks and cooldowns.
+ * - `timeoutMs` bounds the wait for the first byte AND every silence between bytes, so a long answer
  *   that keeps streaming is never cut while a stalled one is.
- * - The SDK is imported on first use so daemon start-up does not pay for it.
+ * - The request (URL, headers, body) and the errors are the ones the `openai` SDK sent and threw, so
+ *   the error classifier and the providers see no difference; the SDK itself is no longer on this
+ *   path (it cost ~0.7 ms of CPU per call in `fetch`, web streams and its own iterators). undici is
+ *   imported on first use so daemon start-up does not pay for it.
  */
-import type { ChatMessage, ModelRequest, ModelStreamEvent, ToolCall, ToolSpec } from "./types.js";
+import type OpenAIType from "openai";
+import type { ModelStreamEvent, ToolCall } from "./types.js";
 import { ModelError } from "./types.js";
 import { classifyModelError } from "./classify-error.js";
 import { normalizeUsage } from "./normalize-usage.js";
-import type OpenAIType from "openai";
+import { requestBody, type ProviderRequest } from "./chat-request-body.js";
+import { ProviderHttpError, SseCall } from "./sse-call.js";
+import { endpointOf, headersOf, loadTransport, type Transport } from "./provider-transport.js";
 
-/** A request to one provider: `model` is the provider-local id (the part after `<provider>/`). */
-export interface ProviderRequest extends Omit<ModelRequest, "model"> {
-  model: string;
-}
+export { requestBody, toOpenAIMessages, type ProviderRequest } from "./chat-request-body.js";
 
 /** Something that can stream one model call of one provider. */
 export interface Provider {
@@ -37,81 +41,7 @@ export interface OpenAIProviderOptions {
   timeoutMs: number;
 }
 
-type OpenAIClient = OpenAIType;
-type ChatParam = OpenAIType.ChatCompletionMessageParam;
 type Chunk = OpenAIType.ChatCompletionChunk;
-
-let sdk: Promise<typeof import("openai")> | undefined;
-const loadSdk = (): Promise<typeof import("openai")> => (sdk ??= import("openai"));
-
-/** Converts our messages to the SDK's parameter shape. */
-export function toOpenAIMessages(messages: ChatMessage[]): ChatParam[] {
-  return messages.map((m): ChatParam => {
-    switch (m.role) {
-      case "system":
-        return { role: "system", content: m.content };
-      case "user":
-        return { role: "user", content: m.content };
-      case "tool":
-        return { role: "tool", content: m.content, tool_call_id: m.tool_call_id };
-      case "assistant":
-        return m.tool_calls && m.tool_calls.length > 0
-          ? {
-              role: "assistant",
-              content: m.content === "" ? null : m.content,
-              tool_calls: m.tool_calls.map((c) => ({
-                id: c.id,
-                type: "function" as const,
-                function: { name: c.name, arguments: c.arguments },
-              })),
-            }
-          : { role: "assistant", content: m.content };
-    }
-  });
-}
-
-function toOpenAITools(tools: ToolSpec[]): OpenAIType.ChatCompletionTool[] {
-  return tools.map((t) => ({
-    type: "function" as const,
-    function: { name: t.name, description: t.description, parameters: t.parameters },
-  }));
-}
-
-/** Serialized `tools` per tool-spec array: the registry hands out the same array until tools change. */
-const toolsJson = new WeakMap<ToolSpec[], string>();
-
-function toolsJsonOf(tools: ToolSpec[]): string {
-  let json = toolsJson.get(tools);
-  if (json === undefined) {
-    json = JSON.stringify(toOpenAITools(tools));
-    toolsJson.set(tools, json);
-  }
-  return json;
-}
-
-/**
- * The JSON body of a streamed chat completion, keys in the order the SDK's `create` would send them.
- * `max_completion_tokens` on api.openai.com (which rejects `max_tokens` for newer models), `max_tokens`
- * elsewhere.
- */
-export function requestBody(req: ProviderRequest, officialHost: boolean): string {
-  const head = JSON.stringify({
-    model: req.model,
-    messages: toOpenAIMessages(req.messages),
-    stream: true,
-    stream_options: { include_usage: true },
-  });
-  const tools = req.tools && req.tools.length > 0 ? `,"tools":${toolsJsonOf(req.tools)}` : "";
-  const tail = JSON.stringify({
-    ...(req.maxTokens !== undefined
-      ? officialHost
-        ? { max_completion_tokens: req.maxTokens }
-        : { max_tokens: req.maxTokens }
-      : {}),
-    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-  });
-  return `${head.slice(0, -1)}${tools}${tail === "{}" ? "" : `,${tail.slice(1, -1)}`}}`;
-}
 
 interface PartialCall {
   id: string;
@@ -119,54 +49,42 @@ interface PartialCall {
   args: string;
 }
 
-/** Creates a provider. Construction is free; the SDK client is built on the first call. */
+/** Creates a provider. Construction is free; the HTTP client is loaded on the first call. */
 export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
-  let client: OpenAIClient | undefined;
   const officialHost = /(^|\.)api\.openai\.com$/i.test(safeHost(opts.baseUrl));
-
-  async function getClient(): Promise<OpenAIClient> {
-    if (client) return client;
-    const { default: OpenAI } = await loadSdk();
-    client = new OpenAI({
-      baseURL: opts.baseUrl,
-      // Local servers (Ollama, llama.cpp) need no key; the SDK insists on one, and must never pick up
-      // OPENAI_API_KEY from the environment behind the config's back.
-      apiKey: opts.apiKey ?? "no-key",
-      defaultHeaders: opts.headers ?? {},
-      maxRetries: 0,
-      timeout: opts.timeoutMs,
-      logLevel: "off",
-    });
-    return client;
-  }
+  const headers = headersOf(opts.apiKey, opts.headers);
+  let endpoint: { origin: string; path: string } | undefined;
 
   async function* stream(req: ProviderRequest): AsyncGenerator<ModelStreamEvent> {
     const origin = { provider: opts.name, model: req.model, baseUrl: opts.baseUrl };
-    if (req.signal?.aborted)
-      throw new ModelError("MODEL_ABORTED", `request to ${opts.name}/${req.model} was aborted`, origin);
-    const c = await getClient();
-    const ac = new AbortController();
+    const aborted = (err?: unknown): ModelError =>
+      new ModelError("MODEL_ABORTED", `request to ${opts.name}/${req.model} was aborted`, {
+        ...origin,
+        ...(err !== undefined ? { cause: err } : {}),
+      });
+    if (req.signal?.aborted) throw aborted();
+    let t: Transport;
+    try {
+      t = await loadTransport();
+      endpoint ??= endpointOf(opts.baseUrl);
+    } catch (err) {
+      throw classifyModelError(err, origin);
+    }
+    if (req.signal?.aborted) throw aborted();
+    let call: SseCall | undefined;
     let timedOut = false;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (): void => {
-      // Once per chunk: refresh() re-arms the same timer instead of allocating a new one.
-      if (timer) {
-        timer.refresh();
-        return;
-      }
-      timer = setTimeout(() => {
-        timedOut = true;
-        ac.abort(new Error("timeout"));
-      }, opts.timeoutMs);
+    // One timer per call, re-armed with refresh() whenever bytes arrive.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      call?.abort(new Error("timeout"));
+    }, opts.timeoutMs);
+    const onAbort = (): void => {
+      const reason: unknown = req.signal?.reason;
+      call?.abort(reason instanceof Error ? reason : new Error("aborted"));
     };
-    const onAbort = (): void => ac.abort(req.signal?.reason);
     req.signal?.addEventListener("abort", onAbort, { once: true });
     const fail = (err: unknown): ModelError => {
-      if (req.signal?.aborted)
-        return new ModelError("MODEL_ABORTED", `request to ${opts.name}/${req.model} was aborted`, {
-          ...origin,
-          cause: err,
-        });
+      if (req.signal?.aborted) return aborted(err);
       if (timedOut)
         return new ModelError(
           "MODEL_TIMEOUT",
@@ -180,68 +98,80 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     const byIndex = new Map<number, PartialCall>();
     let finishReason: string | undefined;
     let rawUsage: unknown;
-    /** The body was read to its end: nothing to stop, and an abort would cost a DOMException per call. */
-    let drained = false;
+    let sawDone = false;
     try {
-      arm();
-      let iter: AsyncIterable<Chunk>;
       try {
-        // The body goes as a string we build: the tool specs (most of its bytes) are serialized once
-        // per tool set, not on every call. Same request as `chat.completions.create` would send.
-        iter = await c.post<AsyncIterable<Chunk>>("/chat/completions", {
+        call = new SseCall({
+          dispatcher: t.dispatcher,
+          origin: endpoint.origin,
+          path: endpoint.path,
+          headers,
           body: requestBody(req, officialHost),
-          headers: { "content-type": "application/json" },
-          stream: true,
-          signal: ac.signal,
-          timeout: opts.timeoutMs,
+          onActivity: () => timer.refresh(),
+          parseHeaders: t.parseHeaders,
         });
       } catch (err) {
         throw fail(err);
       }
-      const it = iter[Symbol.asyncIterator]();
-      for (;;) {
-        let r: IteratorResult<Chunk>;
+      while (!sawDone) {
+        let batch: Awaited<ReturnType<SseCall["next"]>>;
         try {
-          r = await it.next();
+          batch = await call.next();
         } catch (err) {
           throw fail(err);
         }
-        if (r.done) {
-          drained = true;
-          break;
-        }
-        arm();
-        const chunk = r.value;
-        if (chunk.usage) rawUsage = chunk.usage;
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const delta = (choice.delta ?? {}) as Chunk["choices"][number]["delta"] & {
-          reasoning_content?: unknown;
-          reasoning?: unknown;
-        };
-        const thinking =
-          typeof delta.reasoning_content === "string"
-            ? delta.reasoning_content
-            : typeof delta.reasoning === "string"
-              ? delta.reasoning
-              : "";
-        if (thinking) yield { type: "thinking", delta: thinking };
-        if (typeof delta.content === "string" && delta.content) yield { type: "text", delta: delta.content };
-        for (const tc of delta.tool_calls ?? []) {
-          let cur = byIndex.get(tc.index);
-          if (!cur || (tc.id && cur.id && tc.id !== cur.id && cur.name)) {
-            cur = { id: tc.id ?? "", name: "", args: "" };
-            byIndex.set(tc.index, cur);
-            calls.push(cur);
+        if (batch === null) break;
+        for (const item of batch) {
+          // Stopped while the consumer held an earlier event: nothing more from this stream.
+          if (timedOut || req.signal?.aborted) throw fail(new Error("stopped"));
+          const data = typeof item === "string" ? item : item.data;
+          if (data === "[DONE]") {
+            sawDone = true;
+            break;
           }
-          if (tc.id) cur.id = tc.id;
-          if (tc.function?.name) cur.name += tc.function.name;
-          if (tc.function?.arguments) cur.args += tc.function.arguments;
+          const event = typeof item === "string" ? "" : item.event;
+          let chunk: Chunk & { error?: unknown };
+          try {
+            chunk = JSON.parse(data) as Chunk & { error?: unknown };
+          } catch {
+            // The SDK's error for the same case, so the classifier and the log read it as before.
+            throw fail(new SyntaxError("Error reading response: malformed server-sent event JSON."));
+          }
+          if (event.startsWith("thread.") || !chunk || typeof chunk !== "object") continue;
+          if (event === "error")
+            throw fail(new ProviderHttpError(undefined, chunk?.error ?? chunk, undefined));
+          if (chunk?.error) throw fail(new ProviderHttpError(undefined, chunk.error, undefined));
+          if (chunk.usage) rawUsage = chunk.usage;
+          const choice = chunk.choices?.[0];
+          if (!choice) continue;
+          const delta = (choice.delta ?? {}) as Chunk["choices"][number]["delta"] & {
+            reasoning_content?: unknown;
+            reasoning?: unknown;
+          };
+          const thinking =
+            typeof delta.reasoning_content === "string"
+              ? delta.reasoning_content
+              : typeof delta.reasoning === "string"
+                ? delta.reasoning
+                : "";
+          if (thinking) yield { type: "thinking", delta: thinking };
+          if (typeof delta.content === "string" && delta.content)
+            yield { type: "text", delta: delta.content };
+          for (const tc of delta.tool_calls ?? []) {
+            let cur = byIndex.get(tc.index);
+            if (!cur || (tc.id && cur.id && tc.id !== cur.id && cur.name)) {
+              cur = { id: tc.id ?? "", name: "", args: "" };
+              byIndex.set(tc.index, cur);
+              calls.push(cur);
+            }
+            if (tc.id) cur.id = tc.id;
+            if (tc.function?.name) cur.name += tc.function.name;
+            if (tc.function?.arguments) cur.args += tc.function.arguments;
+          }
+          if (choice.finish_reason) finishReason = choice.finish_reason;
         }
-        if (choice.finish_reason) finishReason = choice.finish_reason;
       }
-      // The SDK ends quietly when its signal aborts; turn that into the right error.
-      if (ac.signal.aborted) throw fail(ac.signal.reason);
+      if (timedOut || req.signal?.aborted) throw fail(new Error("stopped"));
       if (finishReason === undefined)
         throw new ModelError(
           "MODEL_BAD_STREAM",
@@ -270,10 +200,16 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         model: req.model,
       };
     } finally {
-      if (timer) clearTimeout(timer);
       req.signal?.removeEventListener("abort", onAbort);
-      // Stops the HTTP body if the consumer stopped early or the stream failed.
-      if (!drained && !ac.signal.aborted) ac.abort();
+      if (call && !call.finished && sawDone && !timedOut && !req.signal?.aborted) {
+        // `[DONE]` came just before the end of the body: let it end and keep the connection; the
+        // timer (still armed) destroys it if the end does not come.
+        call.release(() => clearTimeout(timer));
+      } else {
+        clearTimeout(timer);
+        // The consumer stopped early or the stream failed: free the connection.
+        if (call && !call.finished) call.abort(new Error("closed"));
+      }
     }
   }
 
