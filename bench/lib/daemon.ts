@@ -30,13 +30,13 @@ export const SHIPPED_NODE_FLAGS = (
   .filter((f) => f !== "");
 
 /**
- * The environment the shipped launchers give the daemon (`MALLOC_ARENA_MAX=2` in `npm start` and the
- * systemd unit), as space-separated KEY=value pairs; `FAMILIAR_BENCH_SHIPPED_ENV` replaces it ("" for
+ * The environment the shipped launchers give the daemon (`MALLOC_ARENA_MAX=2` and
+ * `MALLOC_TRIM_THRESHOLD_=131072` in `npm start` and the systemd unit), as space-separated KEY=value pairs; `FAMILIAR_BENCH_SHIPPED_ENV` replaces it ("" for
  * none: before/after comparisons of the launcher). `MALLOC_*` variables of the benchmark's own
  * environment come after it and win.
  */
 export const SHIPPED_ENV: Record<string, string> = Object.fromEntries(
-  (process.env.FAMILIAR_BENCH_SHIPPED_ENV ?? "MALLOC_ARENA_MAX=2")
+  (process.env.FAMILIAR_BENCH_SHIPPED_ENV ?? "MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=131072")
     .split(" ")
     .filter((p) => p.includes("="))
     .map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]),
