@@ -4,9 +4,9 @@
  * the history sent to the model is exactly a full rebuild from the stored rows. Real host, compactor,
  * model router and SQLite; the fake OpenAI server records what was sent.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server.js";
-import { createTestCore, type TestCore } from "../../test/helpers/core.js";
+import { describe, expect, it } from "vitest";
+import type { TestCore } from "../../test/helpers/core.js";
+import { useFakeModelSuite } from "../../test/helpers/fake-model-suite.js";
 import { resolveContextWindow } from "../models/context-window.js";
 import { toOpenAIMessages } from "../models/openai-provider.js";
 import { createModelRouter } from "../models/router.js";
@@ -18,27 +18,16 @@ import { orderByTurn, toChatMessages } from "./history.js";
 import { CONTEXT_NOTE_PREFIX } from "./prompt.js";
 
 const KEY = "agent:main:gateway:kept";
-let fake: FakeOpenAI;
+const suite = useFakeModelSuite();
 let core: TestCore | undefined;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(() => {
-  fake.reset();
-  core?.close();
-  core = undefined;
-});
 
 const isSummary = (msgs: { content?: unknown }[]): boolean =>
   typeof msgs[0]?.content === "string" && /^You (compress|merge)/.test(msgs[0].content);
 
 function setup(): AgentHostImpl {
-  core = createTestCore({
+  core = suite.createCore({
     models: {
-      providers: { f: { base_url: fake.baseUrl, api_key: "sk-test" } },
+      providers: { f: { base_url: suite.fake.baseUrl, api_key: "sk-test" } },
       primary: "f/main",
       max_retries: 0,
     },
@@ -52,7 +41,7 @@ function setup(): AgentHostImpl {
     model: router,
     contextWindow: (ref, agentId) => resolveContextWindow(ctx.config(), ref ?? "f/main", agentId),
   });
-  fake.setHandler((req) =>
+  suite.fake.setHandler((req) =>
     isSummary(req.body?.messages ?? [])
       ? { text: "- The owner talked about turns." }
       : { text: `answer ${req.body?.messages?.length ?? 0}` },
@@ -78,7 +67,7 @@ function expectRebuilt(
 
 /** The last chat (not summary) request the fake received, or the last one answering `text`. */
 function lastChat(text?: string): { messages?: { role: string; content?: unknown }[] } {
-  const r = [...fake.requests].reverse().find((q) => {
+  const r = [...suite.fake.requests].reverse().find((q) => {
     const ms = q.body?.messages ?? [];
     return !isSummary(ms) && (text === undefined || ms.at(-1)?.content === text);
   });
@@ -114,7 +103,7 @@ describe("kept history through the agent host", () => {
     for (let i = 0; i < 9; i++) await turn(`after /new ${i}`);
 
     // Two messages sent while a turn runs: both stored before its reply.
-    fake.enqueue({ text: "slow reply", delayMs: 30 });
+    suite.fake.enqueue({ text: "slow reply", delayMs: 30 });
     const a = host.submit({ channel: "gateway", sessionKey: KEY, text: "slow one" });
     await a.started;
     const b = host.submit({ channel: "gateway", sessionKey: KEY, text: "queued one" });

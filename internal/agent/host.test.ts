@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server.js";
-import { createTestCore, type TestCore } from "../../test/helpers/core.js";
+import type { TestCore } from "../../test/helpers/core.js";
+import { useFakeModelSuite } from "../../test/helpers/fake-model-suite.js";
 import { createModelRouter } from "../models/router.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
 import type { AgentEvent } from "../core/agent-events.js";
@@ -10,26 +10,16 @@ import type { ToolCall } from "../models/types.js";
 import { FakeClock } from "../core/clock.js";
 import { chatStream, chatWithImages } from "./chat.js";
 
-let fake: FakeOpenAI;
+const suite = useFakeModelSuite();
 let core: TestCore;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(() => {
-  fake.reset();
-  core?.close();
-});
 
 function setup(extra: Record<string, unknown> = {}, toolSet?: ToolSet, clock?: FakeClock): AgentHostImpl {
-  core = createTestCore(
+  core = suite.createCore(
     {
       models: {
         providers: {
-          a: { base_url: fake.baseUrl, api_key: "sk-a" },
-          b: { base_url: fake.baseUrl, api_key: "sk-b" },
+          a: { base_url: suite.fake.baseUrl, api_key: "sk-a" },
+          b: { base_url: suite.fake.baseUrl, api_key: "sk-b" },
         },
         primary: "a/m1",
         fallbacks: ["b/m2"],
@@ -71,7 +61,7 @@ describe("agent host with the fake OpenAI server", () => {
   it("streams a reply and stores both messages", async () => {
     const host = setup();
     const events: AgentEvent[] = [];
-    fake.enqueue({ text: "Hello there, how can I help you today?", chunkSize: 5 });
+    suite.fake.enqueue({ text: "Hello there, how can I help you today?", chunkSize: 5 });
     const r = await host.submit(msg("k", "hi"), (e) => events.push(e)).result;
     expect(r.finishReason).toBe("stop");
     expect(r.text).toBe("Hello there, how can I help you today?");
@@ -83,7 +73,7 @@ describe("agent host with the fake OpenAI server", () => {
       ["user", "hi"],
       ["assistant", "Hello there, how can I help you today?"],
     ]);
-    expect(fake.requests[0]?.body?.stream).toBe(true);
+    expect(suite.fake.requests[0]?.body?.stream).toBe(true);
     expect(r.usage.total).toBeGreaterThan(0);
   });
 
@@ -92,13 +82,13 @@ describe("agent host with the fake OpenAI server", () => {
       {},
       testTools(async (c) => String((JSON.parse(c.arguments) as { a: number; b: number }).a + 2)),
     );
-    fake.enqueue(
+    suite.fake.enqueue(
       { toolCalls: [{ id: "c1", name: "add", arguments: { a: 40, b: 2 } }] },
       { text: "The answer is 42." },
     );
     const r = await host.submit(msg("k", "add")).result;
     expect(r.text).toBe("The answer is 42.");
-    const second = fake.requests[1]?.body?.messages ?? [];
+    const second = suite.fake.requests[1]?.body?.messages ?? [];
     expect(second.at(-1)).toMatchObject({ role: "tool", tool_call_id: "c1", content: "42" });
     expect(host.sessions.messages(r.sessionId).map((m) => m.role)).toEqual([
       "user",
@@ -124,7 +114,7 @@ describe("agent host with the fake OpenAI server", () => {
         return "ok";
       }),
     );
-    fake.enqueue(
+    suite.fake.enqueue(
       {
         toolCalls: [
           { id: "x1", name: "add", arguments: { a: 1, b: 1 } },
@@ -137,7 +127,7 @@ describe("agent host with the fake OpenAI server", () => {
     const r = await host.submit(msg("k", "go")).result;
     expect(r.text).toBe("done");
     expect(peak).toBe(3);
-    const toolMsgs = (fake.requests[1]?.body?.messages ?? [])
+    const toolMsgs = (suite.fake.requests[1]?.body?.messages ?? [])
       .filter((m) => m.role === "tool")
       .map((m) => m.tool_call_id);
     expect(toolMsgs).toEqual(["x1", "x2", "x3"]);
@@ -150,31 +140,37 @@ describe("agent host with the fake OpenAI server", () => {
         throw new Error("disk on fire");
       }),
     );
-    fake.enqueue({ toolCalls: [{ id: "e1", name: "add", arguments: { a: 1, b: 1 } }] }, { text: "sorry" });
+    suite.fake.enqueue(
+      { toolCalls: [{ id: "e1", name: "add", arguments: { a: 1, b: 1 } }] },
+      { text: "sorry" },
+    );
     const r = await host.submit(msg("k", "x")).result;
     expect(r.text).toBe("sorry");
-    expect(fake.requests[1]?.body?.messages?.at(-1)).toMatchObject({ role: "tool", content: "disk on fire" });
+    expect(suite.fake.requests[1]?.body?.messages?.at(-1)).toMatchObject({
+      role: "tool",
+      content: "disk on fire",
+    });
   });
 
   it("falls over to the fallback on a 429 and puts the primary in cooldown", async () => {
     const host = setup();
-    fake.enqueue(
+    suite.fake.enqueue(
       { model: "m1", error: { status: 429, retryAfter: 30 } },
       { model: "m2", text: "from fallback" },
     );
     const r = await host.submit(msg("k", "hi")).result;
     expect(r.text).toBe("from fallback");
     expect(r.model).toBe("b/m2");
-    fake.enqueue({ model: "m2", text: "again fallback" });
+    suite.fake.enqueue({ model: "m2", text: "again fallback" });
     const r2 = await host.submit(msg("k", "hi again")).result;
     expect(r2.text).toBe("again fallback");
     // The primary was skipped while cooling down: it saw exactly one request.
-    expect(fake.requests.filter((q) => q.model === "m1").length).toBe(1);
+    expect(suite.fake.requests.filter((q) => q.model === "m1").length).toBe(1);
   });
 
   it("fails fast on a 401 with a clear message and no retry", async () => {
     const host = setup();
-    fake.enqueue({ error: { status: 401 } });
+    suite.fake.enqueue({ error: { status: 401 } });
     const events: AgentEvent[] = [];
     const r = await host.submit(msg("k", "hi"), (e) => events.push(e)).result;
     expect(r.finishReason).toBe("error");
@@ -183,11 +179,11 @@ describe("agent host with the fake OpenAI server", () => {
     const reply = events.find((e) => e.type === "error");
     expect(reply?.type === "error" && reply.message).toMatch(
       new RegExp(
-        `^The model provider rejected the credentials: a/m1 at ${fake.baseUrl.replace(/[.]/g, "\\.")} refused the credentials \\(HTTP 401\\): .*; check models\\.providers\\.a\\.api_key\\.$`,
+        `^The model provider rejected the credentials: a/m1 at ${suite.fake.baseUrl.replace(/[.]/g, "\\.")} refused the credentials \\(HTTP 401\\): .*; check models\\.providers\\.a\\.api_key\\.$`,
       ),
     );
     expect(reply?.type === "error" && reply.message).not.toContain("..");
-    expect(fake.requests.length).toBe(1);
+    expect(suite.fake.requests.length).toBe(1);
     expect(events.some((e) => e.type === "error")).toBe(true);
   });
 
@@ -228,12 +224,12 @@ describe("agent host with the fake OpenAI server", () => {
   it("times out a hanging model and reports it", async () => {
     const host = setup({
       models: {
-        providers: { a: { base_url: fake.baseUrl, api_key: "sk-a", timeout_s: 0.3 } },
+        providers: { a: { base_url: suite.fake.baseUrl, api_key: "sk-a", timeout_s: 0.3 } },
         primary: "a/m1",
         max_retries: 0,
       },
     });
-    fake.enqueue({ hang: true });
+    suite.fake.enqueue({ hang: true });
     const r = await host.submit(msg("k", "hi")).result;
     expect(r.finishReason).toBe("error");
     expect(r.error?.code).toMatch(/TIMEOUT|ALL_FAILED/);
@@ -241,7 +237,11 @@ describe("agent host with the fake OpenAI server", () => {
 
   it("keeps partial text when a turn is aborted", async () => {
     const host = setup();
-    fake.enqueue({ text: "partial answer that keeps going and going and going", chunkSize: 4, delayMs: 30 });
+    suite.fake.enqueue({
+      text: "partial answer that keeps going and going and going",
+      chunkSize: 4,
+      delayMs: 30,
+    });
     let seen = 0;
     const handle = host.submit(msg("k", "long"), (e) => {
       if (e.type === "text_delta" && ++seen === 2) host.abort("k");
@@ -257,7 +257,7 @@ describe("agent host with the fake OpenAI server", () => {
 
   it("answers ten messages to one session in order, one at a time, while another session runs in parallel", async () => {
     const host = setup({ agents: { max_concurrent: 4 } });
-    fake.setHandler((req) => {
+    suite.fake.setHandler((req) => {
       const last = req.body?.messages?.at(-1);
       const text = typeof last?.content === "string" ? last.content : "";
       return { text: `re:${text}`, delayMs: text.startsWith("A") ? 5 : 0, chunkSize: 3 };
@@ -295,7 +295,7 @@ describe("agent host with the fake OpenAI server", () => {
 
   it("runs different sessions in parallel up to agents.max_concurrent, never more (measured)", async () => {
     const host = setup({ agents: { max_concurrent: 2 } });
-    fake.setHandler(() => ({ text: "a slow answer in many small pieces", chunkSize: 3, delayMs: 5 }));
+    suite.fake.setHandler(() => ({ text: "a slow answer in many small pieces", chunkSize: 3, delayMs: 5 }));
     let running = 0;
     let peak = 0;
     const onEvent = (e: AgentEvent): void => {
@@ -319,7 +319,7 @@ describe("agent host with the fake OpenAI server", () => {
       { agents: { main: { max_iterations: 2 } } },
       testTools(async () => "again"),
     );
-    fake.setHandler(() => ({ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] }));
+    suite.fake.setHandler(() => ({ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] }));
     const r = await host.submit(msg("k", "loop")).result;
     expect(r.finishReason).toBe("max_iterations");
     expect(r.text).toMatch(/stopped after 2 steps/);
@@ -330,7 +330,7 @@ describe("agent host with the fake OpenAI server", () => {
     host.setSessionModel("k", "b/m2");
     expect(host.resolveModel("k")).toBe("b/m2");
     await host.submit(msg("k", "hi")).result;
-    expect(fake.requests.at(-1)?.model).toBe("m2");
+    expect(suite.fake.requests.at(-1)?.model).toBe("m2");
     host.clearSessionModel("k");
     expect(host.resolveModel("k")).toBe("a/m1");
     // A /model (or /new) before the first message of a routed agent's chat keeps that agent's session.
@@ -345,7 +345,7 @@ describe("agent host with the fake OpenAI server", () => {
       {},
       testTools(async () => "3"),
     );
-    fake.enqueue(
+    suite.fake.enqueue(
       { text: "Adding.", toolCalls: [{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }] },
       { text: "It is 3.", chunkSize: 2 },
     );
@@ -375,13 +375,13 @@ describe("agent host with the fake OpenAI server", () => {
 
   it("ChatWithImages sends the images as image parts and stores them with the user message", async () => {
     const host = setup();
-    fake.enqueue({ text: "A red square." }, { text: "Still a red square." });
+    suite.fake.enqueue({ text: "A red square." }, { text: "Still a red square." });
     const png = Buffer.from("fake png bytes").toString("base64");
     const r = await chatWithImages(host, { channel: "test", sessionKey: "k" }, "What is this?", [
       { mime: "image/png", data: png },
     ]);
     expect(r.text).toBe("A red square.");
-    const sent = fake.requests[0]?.body?.messages?.at(-1);
+    const sent = suite.fake.requests[0]?.body?.messages?.at(-1);
     expect(sent).toMatchObject({
       role: "user",
       content: [
@@ -391,14 +391,14 @@ describe("agent host with the fake OpenAI server", () => {
     });
     // The next turn's history still carries the image (read back from the store).
     await host.submit(msg("k", "And now?")).result;
-    const history = fake.requests[1]?.body?.messages ?? [];
+    const history = suite.fake.requests[1]?.body?.messages ?? [];
     expect(JSON.stringify(history)).toContain(`data:image/png;base64,${png}`);
   });
 
   it("session.idle_reset starts a new session after the idle time; the old one stays readable", async () => {
     const clock = new FakeClock();
     const host = setup({ session: { idle_reset: "1h" } }, undefined, clock);
-    fake.setHandler(() => ({ text: "ok" }));
+    suite.fake.setHandler(() => ({ text: "ok" }));
     const r1 = await host.submit(msg("k", "one")).result;
     await clock.advance(59 * 60_000);
     const r2 = await host.submit(msg("k", "two")).result;
@@ -409,7 +409,7 @@ describe("agent host with the fake OpenAI server", () => {
     expect(host.sessions.get(r3.sessionId)?.reset_reason).toBe("idle");
     expect(host.sessions.messages(r1.sessionId).map((m) => m.content)).toEqual(["one", "ok", "two", "ok"]);
     // The fresh session's model call carries only its own message.
-    const last = fake.requests.at(-1)?.body?.messages ?? [];
+    const last = suite.fake.requests.at(-1)?.body?.messages ?? [];
     expect(last.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["three"]);
   });
 
@@ -417,7 +417,7 @@ describe("agent host with the fake OpenAI server", () => {
     const host = setup();
     const kv = core.ctx.db.prepare("INSERT INTO kv (key, value, updated_at) VALUES (?, ?, 0)");
     let seen: { runId: string; requestId: string } | undefined;
-    fake.enqueue({ text: "ok" });
+    suite.fake.enqueue({ text: "ok" });
     const h = host.submit({
       ...msg("k", "kept"),
       onAccepted: (ids) => {
@@ -445,7 +445,7 @@ describe("agent host with the fake OpenAI server", () => {
     ).toThrow("recording failed");
     expect(host.sessions.messages(r.sessionId).map((m) => m.content)).toEqual(["kept", "ok"]);
     expect(core.ctx.db.prepare("SELECT value FROM kv WHERE key = 'idem:dropped'").get()).toBeUndefined();
-    expect(fake.requests).toHaveLength(1);
+    expect(suite.fake.requests).toHaveLength(1);
   });
 
   it("reset starts a new session id and keeps the old one readable", async () => {
@@ -457,6 +457,8 @@ describe("agent host with the fake OpenAI server", () => {
     expect(r2.sessionId).toBe(sessionId);
     expect(host.sessions.messages(r1.sessionId).length).toBe(2);
     // The new session's first request does not carry the old history.
-    expect((fake.requests.at(-1)?.body?.messages ?? []).filter((m) => m.role === "user").length).toBe(1);
+    expect((suite.fake.requests.at(-1)?.body?.messages ?? []).filter((m) => m.role === "user").length).toBe(
+      1,
+    );
   });
 });

@@ -3,29 +3,19 @@
  * answer (one commit, both or neither), and when that commit fails the usage is still recorded on its
  * own, so a paid call is never dropped with its answer. Real SQLite file, real host, fake OpenAI server.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server.js";
-import { createTestCore, type TestCore } from "../../test/helpers/core.js";
+import { describe, expect, it } from "vitest";
+import type { TestCore } from "../../test/helpers/core.js";
+import { useFakeModelSuite } from "../../test/helpers/fake-model-suite.js";
 import { createModelRouter } from "../models/router.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
 
-let fake: FakeOpenAI;
+const suite = useFakeModelSuite();
 let core: TestCore | undefined;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(() => {
-  fake.reset();
-  core?.close();
-});
 
 function setup(): AgentHostImpl {
-  const c = createTestCore({
+  const c = suite.createCore({
     models: {
-      providers: { a: { base_url: fake.baseUrl, api_key: "sk-a" } },
+      providers: { a: { base_url: suite.fake.baseUrl, api_key: "sk-a" } },
       primary: "a/m1",
       max_retries: 0,
       timeout_s: 5,
@@ -46,7 +36,7 @@ const count = (sql: string, ...args: unknown[]): number =>
 describe("turn recorder commits", () => {
   it("stores the answer, its usage row and its trace point together", async () => {
     const host = setup();
-    fake.enqueue({ text: "Hello there." });
+    suite.fake.enqueue({ text: "Hello there." });
     const r = await host.submit({ channel: "test", sessionKey: "k", text: "hi" }).result;
     expect(r.finishReason).toBe("stop");
     expect(count("SELECT COUNT(*) AS n FROM usage WHERE request_id = ?", r.requestId)).toBe(1);
@@ -63,11 +53,11 @@ describe("turn recorder commits", () => {
     // The disk refuses the answer (a trigger stands in for SQLITE_FULL on that one insert).
     core!.ctx.db.exec(`CREATE TRIGGER refuse_answers BEFORE INSERT ON messages WHEN NEW.role = 'assistant'
       BEGIN SELECT RAISE(ABORT, 'no room for answers'); END`);
-    fake.enqueue({ text: "An answer the store will refuse." });
+    suite.fake.enqueue({ text: "An answer the store will refuse." });
     const r = await host.submit({ channel: "test", sessionKey: "k", text: "hi" }).result;
     expect(r.finishReason).toBe("error");
     expect(r.text).toMatch(/could not save this conversation/);
-    expect(fake.requests).toHaveLength(1);
+    expect(suite.fake.requests).toHaveLength(1);
     // The call was made and paid: its usage row is kept though its answer is not.
     expect(count("SELECT COUNT(*) AS n FROM usage WHERE request_id = ?", r.requestId)).toBe(1);
     expect(

@@ -7,9 +7,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
-import { createTestCore, type TestCore } from "../helpers/core.js";
+import { describe, expect, it } from "vitest";
+import type { TestCore } from "../helpers/core.js";
+import { useFakeModelSuite } from "../helpers/fake-model-suite.js";
 import { FakeClock } from "../../internal/core/clock.js";
 import { createLogger } from "../../internal/log/logger.js";
 import { createModelRouter } from "../../internal/models/router.js";
@@ -23,19 +23,8 @@ import {
   renderTemplate,
 } from "../../internal/agent/catalog/prompt-template.js";
 
-let fake: FakeOpenAI;
+const suite = useFakeModelSuite();
 let core: TestCore | undefined;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(() => {
-  fake.reset();
-  core?.close();
-  core = undefined;
-});
 
 interface Setup {
   host: AgentHostImpl;
@@ -46,10 +35,10 @@ interface Setup {
 
 function setup(agents: Record<string, unknown>, files: Record<string, string> = {}): Setup {
   const clock = new FakeClock(Date.UTC(2026, 10, 23, 9, 15));
-  core = createTestCore(
+  core = suite.createCore(
     {
       models: {
-        providers: { fake: { base_url: fake.baseUrl, api_key: "sk" } },
+        providers: { fake: { base_url: suite.fake.baseUrl, api_key: "sk" } },
         primary: "fake/m",
         max_retries: 0,
       },
@@ -81,7 +70,7 @@ function setup(agents: Record<string, unknown>, files: Record<string, string> = 
 
 /** The system prompt the model received in the last request. */
 function lastSystem(): string {
-  const m = fake.requests.at(-1)?.body?.messages?.[0];
+  const m = suite.fake.requests.at(-1)?.body?.messages?.[0];
   expect(m?.role).toBe("system");
   return String(m?.content);
 }
@@ -126,7 +115,7 @@ describe("prompt files in the agent host", () => {
           "You are {{agent}} on {{channel}}; today is {{date}} {{time}} ({{timezone}}).\nThe user just said: {{user_input}}\nSo far:\n{{history}}",
       },
     );
-    fake.enqueue({ text: "first answer" });
+    suite.fake.enqueue({ text: "first answer" });
     await turn(host, "main", "hello there");
     let sys = lastSystem();
     expect(sys).toContain("You are main on gateway; today is 2026-11-23 09:15 (UTC).");
@@ -134,7 +123,7 @@ describe("prompt files in the agent host", () => {
     expect(sys).not.toContain("NOT USED");
     expect(sys).not.toContain("{{");
 
-    fake.enqueue({ text: "second answer" });
+    suite.fake.enqueue({ text: "second answer" });
     await turn(host, "main", "and again");
     sys = lastSystem();
     expect(sys).toContain("The user just said: and again");
@@ -151,7 +140,7 @@ describe("prompt files in the agent host", () => {
         "prompts/writer.md": "WRITER TEMPLATE for {{agent}} in {{workspace}}",
       },
     );
-    fake.enqueue({ text: "ok" });
+    suite.fake.enqueue({ text: "ok" });
     await turn(host, "writer", "draft something");
     expect(lastSystem()).toContain(`WRITER TEMPLATE for writer in ${core?.ctx.config().workspace}`);
   });
@@ -162,7 +151,7 @@ describe("prompt files in the agent host", () => {
       core: c,
       logs,
     } = setup({ main: { prompt_file: "prompts/gone.md", system_prompt: "FALLBACK PROMPT" } });
-    fake.enqueue({ text: "ok" });
+    suite.fake.enqueue({ text: "ok" });
     await turn(host, "main", "hi");
     const sys = lastSystem();
     expect(sys).toContain("You are a personal assistant running inside Familiar");
@@ -172,7 +161,7 @@ describe("prompt files in the agent host", () => {
     expect(warns).toHaveLength(1);
     expect(warns[0]?.msg).toBe(`prompt file ${gone} not found: using the built-in prompt`);
     // Warned once, not on every turn.
-    fake.enqueue({ text: "ok" });
+    suite.fake.enqueue({ text: "ok" });
     await turn(host, "main", "hi again");
     expect(logs().filter((l) => l.level === "warn" && l.msg.includes(gone))).toHaveLength(1);
     // And the load-time check reports it as a warning, not an error.

@@ -145,11 +145,15 @@ function textOf(content: unknown): string {
   return "";
 }
 
+/** The text of the last user message of a request body ("" when there is none). */
 function lastUserText(body: ChatBody | undefined): string {
   const msgs = body?.messages ?? [];
   for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]?.role === "user") return textOf(msgs[i]?.content);
   return "";
 }
+
+/** The text of the last user message a recorded request sent ("" when there is none). */
+export const lastUserOf = (req: RecordedRequest | undefined): string => lastUserText(req?.body);
 
 function promptTokens(body: ChatBody | undefined): number {
   let n = 0;

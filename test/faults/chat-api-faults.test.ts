@@ -11,7 +11,7 @@ import { PassThrough } from "node:stream";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Daemon } from "../../internal/daemon/daemon.js";
 import { markdownToTelegramHtml } from "../../internal/channels/telegram/markdown-html.js";
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../fakes/openai-server.js";
+import { lastUserOf as lastUser, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
 import {
   ANN,
@@ -22,11 +22,6 @@ import {
   type DiscordHarness,
 } from "../helpers/discord-harness.js";
 import { freePort, waitFor } from "../gateway/harness.js";
-
-function lastUser(req: RecordedRequest): string {
-  const m = (req.body?.messages ?? []).filter((x) => x.role === "user").at(-1);
-  return typeof m?.content === "string" ? m.content : "";
-}
 
 /** The streamed answer the fake model gives to `text` (long enough for several preview edits). */
 function answerTo(text: string): string {

@@ -13,7 +13,12 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { GatewayClient } from "../../internal/gateway/client.js";
 import type { ChatEventPayload } from "../../internal/gateway/chat-events.js";
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../fakes/openai-server.js";
+import {
+  lastUserOf as lastUser,
+  startFakeOpenAI,
+  type FakeOpenAI,
+  type RecordedRequest,
+} from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
 import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
 import { waitFor } from "../gateway/harness.js";
@@ -28,15 +33,6 @@ afterAll(async () => {
   await fake?.close();
   await tg?.close();
 });
-
-function lastUser(req: RecordedRequest): string {
-  const msgs = req.body?.messages ?? [];
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i];
-    if (m?.role === "user" && typeof m.content === "string") return m.content;
-  }
-  return "";
-}
 
 function hasToolResult(req: RecordedRequest): boolean {
   return (req.body?.messages ?? []).at(-1)?.role === "tool";

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { GatewayClient } from "../../internal/gateway/client.js";
 import type { ChatEventPayload } from "../../internal/gateway/chat-events.js";
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../fakes/openai-server.js";
+import { lastUserOf as lastUser, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
 import { waitFor } from "../gateway/harness.js";
 
@@ -29,15 +29,6 @@ afterAll(async () => {
   await cleanupDaemons();
   await fake?.close();
 });
-
-function lastUser(req: RecordedRequest): string {
-  const msgs = req.body?.messages ?? [];
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i];
-    if (m?.role === "user" && typeof m.content === "string") return m.content;
-  }
-  return "";
-}
 
 async function connect(d: DaemonProcess, events: ChatEventPayload[]): Promise<GatewayClient> {
   const c = await GatewayClient.connect({

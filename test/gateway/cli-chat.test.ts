@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../fakes/openai-server.js";
+import { lastUserOf as lastUser, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { cleanupDaemons, cliCommand, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
 
@@ -194,15 +194,6 @@ describe("familiar chat with piped stdin", () => {
     expect(r.stdout).toMatch(/^\s+morning\s+next .+ {2}last ok$/m);
   }, 60_000);
 });
-
-function lastUser(req: RecordedRequest): string {
-  const msgs = req.body?.messages ?? [];
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i];
-    if (m?.role === "user" && typeof m.content === "string") return m.content;
-  }
-  return "";
-}
 
 describe("familiar chat across daemon restarts", () => {
   it("reconnects to the same session, sends a line typed while down once, finishes a cut-off reply, and Ctrl-C quits while reconnecting", async () => {

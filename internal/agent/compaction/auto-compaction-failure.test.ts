@@ -4,9 +4,9 @@
  * (as a full or broken disk would), with the real host, compactor, router and fake OpenAI server.
  */
 import { Writable } from "node:stream";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI } from "../../../test/fakes/openai-server.js";
-import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
+import { describe, expect, it } from "vitest";
+import type { TestCore } from "../../../test/helpers/core.js";
+import { useFakeModelSuite } from "../../../test/helpers/fake-model-suite.js";
 import { createLogger } from "../../log/logger.js";
 import { resolveContextWindow } from "../../models/context-window.js";
 import { createModelRouter } from "../../models/router.js";
@@ -15,27 +15,15 @@ import { createAgentHost } from "../host.js";
 import { createHostCompactor } from "./host-compactor.js";
 
 const KEY = "agent:main:gateway:failing-compaction";
-let fake: FakeOpenAI;
+const suite = useFakeModelSuite();
 let core: TestCore | undefined;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(() => {
-  fake.reset();
-  core?.close();
-  core = undefined;
-});
 
 describe("auto-compaction failure", () => {
   it("is logged and the turn goes on uncompacted", async () => {
-    core = createTestCore({
+    core = suite.createCore({
       models: {
         providers: {
-          f: { base_url: fake.baseUrl, api_key: "sk-test", models: { m: { context_window: 16_384 } } },
+          f: { base_url: suite.fake.baseUrl, api_key: "sk-test", models: { m: { context_window: 16_384 } } },
         },
         primary: "f/m",
         max_retries: 0,
@@ -65,7 +53,7 @@ describe("auto-compaction failure", () => {
       contextWindow: (ref, agentId) => resolveContextWindow(ctx.config(), ref ?? "f/m", agentId),
     });
     const host = createAgentHost({ ctx, model: router, compactor });
-    fake.setHandler((req) => {
+    suite.fake.setHandler((req) => {
       const sys = String(req.body?.messages?.[0]?.content ?? "");
       return /^You (compress|merge)/.test(sys)
         ? { text: "- a summary" }
@@ -75,14 +63,14 @@ describe("auto-compaction failure", () => {
     const notices: AgentEvent[] = [];
     const perTurn: number[] = [];
     for (let i = 0; i < 8; i++) {
-      const before = fake.requests.length;
+      const before = suite.fake.requests.length;
       const r = await host.submit({ channel: "gateway", sessionKey: KEY, text: `${i}: ${long}` }, (e) => {
         if (e.type === "notice") notices.push(e);
       }).result;
       expect(r.error).toBeUndefined();
       expect(r.finishReason).toBe("stop");
       expect(r.text).toMatch(/^answer \d+$/);
-      perTurn.push(fake.requests.length - before);
+      perTurn.push(suite.fake.requests.length - before);
     }
     // Compaction was attempted once (over budget), failed, and was not retried on every later call
     // (each attempt costs summariser calls); nothing changed.
@@ -97,6 +85,6 @@ describe("auto-compaction failure", () => {
     expect(sessions[0]!.archived_at).toBeNull();
     expect(host.sessions.messages(sessions[0]!.id)).toHaveLength(16);
     // The last turn still sent the whole history.
-    expect(fake.requests.at(-1)!.body!.messages!.length).toBe(17); // + the context note (clock)
+    expect(suite.fake.requests.at(-1)!.body!.messages!.length).toBe(17); // + the context note (clock)
   });
 });

@@ -4,9 +4,9 @@
  * Options are per-session settings: validated, saved on the session row, used by this compaction and
  * carried to the successor.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI } from "../../../test/fakes/openai-server.js";
-import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
+import { describe, expect, it } from "vitest";
+import type { TestCore } from "../../../test/helpers/core.js";
+import { useFakeModelSuite } from "../../../test/helpers/fake-model-suite.js";
 import { AgentChoiceStore } from "../../inbound/agent-choice.js";
 import { parseCommand, runCommand, type CommandContext } from "../../inbound/commands.js";
 import { resolveContextWindow } from "../../models/context-window.js";
@@ -16,28 +16,16 @@ import { parseCompactText } from "./compact-options.js";
 import { createHostCompactor } from "./host-compactor.js";
 
 const KEY = "agent:main:telegram:direct:42";
-let fake: FakeOpenAI;
+const suite = useFakeModelSuite();
 let core: TestCore | undefined;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(() => {
-  fake.reset();
-  core?.close();
-  core = undefined;
-});
 
 const isSummary = (msgs: { content?: unknown }[]): boolean =>
   typeof msgs[0]?.content === "string" && /^You (compress|merge)/.test(msgs[0].content);
 
 async function setup(turns: number): Promise<{ host: AgentHostImpl; send: (t: string) => Promise<string> }> {
-  core = createTestCore({
+  core = suite.createCore({
     models: {
-      providers: { f: { base_url: fake.baseUrl, api_key: "sk-test" } },
+      providers: { f: { base_url: suite.fake.baseUrl, api_key: "sk-test" } },
       primary: "f/main",
       max_retries: 0,
     },
@@ -51,7 +39,7 @@ async function setup(turns: number): Promise<{ host: AgentHostImpl; send: (t: st
     contextWindow: (ref, agentId) => resolveContextWindow(ctx.config(), ref ?? "f/main", agentId),
   });
   const host = createAgentHost({ ctx, model: router, compactor });
-  fake.setHandler((req) =>
+  suite.fake.setHandler((req) =>
     isSummary(req.body?.messages ?? [])
       ? { text: "- Invoice INV-2291 is due on 2026-12-01." }
       : { text: `answer ${req.body?.messages?.length ?? 0}` },
@@ -73,7 +61,7 @@ async function setup(turns: number): Promise<{ host: AgentHostImpl; send: (t: st
   return { host, send };
 }
 
-const summaryRequests = () => fake.requests.filter((r) => isSummary(r.body?.messages ?? []));
+const summaryRequests = () => suite.fake.requests.filter((r) => isSummary(r.body?.messages ?? []));
 
 describe("parseCompactText", () => {
   it.each([

@@ -3,9 +3,10 @@
  * the session is compacted and the call retried at most 3 times, each retry more aggressive; a model
  * that still overflows ends the turn with one clear error that says how many compactions were made.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { contextOverflowStep, startFakeOpenAI, type FakeOpenAI } from "../../../test/fakes/openai-server.js";
-import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
+import { describe, expect, it } from "vitest";
+import { contextOverflowStep } from "../../../test/fakes/openai-server.js";
+import type { TestCore } from "../../../test/helpers/core.js";
+import { useFakeModelSuite } from "../../../test/helpers/fake-model-suite.js";
 import { resolveContextWindow } from "../../models/context-window.js";
 import { createModelRouter } from "../../models/router.js";
 import type { AgentEvent } from "../../core/agent-events.js";
@@ -14,20 +15,8 @@ import { createHostCompactor } from "./host-compactor.js";
 import { lineage } from "./lineage.js";
 
 const KEY = "agent:main:gateway:overflow";
-let fake: FakeOpenAI;
+const suite = useFakeModelSuite();
 let core: TestCore | undefined;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(() => {
-  fake.reset();
-  core?.close();
-  core = undefined;
-});
 
 const isSummaryRequest = (msgs: { role: string; content?: unknown }[]): boolean => {
   const sys = typeof msgs[0]?.content === "string" ? msgs[0].content : "";
@@ -35,10 +24,10 @@ const isSummaryRequest = (msgs: { role: string; content?: unknown }[]): boolean 
 };
 
 function setup(): AgentHostImpl {
-  core = createTestCore({
+  core = suite.createCore({
     models: {
       providers: {
-        f: { base_url: fake.baseUrl, api_key: "sk-test", models: { m: { context_window: 32_768 } } },
+        f: { base_url: suite.fake.baseUrl, api_key: "sk-test", models: { m: { context_window: 32_768 } } },
       },
       primary: "f/m",
       max_retries: 0,
@@ -57,14 +46,14 @@ function setup(): AgentHostImpl {
 }
 
 async function seed(host: AgentHostImpl, turns: number): Promise<void> {
-  fake.setHandler((req) =>
+  suite.fake.setHandler((req) =>
     isSummaryRequest(req.body?.messages ?? [])
       ? { text: "- The user asked about order ORD-7731." }
       : { text: `ok ${req.body?.messages?.length ?? 0}` },
   );
   for (let i = 0; i < turns; i++)
     await host.submit({ channel: "gateway", sessionKey: KEY, text: `question ${i} about ORD-7731` }).result;
-  fake.reset();
+  suite.fake.reset();
 }
 
 describe("context overflow in the agent loop", () => {
@@ -73,7 +62,7 @@ describe("context overflow in the agent loop", () => {
     await seed(host, 15);
     const first = host.sessions.head(KEY)!.id;
     let mainCalls = 0;
-    fake.setHandler((req) => {
+    suite.fake.setHandler((req) => {
       if (isSummaryRequest(req.body?.messages ?? [])) return { text: "- Order ORD-7731 was discussed." };
       mainCalls++;
       return contextOverflowStep();
@@ -103,7 +92,7 @@ describe("context overflow in the agent loop", () => {
     const host = setup();
     await seed(host, 15);
     let mainCalls = 0;
-    fake.setHandler((req) => {
+    suite.fake.setHandler((req) => {
       if (isSummaryRequest(req.body?.messages ?? [])) return { text: "- Order ORD-7731 was discussed." };
       mainCalls++;
       return mainCalls === 1 ? contextOverflowStep() : { text: "Here you go." };
@@ -123,24 +112,24 @@ describe("context overflow in the agent loop", () => {
     const host = setup();
     await seed(host, 15);
     let mainCalls = 0;
-    fake.setHandler((req) => {
+    suite.fake.setHandler((req) => {
       if (isSummaryRequest(req.body?.messages ?? [])) return { text: "- Order ORD-7731 was discussed." };
       mainCalls++;
       return mainCalls <= 3 ? contextOverflowStep() : { text: "Answered after 3 compactions." };
     });
     const r = await host.submit({ channel: "gateway", sessionKey: KEY, text: "status of ORD-7731?" }).result;
     expect(r.text).toBe("Answered after 3 compactions.");
-    const last = fake.requests.at(-1)!.body!.messages!;
+    const last = suite.fake.requests.at(-1)!.body!.messages!;
     expect(last.at(-1)).toMatchObject({ role: "user", content: "status of ORD-7731?" });
     expect(String(last[1]!.content)).toMatch(/^\[Summary of earlier conversation\]/);
   });
 
   it("with nothing to compact, says the conversation is too long without claiming a compaction", async () => {
     const host = setup();
-    fake.setHandler(() => contextOverflowStep());
+    suite.fake.setHandler(() => contextOverflowStep());
     const r = await host.submit({ channel: "gateway", sessionKey: KEY, text: "hello" }).result;
     expect(r.finishReason).toBe("error");
     expect(r.error?.message).toBe("The conversation is too long for the model. Use /compact or /new.");
-    expect(fake.requests).toHaveLength(1);
+    expect(suite.fake.requests).toHaveLength(1);
   });
 });
