@@ -62,21 +62,34 @@ function removeTranscripts(dir: string): number {
   return files.length;
 }
 
-/** Pids of our own child processes running the CLI in stream-json mode (Linux /proc). */
-function claudeChildren(): number[] {
+/** Pids of the live processes for which `test(pid)` holds (Linux /proc; ones that exit meanwhile are skipped). */
+function pidsWhere(test: (pid: string) => boolean): number[] {
   const out: number[] = [];
   for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const cmd = readFileSync(`/proc/${name}/cmdline`, "utf8");
-      if (ppid === process.pid && cmd.includes("--output-format")) out.push(Number(name));
+      if (test(name)) out.push(Number(name));
     } catch {
-      /* exited meanwhile */
+      /* exited meanwhile, or not ours to read */
     }
   }
   return out;
+}
+
+/** Pids of our own child processes running the CLI in stream-json mode. */
+function claudeChildren(): number[] {
+  return pidsWhere((pid) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--output-format");
+  });
+}
+
+/** Processes started with `HOME=<home>`: the real CLI and whatever it left running. */
+function processesWithHome(home: string): number[] {
+  return pidsWhere((pid) =>
+    readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`HOME=${home}`),
+  );
 }
 
 describe.skipIf(!CLAUDE)(`claude-cli engine with the real Claude Code CLI${SKIP}`, () => {
@@ -111,7 +124,17 @@ describe.skipIf(!CLAUDE)(`claude-cli engine with the real Claude Code CLI${SKIP}
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
-    // The real CLI may still be flushing files into its home as the test ends (ENOTEMPTY seen in CI).
+    // The real CLI may leave processes behind (the SIGKILLed one's children) that still write into
+    // its home as the test ends (ENOTEMPTY seen in CI): stop them and wait until they are gone.
+    for (const pid of processesWithHome(home)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+    }
+    for (let i = 0; i < 200 && processesWithHome(home).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
     rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
 
