@@ -25,6 +25,7 @@ import {
   priceSchema,
   hookSchema,
   mcpServerSchema,
+  toolsPolicySchema,
 } from "./schema-parts.js";
 import { budgetsSchema } from "./budget-config.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
@@ -92,6 +93,9 @@ export const configSchema = z
               .prefault({}),
             context_window: z.number().int().positive().optional(),
             workspace_file_max_chars: z.number().int().positive().default(8000),
+            // The most tools an agent file in <workspace>/agents/ may get (docs/security.md,
+            // invariant 2); absent: the default agent's own tools.
+            workspace_agent_tools: toolsPolicySchema.optional(),
           })
           .strict()
           .prefault({}),

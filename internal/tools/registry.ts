@@ -64,7 +64,7 @@ export function capResult(r: ToolResult, max: number): ToolResult {
 export class ToolRegistry {
   private tools = new Map<string, Tool>();
   private version = 0;
-  private cache = new Map<string, { version: number; config: Config; policy: unknown; set: ToolSet }>();
+  private cache = new Map<string, { version: number; config: Config; policy: unknown; ceiling?: unknown; set: ToolSet }>();
 
   constructor(private opts: ToolRegistryOptions) {}
 
@@ -103,18 +103,27 @@ export class ToolRegistry {
    * The tool set of one agent. `policy` overrides `agents.<agentId>.tools` (pass the AgentDef's
    * `tools` for agents defined outside config.yaml). Cached until the registry or config changes.
    */
-  forAgent(agentId: string, policy?: ToolPolicy): ToolSet {
+  forAgent(agentId: string, policy?: ToolPolicy, ceiling?: ToolPolicy): ToolSet {
     const config = this.opts.config();
     const effective =
       policy ??
       ((config.agents as Record<string, unknown>)[agentId] as { tools?: ToolPolicy } | undefined)?.tools;
     const hit = this.cache.get(agentId);
-    if (hit && hit.version === this.version && hit.config === config && hit.policy === effective)
+    if (
+      hit &&
+      hit.version === this.version &&
+      hit.config === config &&
+      hit.policy === effective &&
+      hit.ceiling === ceiling
+    )
       return hit.set;
+    // The ceiling (a workspace agent's most tools, set only in config.yaml) caps whatever the policy allows.
     const allowed = new Map<string, Tool>();
-    for (const t of this.tools.values()) if (isToolAllowed(effective, t)) allowed.set(t.name, t);
+    for (const t of this.tools.values())
+      if (isToolAllowed(effective, t) && (ceiling === undefined || isToolAllowed(ceiling, t)))
+        allowed.set(t.name, t);
     const set = this.makeSet(allowed);
-    this.cache.set(agentId, { version: this.version, config, policy: effective, set });
+    this.cache.set(agentId, { version: this.version, config, policy: effective, ceiling, set });
     return set;
   }
 
