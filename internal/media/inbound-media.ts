@@ -5,8 +5,9 @@
  * reply for the chat: a file is never dropped without a word, and an over-limit recording is refused
  * before any download or transcription call.
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { reportRefusal } from "../workspace/refusal-log.js";
+import { isWorkspaceError } from "../workspace/workspace-error.js";
+import { writeNewWorkspaceFile } from "../workspace/workspace-door.js";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
 import type { AudioClient, MediaCallScope } from "./audio-client.js";
@@ -166,7 +167,11 @@ async function whileTyping<T>(deps: InboundMediaDeps, fn: () => Promise<T>): Pro
   }
 }
 
-/** Saves to `<workspace>/inbox/<channel>/<date>/<id>-<name>`; returns the workspace-relative path. */
+/**
+ * Saves to `<workspace>/inbox/<channel>/<date>/<id>-<name>`; returns the workspace-relative path.
+ * Through the workspace door: `inbox/`, the channel or the day folder replaced by a link (to
+ * `~/.config/autostart`) is refused, never written through (the caller reports the failure).
+ */
 export async function saveToInbox(
   workspace: string,
   channel: string,
@@ -177,8 +182,18 @@ export async function saveToInbox(
   const day = new Date(now).toISOString().slice(0, 10);
   const safeId = att.uniqueId.replace(/[^\w-]+/g, "_").slice(0, 64);
   const safe = att.name.replace(/[^\w.-]+/g, "_").slice(-100) || "file";
-  const rel = join("inbox", channel, day, `${safeId}-${safe}`);
-  await mkdir(join(workspace, "inbox", channel, day), { recursive: true });
-  await writeFile(join(workspace, rel), data);
+  const safeChannel = channel.replace(/[^\w-]+/g, "_") || "channel";
+  const rel = `inbox/${safeChannel}/${day}/${safeId}-${safe}`;
+  try {
+    await writeNewWorkspaceFile(workspace, rel, data);
+  } catch (err) {
+    if (!isWorkspaceError(err)) throw err;
+    reportRefusal(err, "media inbox");
+    throw new MediaFailure(
+      "MEDIA_SAVE_REFUSED",
+      `I could not save that file in the workspace inbox: ${err.message}. The owner should remove it.`,
+      { cause: err },
+    );
+  }
   return rel;
 }

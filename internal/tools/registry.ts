@@ -9,6 +9,7 @@
  * - every result is capped at `tools.max_result_chars` with a note saying how much was cut;
  * - JSON-schema specs are computed once per tool object (zod's export is not free) and reused.
  */
+import { WorkspaceError } from "../workspace/workspace-error.js";
 import { z } from "zod";
 import { leanJsonSchema } from "./lean-schema.js";
 import type { Config } from "../config/schema.js";
@@ -178,7 +179,8 @@ export class ToolRegistry {
     } catch (err) {
       if (signal.aborted) return { isError: true, content: "aborted" };
       // ToolError messages are written for the model; anything else is unexpected and logged.
-      if (err instanceof ToolError) return { isError: true, content: err.message };
+      // So are the workspace door's refusals (a planted link, a fifo): a clear tool error, not a crash.
+      if (err instanceof ToolError || err instanceof WorkspaceError) return { isError: true, content: err.message };
       ctx.logger.warn({ tool: call.name, err: (err as Error).message }, "tool failed");
       return { isError: true, content: `error: ${(err as Error).message ?? String(err)}` };
     } finally {
