@@ -83,9 +83,11 @@ export function loadTemplateFile(
     text = readWorkspaceFileSync(root, rel, { maxBytes: MAX_TEMPLATE_BYTES })?.text;
   } catch (err) {
     if (!isWorkspaceError(err)) throw err;
-    reportRefusal(err, "prompt template");
-    warn(`prompt file ${path} refused (${err.message}): using the built-in prompt`);
-    return undefined;
+    if (err.code !== "FILE_NOT_FOUND") {
+      reportRefusal(err, "prompt template");
+      warn(`prompt file ${path} refused (${err.message}): using the built-in prompt`);
+      return undefined;
+    }
   }
   if (text === undefined) {
     warn(`prompt file ${path} not found: using the built-in prompt`);
