@@ -1,0 +1,288 @@
+/**
+ * Issue 31: the workspace is untrusted ground (docs/security.md, invariants 1, 2, 5, 6). The attacks
+ * run as a prompt-injected model would run them: the fake model plays the injected model, and its
+ * `exec` tool calls plant links in the workspace through the real daemon (`familiar run`) and the real
+ * bubblewrap sandbox, on the shipped defaults (no approval). Then an ordinary turn or tool call makes
+ * the daemon read or write the planted place. Each row asserts: no secret reaches the model request,
+ * the outside target is never written, and the turn still answers.
+ *
+ * A future feature that reads or writes a workspace file adds its row to {@link LINK_TARGETS} (or a
+ * test below). Skipped with the probe's reason where bubblewrap cannot run.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
+import { startFakeOpenAI, type FakeOpenAI, type FakeStep } from "../fakes/openai-server.js";
+import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
+import { waitFor } from "../gateway/harness.js";
+
+const status = await probeSandbox();
+const skip = status.ok ? "" : ` (SKIPPED: ${status.problem ?? "no sandbox"})`;
+
+const ENV_CANARY = `ENV-CANARY-${randomBytes(6).toString("hex")}`;
+const CONFIG_CANARY = `CONFIG-CANARY-${randomBytes(6).toString("hex")}`;
+const FILE_CANARY = `FILE-CANARY-${randomBytes(6).toString("hex")}`;
+const OWNER_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOWNER owner@laptop\n";
+
+let llm: FakeOpenAI;
+let d: DaemonProcess;
+/** Outside the workspace, where the sandbox cannot see (stands in for ~/.ssh, ~/.config). */
+let outside: string;
+
+/** Every secret the model must never see. */
+function secrets(): string[] {
+  return [ENV_CANARY, CONFIG_CANARY, FILE_CANARY, d.token()];
+}
+
+/** The secrets found in what the daemon sent the model since the last reset. */
+function leaked(): string[] {
+  const sent = JSON.stringify(llm.requests.map((r) => r.body));
+  return secrets().filter((s) => sent.includes(s));
+}
+
+/** One turn over the OpenAI-compatible door; the reply text (or the HTTP error). */
+async function chat(text: string, agent = "main"): Promise<string> {
+  const r = await fetch(`${d.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: d.headers(),
+    body: JSON.stringify({ model: `familiar/${agent}`, messages: [{ role: "user", content: text }] }),
+  });
+  const body = (await r.json()) as { choices?: { message: { content: string } }[] };
+  return body.choices?.[0]?.message.content ?? `HTTP ${r.status}: ${JSON.stringify(body)}`;
+}
+
+/** The text of the tool results the daemon sent back to the model (all requests since the reset). */
+function toolResults(): string[] {
+  const out: string[] = [];
+  for (const r of llm.requests)
+    for (const m of r.body?.messages ?? []) if (m.role === "tool") out.push(String(m.content));
+  return out;
+}
+
+/** The injected model calls one tool, then answers `done`; returns the tool's result. */
+async function toolTurn(name: string, args: object): Promise<string> {
+  llm.reset();
+  llm.enqueue({ toolCalls: [{ name, arguments: args }] }, { text: "done" });
+  const reply = await chat(`please run ${name}`);
+  expect(reply).toBe("done");
+  const results = toolResults();
+  expect(results).toHaveLength(1);
+  return results[0] ?? "";
+}
+
+/** A sandboxed `exec` (no approval on the defaults) run for the injected model. */
+async function sandboxed(command: string): Promise<string> {
+  return toolTurn("exec", { command });
+}
+
+/** An ordinary turn after the planting: it must answer, and carry no secret. */
+async function ordinaryTurn(agent = "main", steps: FakeStep[] = [{ text: "still here" }]): Promise<void> {
+  llm.reset();
+  llm.enqueue(...steps);
+  expect(await chat("hello", agent)).toBe("still here");
+  expect(leaked()).toEqual([]);
+}
+
+/** The system prompt of the last request. */
+function systemPrompt(): string {
+  const m = llm.requests.at(-1)?.body?.messages?.find((x) => x.role === "system");
+  return typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? "");
+}
+
+/** The stdout log lines that mention `text`. */
+function logLines(text: string): string[] {
+  return d.stdoutLines().filter((l) => l.includes(text));
+}
+
+/** Links whose refusal must be logged exactly once (checked after the daemon stopped and flushed). */
+const mustBeLogged: { path: string; target: string }[] = [];
+/** Texts some log line must hold. */
+const mustBeNamed: string[] = [];
+function expectLogged(path: string, target: string): void {
+  mustBeLogged.push({ path, target });
+}
+
+const today = (): string => new Date().toISOString().slice(0, 10);
+
+beforeAll(async () => {
+  if (!status.ok) return;
+  llm = await startFakeOpenAI();
+  outside = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "familiar-outside-"));
+  writeFileSync(join(outside, "secret.txt"), `the owner's secret ${FILE_CANARY}\n`);
+  writeFileSync(join(outside, "id_ed25519"), `-----BEGIN OPENSSH PRIVATE KEY-----\n${FILE_CANARY}\n`);
+  writeFileSync(join(outside, "authorized_keys"), OWNER_KEY);
+  mkdirSync(join(outside, "autostart"));
+  mkdirSync(join(outside, "skill"));
+  writeFileSync(join(outside, "skill", "SKILL.md"), `---\nname: outer\n---\n${FILE_CANARY}\n`);
+  // YAML with a comment: the config's text holds a canary the model must never see.
+  const config = [
+    `# ${CONFIG_CANARY}`,
+    "data_dir: {{DATA_DIR}}",
+    "workspace: {{WORKSPACE}}",
+    "timezone: UTC",
+    "log: {level: info, pretty: false}",
+    "gateway: {bind: 127.0.0.1, port: {{PORT}}}",
+    "models:",
+    `  providers: {fake: {base_url: "${llm.baseUrl}", api_key: sk-test}}`,
+    "  primary: fake/primary",
+    "  max_retries: 0",
+  ].join("\n");
+  d = await startDaemonProcess({ config, env: { FAMILIAR_CANARY: ENV_CANARY }, timeoutMs: 60_000 });
+}, 90_000);
+
+afterAll(async () => {
+  await cleanupDaemons();
+  await llm?.close();
+  if (outside) rmSync(outside, { recursive: true, force: true });
+});
+
+/** Prompt files and their planted targets (the issue's exact links first). */
+const LINK_TARGETS: { file: string; target: () => string }[] = [
+  { file: "USER.md", target: () => "../data/gateway-token" },
+  { file: "SOUL.md", target: () => "/proc/self/environ" },
+  { file: "AGENTS.md", target: () => "../config.yaml" },
+  { file: "IDENTITY.md", target: () => join(outside, "secret.txt") },
+  { file: "TOOLS.md", target: () => "/proc/self/environ" },
+  { file: "MEMORY.md", target: () => join(outside, "secret.txt") },
+];
+
+describe.skipIf(!status.ok)(`the workspace is untrusted ground (issue 31)${skip}`, () => {
+  it.each(LINK_TARGETS)("a prompt file planted as a link ($file) is left out, named once", async (row) => {
+    // The owner's real file first: it is in the prompt.
+    const real = `REAL-${row.file}-${randomBytes(3).toString("hex")}`;
+    writeFileSync(join(d.workspace, row.file), `${real}\n`);
+    await waitFor(async () => {
+      await ordinaryTurn();
+      return systemPrompt().includes(real);
+    });
+    await sandboxed(`ln -sf '${row.target()}' '${row.file}'`);
+    // The sandbox did plant it: the attack is real, not refused by something else.
+    expect(lstatSync(join(d.workspace, row.file)).isSymbolicLink()).toBe(true);
+    // Turns until the daemon re-read the file (its stat is cached for a second): every one answers and
+    // leaks nothing; then the file is simply left out.
+    await waitFor(async () => {
+      await ordinaryTurn();
+      return !systemPrompt().includes(real);
+    });
+    await ordinaryTurn();
+    expectLogged(row.file, row.target());
+    rmSync(join(d.workspace, row.file));
+  });
+
+  it("MEMORY.md -> authorized_keys: memory_write refuses, the key file is untouched", async () => {
+    await sandboxed(`ln -sf '${join(outside, "authorized_keys")}' MEMORY.md`);
+    const result = await toolTurn("memory_write", {
+      kind: "fact",
+      text: "x\nssh-ed25519 AAAAATTACKER attacker",
+    });
+    expect(result).toMatch(/memory not saved: "MEMORY.md" is a symbolic link/);
+    expectLogged("MEMORY.md", join(outside, "authorized_keys"));
+    expect(readFileSync(join(outside, "authorized_keys"), "utf8")).toBe(OWNER_KEY);
+    expect(leaked()).toEqual([]);
+    rmSync(join(d.workspace, "MEMORY.md"));
+  });
+
+  it("a daily note or the memory/ folder planted as a link: memory_write refuses, nothing written outside", async () => {
+    await sandboxed(`mkdir -p memory && ln -sf '${join(outside, "authorized_keys")}' memory/${today()}.md`);
+    expect(await toolTurn("memory_write", { text: "a note" })).toMatch(/is a symbolic link/);
+    rmSync(join(d.workspace, "memory"), { recursive: true });
+    await sandboxed(`ln -sf '${join(outside, "autostart")}' memory`);
+    expect(await toolTurn("memory_write", { text: "a note" })).toMatch(/"memory" is a symbolic link/);
+    expect(readFileSync(join(outside, "authorized_keys"), "utf8")).toBe(OWNER_KEY);
+    expect(existsSync(join(outside, "autostart", `${today()}.md`))).toBe(false);
+    rmSync(join(d.workspace, "memory"));
+    // The owner's own notes still work once the link is gone.
+    expect(await toolTurn("memory_write", { text: "a real note" })).toBe(`saved to memory/${today()}.md`);
+  });
+
+  it("a symlinked MEMORY.md is not indexed: memory_search returns none of its lines", async () => {
+    await sandboxed(`ln -sf '${join(outside, "secret.txt")}' MEMORY.md`);
+    const result = await toolTurn("memory_search", { query: "owner secret", sources: "files" });
+    expect(result).not.toContain(FILE_CANARY);
+    expect(leaked()).toEqual([]);
+    rmSync(join(d.workspace, "MEMORY.md"));
+  });
+
+  it("a skill whose SKILL.md (or folder) is a link is skipped, named; the skill tool returns nothing of it", async () => {
+    await sandboxed(
+      `mkdir -p skills/spy && ln -sf '${join(outside, "id_ed25519")}' skills/spy/SKILL.md && ln -sf '${join(outside, "skill")}' skills/outer`,
+    );
+    expectLogged("skills/spy/SKILL.md", join(outside, "id_ed25519"));
+    for (const name of ["spy", "outer"]) {
+      const result = await toolTurn("skill", { name });
+      expect(result).toMatch(/no skill named/);
+    }
+    await ordinaryTurn();
+    expect(leaked()).toEqual([]);
+  });
+
+  it("agents/x.yaml with engine: claude-cli is refused naming file and key; delegate cannot start it", async () => {
+    await sandboxed(`mkdir -p agents && printf 'name: x\\nengine: claude-cli\\n' > agents/x.yaml`);
+    const health = async (): Promise<string> => JSON.stringify(await (await fetch(`${d.url}/healthz`)).json());
+    await waitFor(async () => (await health()).includes("x.yaml"));
+    expect(await health()).toMatch(/"key":"engine"/);
+    const result = await toolTurn("delegate", { agent: "x", message: "run" });
+    expect(result).toMatch(/x/);
+    expect(result).toMatch(/unknown|no agent|not found/i);
+    // The log line is checked at the end, once the daemon flushed its log.
+    mustBeNamed.push("engine: a workspace agent file cannot set this");
+  });
+
+  it("an agent file's prompt_file: outside is refused at load; a link named by it is left out of the prompt", async () => {
+    await sandboxed(
+      [
+        "mkdir -p agents",
+        "printf 'name: env\\nprompt_file: /proc/self/environ\\n' > agents/env.yaml",
+        "printf 'name: tpl\\nprompt_file: tpl.md\\n' > agents/tpl.yaml",
+        "ln -sf /proc/self/environ tpl.md",
+      ].join(" && "),
+    );
+    const agents = async (): Promise<string> =>
+      JSON.stringify(await (await fetch(`${d.url}/api/agents`, { headers: d.headers() })).json());
+    await waitFor(async () => (await agents()).includes('"tpl"'));
+    expect(await agents()).not.toContain('"id":"env"');
+    await ordinaryTurn("tpl");
+    expectLogged("tpl.md", "/proc/self/environ");
+  });
+
+  it("a workspace agent gets no tool above the ceiling config.yaml sets", async () => {
+    // The default ceiling is the default agent's tools (all); a file asking for exec alone gets exec.
+    await sandboxed(`printf 'name: lim\\ntools: [exec, memory_write]\\n' > agents/lim.yaml`);
+    const agents = async (): Promise<string> =>
+      JSON.stringify(await (await fetch(`${d.url}/api/agents`, { headers: d.headers() })).json());
+    await waitFor(async () => (await agents()).includes('"lim"'));
+    await ordinaryTurn("lim");
+    const names = (llm.requests[0]?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools?.map(
+      (t) => t.function.name,
+    );
+    expect(names?.sort()).toEqual(["exec", "memory_write"]);
+  });
+
+  it("HEARTBEAT.md planted as a link is refused by the heartbeat check", async () => {
+    await sandboxed("ln -sf /proc/self/environ HEARTBEAT.md");
+    const { heartbeatSkipReason } = await import("../../internal/heartbeat/heartbeat-file.js");
+    expect(await heartbeatSkipReason(d.workspace)).toMatch(/HEARTBEAT.md refused: "HEARTBEAT.md" is a symbolic link/);
+    rmSync(join(d.workspace, "HEARTBEAT.md"));
+  });
+
+  it("the data dir, database, WAL and token file are owner-only", () => {
+    for (const f of ["", "familiar.db", "familiar.db-wal", "gateway-token"]) {
+      const p = join(d.dataDir, f);
+      if (!existsSync(p)) continue;
+      expect((lstatSync(p).mode & 0o077).toString(8), p).toBe("0");
+    }
+  });
+
+  it("each refused link was named in exactly one log line, with its target (not one per turn)", async () => {
+    await d.stop();
+    for (const l of mustBeLogged) {
+      // One line per link and target, however many turns and readers met it.
+      const lines = logLines(`"link":"${l.path}"`).filter((x) => x.includes(`"target":"${l.target}"`));
+      expect(lines, `${l.path} -> ${l.target}`).toHaveLength(1);
+    }
+    for (const text of mustBeNamed) expect(logLines(text).length, text).toBeGreaterThan(0);
+  });
+});
