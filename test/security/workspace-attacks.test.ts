@@ -9,12 +9,41 @@
  * A future feature that reads or writes a workspace file adds its row to {@link LINK_TARGETS} (or a
  * test below). Skipped with the probe's reason where bubblewrap cannot run.
  */
+import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { Api } from "grammy";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WorkspaceFiles } from "../../internal/agent/workspace-files.js";
+import { saveFile } from "../../internal/channels/telegram/media.js";
+import type { OutboundFile } from "../../internal/core/outbox.js";
+import { looseModes, narrowModes, octal } from "../../internal/daemon/private-modes.js";
+import { saveToInbox } from "../../internal/media/inbound-media.js";
 import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
+import { sendWorkspaceFile } from "../../internal/tools/send-file.js";
+import { WorkspaceError } from "../../internal/workspace/workspace-error.js";
+import {
+  appendWorkspaceFileSync,
+  listWorkspaceDirSync,
+  readWorkspaceFileSync,
+} from "../../internal/workspace/workspace-door.js";
+import { daemonPlaceLinks } from "../../internal/workspace/workspace-scan.js";
+import { startFakeTelegram } from "../fakes/telegram-server.js";
 import { startFakeOpenAI, type FakeOpenAI, type FakeStep } from "../fakes/openai-server.js";
 import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
 import { waitFor } from "../gateway/harness.js";
@@ -221,7 +250,8 @@ describe.skipIf(!status.ok)(`the workspace is untrusted ground (issue 31)${skip}
 
   it("agents/x.yaml with engine: claude-cli is refused naming file and key; delegate cannot start it", async () => {
     await sandboxed(`mkdir -p agents && printf 'name: x\\nengine: claude-cli\\n' > agents/x.yaml`);
-    const health = async (): Promise<string> => JSON.stringify(await (await fetch(`${d.url}/healthz`)).json());
+    const health = async (): Promise<string> =>
+      JSON.stringify(await (await fetch(`${d.url}/healthz`)).json());
     await waitFor(async () => (await health()).includes("x.yaml"));
     expect(await health()).toMatch(/"key":"engine"/);
     const result = await toolTurn("delegate", { agent: "x", message: "run" });
@@ -255,16 +285,18 @@ describe.skipIf(!status.ok)(`the workspace is untrusted ground (issue 31)${skip}
       JSON.stringify(await (await fetch(`${d.url}/api/agents`, { headers: d.headers() })).json());
     await waitFor(async () => (await agents()).includes('"lim"'));
     await ordinaryTurn("lim");
-    const names = (llm.requests[0]?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools?.map(
-      (t) => t.function.name,
-    );
+    const names = (
+      llm.requests[0]?.body as { tools?: { function: { name: string } }[] } | undefined
+    )?.tools?.map((t) => t.function.name);
     expect(names?.sort()).toEqual(["exec", "memory_write"]);
   });
 
   it("HEARTBEAT.md planted as a link is refused by the heartbeat check", async () => {
     await sandboxed("ln -sf /proc/self/environ HEARTBEAT.md");
     const { heartbeatSkipReason } = await import("../../internal/heartbeat/heartbeat-file.js");
-    expect(await heartbeatSkipReason(d.workspace)).toMatch(/HEARTBEAT.md refused: "HEARTBEAT.md" is a symbolic link/);
+    expect(await heartbeatSkipReason(d.workspace)).toMatch(
+      /HEARTBEAT.md refused: "HEARTBEAT.md" is a symbolic link/,
+    );
     rmSync(join(d.workspace, "HEARTBEAT.md"));
   });
 
@@ -284,5 +316,194 @@ describe.skipIf(!status.ok)(`the workspace is untrusted ground (issue 31)${skip}
       expect(lines, `${l.path} -> ${l.target}`).toHaveLength(1);
     }
     for (const text of mustBeNamed) expect(logLines(text).length, text).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * The same door, attacked in-process where a daemon turn adds nothing (the planted state is what a
+ * sandboxed command can leave, made here with the same syscalls): every inbox folder of every
+ * channel, send_file, and the variants found while attacking the door itself.
+ */
+describe("the workspace door under attack (in-process)", () => {
+  let ws: string;
+  let out: string;
+  beforeAll(() => {
+    ws = mkdtempSync(join(tmpdir(), "familiar-door-ws-"));
+    out = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "familiar-door-out-"));
+    writeFileSync(join(out, "secret.txt"), `${FILE_CANARY}\n`);
+  });
+  afterAll(() => {
+    rmSync(ws, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true });
+  });
+  const fresh = (): void => {
+    for (const e of readdirSync(ws)) rmSync(join(ws, e), { recursive: true, force: true });
+  };
+  const now = Date.parse("2026-11-25T10:00:00Z");
+  const day = "2026-11-25";
+
+  // Every inbox folder of every channel: inbox/, inbox/<channel>/, inbox/<channel>/<date>/, the file.
+  const channels = ["telegram", "discord", "gateway", "api"];
+  const places = (ch: string): string[] => [
+    "inbox",
+    `inbox/${ch}`,
+    `inbox/${ch}/${day}`,
+    `inbox/${ch}/${day}/u1-doc.txt`,
+  ];
+  it.each(channels.flatMap((ch) => places(ch).map((p) => ({ ch, p }))))(
+    "the $ch inbox with $p planted as a link: the file is refused, nothing lands outside",
+    async ({ ch, p }) => {
+      fresh();
+      const parent = p.split("/").slice(0, -1).join("/");
+      if (parent) mkdirSync(join(ws, parent), { recursive: true });
+      const isFile = p.endsWith(".txt");
+      const target = isFile ? join(out, "planted.txt") : join(out, "autostart");
+      if (!isFile) mkdirSync(target, { recursive: true });
+      symlinkSync(target, join(ws, p));
+      const att = { name: "doc.txt", uniqueId: "u1" };
+      if (ch === "telegram") {
+        const tg = await startFakeTelegram();
+        try {
+          const id = tg.addFile(Buffer.from("payload"), "documents/doc.txt");
+          const deps = {
+            api: new Api(tg.token, { apiRoot: tg.apiRoot }),
+            apiRoot: tg.apiRoot,
+            token: tg.token,
+            maxImageBytes: 1e6,
+          };
+          const media = {
+            kind: "file" as const,
+            fileId: id,
+            fileUniqueId: "u1",
+            name: "doc.txt",
+            label: "Files",
+          };
+          const result = saveFile(deps, ws, media as Parameters<typeof saveFile>[2], now);
+          if (isFile) {
+            // A link at the file's own name is removed (never written through) and a real file made.
+            expect(await result).toBe(`inbox/telegram/${day}/u1-doc.txt`);
+            expect(lstatSync(join(ws, p)).isFile()).toBe(true);
+          } else await expect(result).rejects.toThrow(/is a symbolic link.*The owner should remove it/);
+        } finally {
+          await tg.close();
+        }
+      } else {
+        const result = saveToInbox(ws, ch, att, Buffer.from("payload"), now);
+        if (isFile) {
+          expect(await result).toBe(`inbox/${ch}/${day}/u1-doc.txt`);
+          expect(lstatSync(join(ws, p)).isFile()).toBe(true);
+        } else await expect(result).rejects.toThrow(/is a symbolic link.*The owner should remove it/);
+      }
+      expect(existsSync(join(out, "planted.txt"))).toBe(false);
+      if (!isFile) expect(readdirSync(target)).toEqual([]);
+      rmSync(target, { recursive: true, force: true });
+    },
+  );
+
+  it("send_file of a link out of the workspace is a clear tool error; nothing is sent", async () => {
+    fresh();
+    symlinkSync(join(out, "secret.txt"), join(ws, "leak.txt"));
+    const sent: OutboundFile[] = [];
+    const channels = {
+      resolve: (target: string) => ({
+        channel: { id: "chat", sendFile: async (_t: string, f: OutboundFile) => void sent.push(f) },
+        rest: target.slice(5),
+        target,
+      }),
+    };
+    await expect(
+      sendWorkspaceFile(channels, { workspace: ws, target: "chat:1", path: "leak.txt" }),
+    ).rejects.toThrow(/outside the workspace/);
+    expect(sent).toEqual([]);
+  });
+
+  it("hard links, fifos, devices, huge files, `..` and absolute names are refused", () => {
+    fresh();
+    // A hard link (another name of a file the sandbox could see): never written through.
+    writeFileSync(join(out, "shared.txt"), "original\n");
+    try {
+      linkSync(join(out, "shared.txt"), join(ws, "MEMORY.md"));
+      expect(() => appendWorkspaceFileSync(ws, "MEMORY.md", "x\n")).toThrow(/has 2 hard links/);
+      expect(readFileSync(join(out, "shared.txt"), "utf8")).toBe("original\n");
+      rmSync(join(ws, "MEMORY.md"));
+    } catch (err) {
+      // Another file system (/dev/shm vs /tmp): the sandbox could not make that link either.
+      if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+    }
+    // A fifo does not hang the daemon: refused at once (opens are non-blocking, fstat says not a file).
+    execFileSync("mkfifo", [join(ws, "SOUL.md")]);
+    expect(() => readWorkspaceFileSync(ws, "SOUL.md")).toThrow(/not a regular file/);
+    expect(() => appendWorkspaceFileSync(ws, "SOUL.md", "x")).toThrow(/not a regular file/);
+    // A huge file is refused whole, never half-read into a prompt.
+    writeFileSync(join(ws, "USER.md"), Buffer.alloc(2 * 1024 * 1024, 0x61));
+    expect(() => readWorkspaceFileSync(ws, "USER.md", { maxBytes: 1024 * 1024 })).toThrow(
+      /at most 1048576 bytes/,
+    );
+    expect(new WorkspaceFiles(0).read(ws, "USER.md", 1000)).toBeUndefined();
+    // Names the daemon never builds, refused if one ever got there.
+    expect(() => readWorkspaceFileSync(ws, "../config.yaml")).toThrow(/uses "\.\."/);
+    expect(() => readWorkspaceFileSync(ws, "/etc/passwd")).toThrow(/is absolute/);
+    expect(() => readWorkspaceFileSync(ws, "a\0b")).toThrow(/NUL/);
+    // A folder on the way that is a link (memory -> outside): refused, even for a plain read.
+    symlinkSync(out, join(ws, "memory"));
+    expect(() => readWorkspaceFileSync(ws, "memory/secret.txt")).toThrow(/"memory" is a symbolic link/);
+    expect(listWorkspaceDirSync(ws, ".").find((e) => e.name === "memory")?.kind).toBe("link");
+  });
+
+  it("a race (a file swapped for a link over and over) never leaks the target", () => {
+    fresh();
+    // The swap happens between the door's lstat and its open: O_NOFOLLOW makes the open fail, so each
+    // read returns the real text or a refusal, never the secret.
+    const child = spawn("sh", [
+      "-c",
+      `cd '${ws}' && while :; do echo real > s.tmp && mv -f s.tmp SOUL.md; ln -sf '${join(out, "secret.txt")}' l.tmp && mv -fT l.tmp SOUL.md; done`,
+    ]);
+    try {
+      let reads = 0;
+      let refusals = 0;
+      for (let i = 0; i < 3000; i++) {
+        try {
+          const f = readWorkspaceFileSync(ws, "SOUL.md");
+          expect(f?.text ?? "").not.toContain(FILE_CANARY);
+          reads++;
+        } catch (err) {
+          if (!(err instanceof WorkspaceError)) throw err;
+          refusals++;
+        }
+      }
+      expect(reads + refusals).toBe(3000);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("doctor lists planted links and loose modes; start narrows them", () => {
+    fresh();
+    symlinkSync("/proc/self/environ", join(ws, "SOUL.md"));
+    mkdirSync(join(ws, "inbox", "telegram"), { recursive: true });
+    symlinkSync(out, join(ws, "inbox", "telegram", day));
+    writeFileSync(join(ws, "notes.md"), "not a daemon place");
+    symlinkSync(out, join(ws, "elsewhere"));
+    expect(daemonPlaceLinks(ws)).toEqual([
+      { path: "SOUL.md", target: "/proc/self/environ" },
+      { path: `inbox/telegram/${day}`, target: out },
+    ]);
+    const data = mkdtempSync(join(tmpdir(), "familiar-door-data-"));
+    try {
+      chmodSync(data, 0o755);
+      writeFileSync(join(data, "familiar.db"), "");
+      chmodSync(join(data, "familiar.db"), 0o644);
+      chmodSync(ws, 0o755);
+      expect(looseModes(data, ws).map((l) => [l.what, octal(l.mode)])).toEqual([
+        ["data dir", "0755"],
+        ["workspace", "0755"],
+        ["database", "0644"],
+      ]);
+      expect(narrowModes(data, ws).failed).toEqual([]);
+      expect(looseModes(data, ws)).toEqual([]);
+      expect(statSync(join(data, "familiar.db")).mode & 0o777).toBe(0o600);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 });
