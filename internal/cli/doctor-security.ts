@@ -31,7 +31,11 @@ export function checkSecurity(cfg: Config, configPath: string): CheckResult[] {
   const loose = looseModes(cfg.data_dir, cfg.workspace, configPath);
   out.push(
     loose.length === 0
-      ? { status: "ok", name: "private files", detail: "data dir, database, workspace and config are owner-only" }
+      ? {
+          status: "ok",
+          name: "private files",
+          detail: "data dir, database, workspace and config are owner-only",
+        }
       : {
           status: "warn",
           name: "private files",

@@ -11,7 +11,11 @@ import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 import type { Db } from "../store/db.js";
 import { reportRefusal } from "../workspace/refusal-log.js";
-import { listWorkspaceDirSync, readWorkspaceFileSync, statWorkspaceFileSync } from "../workspace/workspace-door.js";
+import {
+  listWorkspaceDirSync,
+  readWorkspaceFileSync,
+  statWorkspaceFileSync,
+} from "../workspace/workspace-door.js";
 import { chunkHash, chunkMarkdown } from "./chunk-markdown.js";
 import type { VectorStore } from "./vector-store.js";
 

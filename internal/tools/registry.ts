@@ -65,7 +65,10 @@ export function capResult(r: ToolResult, max: number): ToolResult {
 export class ToolRegistry {
   private tools = new Map<string, Tool>();
   private version = 0;
-  private cache = new Map<string, { version: number; config: Config; policy: unknown; ceiling?: unknown; set: ToolSet }>();
+  private cache = new Map<
+    string,
+    { version: number; config: Config; policy: unknown; ceiling?: unknown; set: ToolSet }
+  >();
 
   constructor(private opts: ToolRegistryOptions) {}
 
@@ -180,7 +183,8 @@ export class ToolRegistry {
       if (signal.aborted) return { isError: true, content: "aborted" };
       // ToolError messages are written for the model; anything else is unexpected and logged.
       // So are the workspace door's refusals (a planted link, a fifo): a clear tool error, not a crash.
-      if (err instanceof ToolError || err instanceof WorkspaceError) return { isError: true, content: err.message };
+      if (err instanceof ToolError || err instanceof WorkspaceError)
+        return { isError: true, content: err.message };
       ctx.logger.warn({ tool: call.name, err: (err as Error).message }, "tool failed");
       return { isError: true, content: `error: ${(err as Error).message ?? String(err)}` };
     } finally {

@@ -43,7 +43,10 @@ export function joinRel(dir: WalkedDir, name: string): string {
 export function components(rel: string): string[] {
   if (rel.includes("\0")) throw new WorkspaceError("PATH_INVALID", "path contains a NUL byte");
   if (rel.startsWith("/") || /^[a-zA-Z]:[\\/]/.test(rel))
-    throw new WorkspaceError("PATH_OUTSIDE_WORKSPACE", `path "${rel}" is absolute; expected a workspace path`);
+    throw new WorkspaceError(
+      "PATH_OUTSIDE_WORKSPACE",
+      `path "${rel}" is absolute; expected a workspace path`,
+    );
   const parts = rel.split(/[\\/]+/).filter((c) => c !== "" && c !== ".");
   if (parts.includes(".."))
     throw new WorkspaceError("PATH_OUTSIDE_WORKSPACE", `path "${rel}" uses "..", which is not allowed`);

@@ -134,7 +134,10 @@ export async function readWorkspaceFile(
 }
 
 /** Size and mtime of a regular workspace file without reading it; undefined when absent. */
-export function statWorkspaceFileSync(root: string, rel: string): { size: number; mtimeMs: number } | undefined {
+export function statWorkspaceFileSync(
+  root: string,
+  rel: string,
+): { size: number; mtimeMs: number } | undefined {
   const w = walkToParent(root, rel, false);
   if (!w) return undefined;
   try {

@@ -55,6 +55,7 @@ export function daemonPlaceLinks(root: string): RefusedLink[] {
       else if (e.kind === "dir" && depth > 1) walk(`${rel}/${e.name}`, depth - 1);
     }
   };
-  for (const d of DAEMON_DIRS) if (top.some((e) => e.name === d.rel && e.kind === "dir")) walk(d.rel, d.depth);
+  for (const d of DAEMON_DIRS)
+    if (top.some((e) => e.name === d.rel && e.kind === "dir")) walk(d.rel, d.depth);
   return out;
 }

@@ -125,7 +125,8 @@ describe("the layer check", () => {
   it("lets the workspace door itself and the allowlisted files use node:fs", async () => {
     const cwd = fixture({
       "internal/workspace/door.ts": 'import { openSync } from "node:fs";\nexport const o = openSync;\n',
-      "internal/skills/bin-on-path.ts": 'import { accessSync } from "node:fs";\nexport const a = accessSync;\n',
+      "internal/skills/bin-on-path.ts":
+        'import { accessSync } from "node:fs";\nexport const a = accessSync;\n',
     });
     const r = await check(cwd);
     expect(r.out).toContain("no dependency violations");

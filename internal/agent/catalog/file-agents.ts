@@ -62,7 +62,8 @@ export function workspacePowerKey(def: {
 export function workspaceToolCeiling(cfg: Config): ToolPolicy | undefined {
   const set = cfg.agents.defaults.workspace_agent_tools;
   if (set !== undefined) return set;
-  const def = (cfg.agents as Record<string, unknown>)[cfg.agents.default] as { tools?: ToolPolicy } | undefined;
+  const def = (cfg.agents as Record<string, unknown>)[cfg.agents.default] as
+    { tools?: ToolPolicy } | undefined;
   return def?.tools;
 }
 

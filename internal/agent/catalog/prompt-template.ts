@@ -62,7 +62,8 @@ export function templateLocation(file: string, baseDir: string): { root: string;
   const base = resolve(baseDir);
   const abs = isAbsolute(file) ? resolve(file) : resolve(base, file);
   const rel = relative(base, abs);
-  if (rel !== "" && rel !== ".." && !rel.startsWith(".." + sep) && !isAbsolute(rel)) return { root: base, rel };
+  if (rel !== "" && rel !== ".." && !rel.startsWith(".." + sep) && !isAbsolute(rel))
+    return { root: base, rel };
   return { root: dirname(abs), rel: basename(abs) };
 }
 
