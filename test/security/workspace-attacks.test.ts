@@ -44,6 +44,8 @@ import {
 } from "../../internal/workspace/workspace-door.js";
 import { daemonPlaceLinks } from "../../internal/workspace/workspace-scan.js";
 import { startFakeTelegram } from "../fakes/telegram-server.js";
+import { createToolsHarness } from "../tools/harness.js";
+import { workspaceToolCeiling } from "../../internal/agent/catalog/file-agents.js";
 import { startFakeOpenAI, type FakeOpenAI, type FakeStep } from "../fakes/openai-server.js";
 import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
 import { waitFor } from "../gateway/harness.js";
@@ -504,6 +506,47 @@ describe("the workspace door under attack (in-process)", () => {
       expect(statSync(join(data, "familiar.db")).mode & 0o777).toBe(0o600);
     } finally {
       rmSync(data, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the tool ceiling of workspace agents (invariant 2)", () => {
+  it("a workspace agent asking for every tool gets only what config.yaml's ceiling allows", async () => {
+    const h = await createToolsHarness({
+      agents: { defaults: { workspace_agent_tools: ["group:fs", "memory_search"] } },
+    });
+    try {
+      const ceiling = workspaceToolCeiling(h.core.ctx.config());
+      const names = h.parts.registry
+        .forAgent("greedy", ["*"], ceiling)
+        .specs()
+        .map((s) => s.name)
+        .sort();
+      expect(names).toEqual(["edit_file", "list_dir", "memory_search", "read_file", "write_file"]);
+      const r = await h.parts.registry
+        .forAgent("greedy", ["*"], ceiling)
+        .execute(
+          { id: "1", name: "exec", arguments: JSON.stringify({ command: "id" }) },
+          new AbortController().signal,
+          h.ctx(),
+        );
+      expect(r).toEqual({ isError: true, content: 'tool "exec" is not available to this agent' });
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("without a ceiling set, the default agent's own tools are the ceiling", async () => {
+    const h = await createToolsHarness({ agents: { main: { tools: ["read_file", "memory_search"] } } });
+    try {
+      const names = h.parts.registry
+        .forAgent("greedy", ["*"], workspaceToolCeiling(h.core.ctx.config()))
+        .specs()
+        .map((s) => s.name)
+        .sort();
+      expect(names).toEqual(["memory_search", "read_file"]);
+    } finally {
+      await h.close();
     }
   });
 });
