@@ -292,6 +292,8 @@ export class SkillsLoader {
     const w = watch([ws, bundled], {
       ignoreInitial: true,
       depth: 3,
+      // A planted `skills/x -> /` must not make the watcher walk the host (the loader never follows it).
+      followSymlinks: false,
       ignored: (p: string) =>
         !(
           p === ws ||

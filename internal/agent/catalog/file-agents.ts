@@ -273,7 +273,7 @@ export class FileAgentSource implements AgentSource {
       if (!reportRefusal(err, "agent files")) throw err;
     }
     const { watch } = await import("chokidar");
-    const w = watch(dir, { ignoreInitial: true, depth: 0 });
+    const w = watch(dir, { ignoreInitial: true, depth: 0, followSymlinks: false });
     const kick = (): void => {
       if (this.timer) clearTimeout(this.timer);
       this.timer = setTimeout(() => this.load(), debounceMs);
