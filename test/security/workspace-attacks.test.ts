@@ -45,6 +45,8 @@ import {
 import { daemonPlaceLinks } from "../../internal/workspace/workspace-scan.js";
 import { startFakeTelegram } from "../fakes/telegram-server.js";
 import { createToolsHarness } from "../tools/harness.js";
+import { checkSecurity } from "../../internal/cli/doctor-security.js";
+import { configFromObject } from "../../internal/config/load.js";
 import { workspaceToolCeiling } from "../../internal/agent/catalog/file-agents.js";
 import { startFakeOpenAI, type FakeOpenAI, type FakeStep } from "../fakes/openai-server.js";
 import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
@@ -492,6 +494,22 @@ describe("the workspace door under attack (in-process)", () => {
     ]);
     const data = mkdtempSync(join(tmpdir(), "familiar-door-data-"));
     try {
+      // Doctor's lines name the links, the refused agent file and its key.
+      mkdirSync(join(ws, "agents"));
+      writeFileSync(join(ws, "agents", "x.yaml"), "name: x\nengine: claude-cli\n");
+      const lines = checkSecurity(
+        configFromObject({ data_dir: data, workspace: ws }),
+        join(data, "none.yaml"),
+      );
+      const line = (name: string): string =>
+        lines.filter((l) => l.name === name).map((l) => `${l.status} ${l.detail}`)[0] ?? "";
+      expect(line("workspace links")).toContain(
+        `SOUL.md -> /proc/self/environ; inbox/telegram/${day} -> ${out}`,
+      );
+      expect(line("workspace links")).toMatch(/^warn /);
+      expect(line("workspace files")).toMatch(
+        /^warn not loaded: .*x\.yaml \(engine\): engine: a workspace agent file cannot set this/,
+      );
       chmodSync(data, 0o755);
       writeFileSync(join(data, "familiar.db"), "");
       chmodSync(join(data, "familiar.db"), 0o644);
