@@ -481,6 +481,34 @@ describe("the workspace door under attack (in-process)", () => {
     }
   });
 
+  it("a race on a folder (memory/ swapped for a link to outside) never writes outside", () => {
+    fresh();
+    const target = join(out, "race-dir");
+    mkdirSync(target, { recursive: true });
+    // A real memory/ and a link to outside, swapped into place by rename(2) as fast as the shell can.
+    const child = spawn("sh", [
+      "-c",
+      `cd '${ws}' && while :; do mkdir -p m.real && mv -fT m.real memory; ln -sfn '${target}' m.link && mv -fT m.link memory; done`,
+    ]);
+    try {
+      let written = 0;
+      let refused = 0;
+      for (let i = 0; i < 2000; i++) {
+        try {
+          appendWorkspaceFileSync(ws, `memory/${day}.md`, "x\n", { mkdirs: true });
+          written++;
+        } catch (err) {
+          if (!(err instanceof WorkspaceError) && (err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+          refused++;
+        }
+      }
+      expect(written + refused).toBe(2000);
+      expect(readdirSync(target)).toEqual([]);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
   it("doctor lists planted links and loose modes; start narrows them", () => {
     fresh();
     symlinkSync("/proc/self/environ", join(ws, "SOUL.md"));
