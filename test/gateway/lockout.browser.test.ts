@@ -2,7 +2,8 @@
  * Issue 32: any web page used to lock the owner out. A page on another origin (a second loopback
  * port) loads ten `<img src="http://127.0.0.1:PORT/api/sessions">` tags in headless Chromium; those
  * requests carry no token, so they are not guesses: the owner's token still gets 200 and the web chat
- * stays connected (and reconnects after a reload).
+ * stays connected (and reconnects after a reload). The web chat cannot be framed by another site,
+ * and its CSP lets it connect to its own origin only (and it still connects, over ws, in Chromium).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
@@ -32,9 +33,10 @@ describe.skipIf(!chromium)("a page of <img> tags on another origin", () => {
   beforeAll(async () => {
     h = await startGatewayDaemon({ gateway: { rate_limit: { max_failures: 3, window_s: 600 } } });
     const page = imgPage(h.port);
-    evil = createServer((_req, res) => {
+    const framing = `<!doctype html><html><body><iframe id="f" src="http://127.0.0.1:${h.port}/"></iframe></body></html>`;
+    evil = createServer((req, res) => {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      res.end(page);
+      res.end(req.url === "/frame" ? framing : page);
     });
     await new Promise<void>((r) => evil.listen(0, "127.0.0.1", r));
     browser = await launchChromium(chromium!);
@@ -70,4 +72,35 @@ describe.skipIf(!chromium)("a page of <img> tags on another origin", () => {
     await chat.waitForSelector("#dot.on", { timeout: 15_000 });
     expect(await chat.isVisible("#login.show")).toBe(false);
   }, 90_000);
+
+  it("the web chat cannot be framed by another site; its CSP allows its own origin only, and it connects", async () => {
+    const r = await fetch(`${h.base}/`);
+    const csp = r.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toMatch(/connect-src 'self';/);
+    expect(csp).not.toMatch(/\bws:|\bwss:/);
+    expect(r.headers.get("x-frame-options")).toBe("DENY");
+
+    const attacker = await browser.newPage();
+    await attacker.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/frame`);
+    const frame = await (await attacker.waitForSelector("#f")).contentFrame();
+    // Chromium leaves the blocked frame empty (no web chat markup, no websocket).
+    await expect
+      .poll(async () => frame?.evaluate(() => document.querySelector("#dot") === null).catch(() => true), {
+        timeout: 15_000,
+      })
+      .toBe(true);
+    await attacker.close();
+
+    // The page itself, opened directly, still connects over its own-origin websocket under that CSP.
+    const chat = await browser.newPage();
+    const violations: string[] = [];
+    chat.on("console", (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await chat.goto(`${h.base}/#token=${encodeURIComponent(h.token)}`);
+    await chat.waitForSelector("#dot.on", { timeout: 15_000 });
+    expect(violations).toEqual([]);
+    await chat.close();
+  }, 60_000);
 });
