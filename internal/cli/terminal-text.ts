@@ -9,11 +9,11 @@
  * shown as a visible `\xNN` / `\u{NNNN}` escape, so an attempt is seen, not obeyed.
  */
 
-// eslint-disable-next-line no-control-regex
+/* eslint-disable no-control-regex -- matching control characters is the point */
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-// eslint-disable-next-line no-control-regex
 const CONTROLS_AND_LINES =
   /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]/g;
+/* eslint-enable no-control-regex */
 
 function escape(c: string): string {
   const n = c.codePointAt(0) ?? 0;
