@@ -10,11 +10,14 @@
  * - output: at most `maxChars` characters are kept by the child, and the parent stops reading (and
  *   kills it) past a byte cap derived from that;
  * - one parse at a time per daemon, so ten bombs at once cost one child, not ten;
- * - an empty environment (no tokens, no keys).
+ * - an empty environment (no tokens, no keys);
+ * - no orphan: where util-linux `prlimit` exists the child also gets RLIMIT_CPU (timeout + 2 s), so a
+ *   child whose daemon was killed (SIGKILL, OOM) cannot go on burning CPU; on a normal exit the daemon
+ *   kills any child still running.
  * A child that is killed or fails becomes one MediaFailure with a message for the chat; the daemon
  * goes on. Where /proc is missing (not Linux) only the heap cap and the timeout hold.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { setPriority } from "node:os";
@@ -50,6 +53,20 @@ function childCommand(): { args: string[]; cwd: string } {
 }
 
 let queue: Promise<unknown> = Promise.resolve();
+const PRLIMIT = ["/usr/bin/prlimit", "/bin/prlimit"].find((p) => existsSync(p));
+
+/** Children still running, killed if the daemon exits first. */
+const live = new Set<ChildProcess>();
+let exitHook = false;
+function track(child: ChildProcess): void {
+  live.add(child);
+  child.once("close", () => live.delete(child));
+  if (exitHook) return;
+  exitHook = true;
+  process.once("exit", () => {
+    for (const c of live) c.kill("SIGKILL");
+  });
+}
 
 /** Parses a PDF in the bounded child; one at a time. Throws MediaFailure for the chat. */
 export function parsePdfInChild(data: Buffer, name: string, limits: ParseLimits): Promise<ParsedPdf> {
@@ -75,16 +92,19 @@ function runChild(data: Buffer, name: string, limits: ParseLimits): Promise<Pars
   const { args, cwd } = childCommand();
   // Half the budget for V8's heap; the rest is code, buffers and PDF.js's typed arrays.
   const heapMb = Math.max(16, Math.floor(limits.memoryMb / 2));
-  const child = spawn(
-    process.execPath,
-    [
-      `--max-old-space-size=${heapMb}`,
-      "--max-semi-space-size=2",
-      ...args,
-      JSON.stringify({ kind: "pdf", maxChars: limits.maxChars }),
-    ],
-    { cwd, env: {}, stdio: ["pipe", "pipe", "pipe"] },
-  );
+  const nodeArgs = [
+    `--max-old-space-size=${heapMb}`,
+    "--max-semi-space-size=2",
+    ...args,
+    JSON.stringify({ kind: "pdf", maxChars: limits.maxChars }),
+  ];
+  // prlimit sets the limit and then execs node: the pid stays the child's.
+  const cpuS = Math.ceil(limits.timeoutMs / 1000) + 2;
+  const [cmd, argv] = PRLIMIT
+    ? [PRLIMIT, [`--cpu=${cpuS}:${cpuS + 1}`, "--", process.execPath, ...nodeArgs]]
+    : [process.execPath, nodeArgs];
+  const child = spawn(cmd, argv, { cwd, env: {}, stdio: ["pipe", "pipe", "pipe"] });
+  track(child);
   if (child.pid !== undefined)
     try {
       setPriority(child.pid, 10);
