@@ -124,7 +124,12 @@ export async function attachmentMessage(
       return { text: voiceMessage(caption, transcript, rel) };
     }
     if (documentKind(att.name, att.mime) === "other") return undefined;
-    const limits = { maxBytes: cfg.media.documents.max_bytes, maxChars: cfg.media.documents.max_chars };
+    const limits = {
+      maxBytes: cfg.media.documents.max_bytes,
+      maxChars: cfg.media.documents.max_chars,
+      parseTimeoutMs: cfg.media.documents.parse_timeout_s * 1000,
+      parseMemoryMb: cfg.media.documents.parse_memory_mb,
+    };
     if (att.size !== undefined && att.size > limits.maxBytes)
       return {
         reply: `The document is too large to read (${mb(att.size)}; the limit is ${mb(limits.maxBytes)}).`,
