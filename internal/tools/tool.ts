@@ -38,6 +38,13 @@ export interface ToolContext {
   logger: Logger;
   /** Asks the owner on the originating channel; resolves when decided or expired. Never hangs. */
   requestApproval(req: ApprovalRequest): Promise<ApprovalDecision>;
+  /**
+   * The egress gate (prompt-injection containment): resolves when this session may connect to the
+   * URL's host, throws a ToolError when not (the allowlist, or the owner said no). Tools that reach
+   * the network call it for every hop, redirects included. Absent: no containment (tests, tools run
+   * outside a turn).
+   */
+  egress?: (url: URL) => Promise<void>;
 }
 
 /** A tool's structured result. Plain strings are accepted as `{ content }`. */
