@@ -61,7 +61,16 @@ export interface AgentToolbox {
 }
 
 /** Tools whose calls can be sinks (sinks.ts): an agent with one of these is a delegation sink. */
-const SINK_TOOLS = new Set(["send_message", "send_file", "exec", "cron", "write_file", "edit_file", "delegate", "dispatch"]);
+const SINK_TOOLS = new Set([
+  "send_message",
+  "send_file",
+  "exec",
+  "cron",
+  "write_file",
+  "edit_file",
+  "delegate",
+  "dispatch",
+]);
 
 export interface AgentHostServiceDeps {
   router: ModelRouter;

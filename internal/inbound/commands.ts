@@ -182,8 +182,7 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
       if (!id) return `Usage: /${cmd.name} <id>${cmd.name === "approve" ? " [once|host|session]" : ""}`;
       if (!deps.approvals) return "Approvals are not available.";
       const scope = cmd.name === "approve" ? approvalScope(scopeWord) : "once";
-      if (scope === undefined)
-        return `Usage: /approve <id> [once|host|session] (got "${scopeWord ?? ""}")`;
+      if (scope === undefined) return `Usage: /approve <id> [once|host|session] (got "${scopeWord ?? ""}")`;
       const from = c.approver === "owner" ? {} : { fromTarget: c.approver.target };
       const ok = deps.approvals.resolve(id, cmd.name === "approve" ? "approved" : "denied", {
         ...from,

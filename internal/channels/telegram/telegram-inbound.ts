@@ -170,6 +170,11 @@ async function attachment(
     return "reply";
   }
   chat.text = out.text;
+  // Containment: the file's text or the transcript is untrusted input.
+  (chat.taint ??= []).push({
+    kind: media.role === "document" ? "document" : "transcript",
+    detail: media.name,
+  });
   return "text";
 }
 

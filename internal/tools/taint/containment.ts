@@ -113,7 +113,8 @@ export class Containment {
   /** Records new taint for a session and the parents of its turn (a tainted subagent's answer). */
   private addTaint(sessionId: string, requestId: string, inputs: readonly TaintInput[]): TaintSource[] {
     const added = this.taint.add(sessionId, inputs, requestId);
-    for (const a of added) this.onNote?.(requestId, { kind: "taint", name: `tainted: ${a.kind}`, meta: { ...a } });
+    for (const a of added)
+      this.onNote?.(requestId, { kind: "taint", name: `tainted: ${a.kind}`, meta: { ...a } });
     let child = this.turns.get(requestId);
     for (let hops = 0; child?.parent && added.length && hops < 16; hops++) {
       const parent = this.turns.get(child.parent);
@@ -183,7 +184,12 @@ export class Containment {
   }
 
   /** The egress gate of one call: allowlist when clean, grant or the owner's yes when tainted. */
-  private async egress(url: URL, ctx: ToolContext, turn: TurnInfo, sources: readonly TaintSource[]): Promise<void> {
+  private async egress(
+    url: URL,
+    ctx: ToolContext,
+    turn: TurnInfo,
+    sources: readonly TaintSource[],
+  ): Promise<void> {
     if (!this.enabled()) return;
     const cfg = this.deps.config().containment.egress;
     const verdict = egressVerdict(url.hostname, sources.length > 0, cfg.allow_domains);
@@ -267,7 +273,10 @@ export class Containment {
     if (!latest) return `It wants to ${sink.action}.`;
     const turns = this.taint.turnsSince(sessionId, latest.at);
     const ago = turns === 0 ? "earlier in this turn" : turns === 1 ? "1 turn ago" : `${turns} turns ago`;
-    const more = sources.length > 1 ? ` (and ${sources.length - 1} earlier untrusted source${sources.length > 2 ? "s" : ""})` : "";
+    const more =
+      sources.length > 1
+        ? ` (and ${sources.length - 1} earlier untrusted source${sources.length > 2 ? "s" : ""})`
+        : "";
     return `This conversation ${describeTaint(latest)} ${ago}${more}; it now wants to ${sink.action}.`;
   }
 }

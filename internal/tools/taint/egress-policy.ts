@@ -6,7 +6,10 @@
 
 /** True when `host` matches a pattern: `*`, `example.com` (exactly) or `*.example.com` (it and below). */
 export function hostMatches(host: string, patterns: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/\.$/, "").replace(/^\[|\]$/g, "");
+  const h = host
+    .toLowerCase()
+    .replace(/\.$/, "")
+    .replace(/^\[|\]$/g, "");
   return patterns.some((p) => {
     const q = p.toLowerCase();
     if (q === "*") return true;
@@ -19,7 +22,11 @@ export function hostMatches(host: string, patterns: readonly string[]): boolean 
 export type EgressVerdict = "allow" | "ask" | "refuse";
 
 /** The verdict before grants: tainted sessions ask, untainted ones follow the allowlist. */
-export function egressVerdict(host: string, tainted: boolean, allowDomains: readonly string[]): EgressVerdict {
+export function egressVerdict(
+  host: string,
+  tainted: boolean,
+  allowDomains: readonly string[],
+): EgressVerdict {
   if (tainted) return "ask";
   return hostMatches(host, allowDomains) ? "allow" : "refuse";
 }

@@ -81,7 +81,12 @@ export class GrantStore {
 
   /** Records a grant and returns it. */
   add(g: Omit<Grant, "id" | "createdAt" | "revokedAt">): Grant {
-    const grant: Grant = { ...g, id: `g${randomBytes(5).toString("hex")}`, createdAt: this.now(), revokedAt: null };
+    const grant: Grant = {
+      ...g,
+      id: `g${randomBytes(5).toString("hex")}`,
+      createdAt: this.now(),
+      revokedAt: null,
+    };
     this.s.insert.run({
       id: grant.id,
       lineage_id: grant.lineageId,

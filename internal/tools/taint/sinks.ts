@@ -71,13 +71,25 @@ export function mcpTrusted(config: Config, server: string): boolean {
 
 /** The sink a call is, or undefined when it is not one. */
 export function classifySink(name: string, rawArgs: string, env: SinkEnv): Sink | undefined {
-  const sinkTools = ["send_message", "send_file", "exec", "cron", "write_file", "edit_file", "delegate", "dispatch"];
+  const sinkTools = [
+    "send_message",
+    "send_file",
+    "exec",
+    "cron",
+    "write_file",
+    "edit_file",
+    "delegate",
+    "dispatch",
+  ];
   const server = mcpServerOf(name);
   if (!sinkTools.includes(name) && server === undefined) return undefined;
   let args: Record<string, unknown>;
   try {
     const parsed: unknown = rawArgs.trim() === "" ? {} : JSON.parse(rawArgs);
-    args = parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    args =
+      parsed && typeof parsed === "object" && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : {};
   } catch {
     args = {};
   }
@@ -116,7 +128,11 @@ export function classifySink(name: string, rawArgs: string, env: SinkEnv): Sink 
     case "edit_file": {
       const p = str(args, "path");
       if (p !== undefined && !isConfigPath(p, cfg.workspace)) return undefined;
-      return { kind: "config", target: "*", action: `change ${p ?? "a workspace file"}, which configures agents` };
+      return {
+        kind: "config",
+        target: "*",
+        action: `change ${p ?? "a workspace file"}, which configures agents`,
+      };
     }
     case "delegate":
     case "dispatch": {

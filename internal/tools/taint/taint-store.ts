@@ -45,7 +45,9 @@ export class TaintStore {
       sources: db.prepare<[string], { kind: string; detail: string; at: number }>(
         "SELECT kind, detail, at FROM session_taint WHERE lineage_id = ? ORDER BY id",
       ),
-      head: db.prepare<[string], { session_id: string }>("SELECT session_id FROM session_heads WHERE key = ?"),
+      head: db.prepare<[string], { session_id: string }>(
+        "SELECT session_id FROM session_heads WHERE key = ?",
+      ),
       userTurnsSince: db.prepare<[string, number], { n: number }>(
         "SELECT COUNT(*) AS n FROM messages WHERE session_id = ? AND role = 'user' AND created_at > ?",
       ),
@@ -79,8 +81,8 @@ export class TaintStore {
     const lineage = this.lineageOf(sessionId);
     let list = this.cache.get(lineage);
     if (!list) {
-      list = this.s
-        .sources.all(lineage)
+      list = this.s.sources
+        .all(lineage)
         .filter((r) => KINDS.has(r.kind))
         .map((r) => ({ kind: r.kind as TaintKind, detail: r.detail, at: r.at }));
       this.cache.set(lineage, list);
@@ -96,7 +98,8 @@ export class TaintStore {
     const added: TaintSource[] = [];
     const at = this.now();
     for (const input of inputs) {
-      const detail = input.detail.length > MAX_DETAIL ? `${input.detail.slice(0, MAX_DETAIL)}…` : input.detail;
+      const detail =
+        input.detail.length > MAX_DETAIL ? `${input.detail.slice(0, MAX_DETAIL)}…` : input.detail;
       if (known.some((k) => k.kind === input.kind && k.detail === detail)) continue;
       if (added.some((k) => k.kind === input.kind && k.detail === detail)) continue;
       this.s.insert.run(lineage, sessionId, input.kind, detail, requestId ?? null, at);
