@@ -13,6 +13,8 @@ import type { Db } from "../store/db.js";
 import { lineage, type Lineage, type LineageEntry } from "../agent/compaction/lineage.js";
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
+import type { TaintSource } from "../core/taint.js";
+import { taintOfSessions } from "../tools/taint/taint-store.js";
 
 /** A session row as `sessions list` prints it. */
 export interface SessionListEntry {
@@ -23,9 +25,11 @@ export interface SessionListEntry {
   createdAt: number;
   updatedAt: number;
   archived: boolean;
+  /** Where untrusted text entered the session (containment); empty when clean. */
+  taint: TaintSource[];
 }
 
-function withDb<T>(configPath: string, fn: (db: Db) => T): T | undefined {
+export function withDb<T>(configPath: string, fn: (db: Db) => T): T | undefined {
   const { config } = loadConfigFile(configPath);
   const file = join(config.data_dir, "familiar.db");
   if (!existsSync(file)) return undefined;
@@ -60,6 +64,10 @@ export function listSessions(db: Db, prefix = "", limit = 50, all = false): Sess
        ORDER BY s.updated_at DESC LIMIT ?`,
     )
     .all(like, limit);
+  const taint = taintOfSessions(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => ({
     sessionKey: r.key,
     sessionId: r.id,
@@ -68,6 +76,7 @@ export function listSessions(db: Db, prefix = "", limit = 50, all = false): Sess
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     archived: r.archived_at !== null,
+    taint: taint.get(r.id) ?? [],
   }));
 }
 
@@ -122,7 +131,7 @@ export function sessionsListCommand(
   }
   for (const r of rows)
     out.write(
-      `${r.sessionKey}  ${r.sessionId}  ${r.agentId}  ${r.messageCount} messages  updated ${time(r.updatedAt)}${r.archived ? "  archived" : ""}\n`,
+      `${r.sessionKey}  ${r.sessionId}  ${r.agentId}  ${r.messageCount} messages  updated ${time(r.updatedAt)}${r.archived ? "  archived" : ""}${r.taint.length ? `  TAINTED (${r.taint.length} source${r.taint.length === 1 ? "" : "s"}: ${r.taint[r.taint.length - 1]?.kind})` : ""}\n`,
     );
 }
 

@@ -123,7 +123,13 @@ export class TaintStore {
 
 /** Reads the taint of sessions without a TaintStore (the CLI and console: read-only). */
 export function taintOfSessions(db: Db, sessionIds: readonly string[]): Map<string, TaintSource[]> {
-  const store = new TaintStore(db, () => 0);
+  let store: TaintStore;
+  try {
+    store = new TaintStore(db, () => 0);
+  } catch {
+    // A database the daemon has not migrated yet has no taint tables: nothing is tainted.
+    return new Map();
+  }
   const out = new Map<string, TaintSource[]>();
   for (const id of sessionIds) {
     const s = store.sources(id);
