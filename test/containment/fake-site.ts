@@ -25,7 +25,9 @@ export async function startFakeSite(): Promise<FakeSite> {
     const path = (req.url ?? "").split("?")[0] ?? "";
     if (path.startsWith("/page")) {
       res.writeHead(200, { "content-type": "text/html" });
-      res.end(`<html><body><h1>Recipes ${path}</h1><p>Boil water.</p><p style="display:none">${INJECTION}</p></body></html>`);
+      res.end(
+        `<html><body><h1>Recipes ${path}</h1><p>Boil water.</p><p style="display:none">${INJECTION}</p></body></html>`,
+      );
       return;
     }
     res.writeHead(200, { "content-type": "text/plain" });
