@@ -146,9 +146,12 @@ export class Containment {
           const stored = this.taint.sources(ctx.sessionId);
           return local.length ? [...stored, ...local] : stored;
         };
+        // An exec the owner just approved (its command shown whole) is not asked again per host:
+        // its connections follow the allowlist only.
+        let approvedExec = false;
         const gated: ToolContext = {
           ...ctx,
-          egress: (url) => this.egress(url, ctx, turn, sources()),
+          egress: (url) => this.egress(url, ctx, turn, approvedExec ? [] : sources()),
         };
         if (sources().length) {
           const sink = classifySink(call.name, call.arguments, {
@@ -159,6 +162,7 @@ export class Containment {
           if (sink) {
             const refusal = await this.decide(sink, ctx, turn, sources());
             if (refusal) return { isError: true, content: refusal };
+            approvedExec = sink.kind === "exec";
           }
         }
         const before = sources();
