@@ -187,6 +187,8 @@ export function proxyEnv(node: string): Record<string, string> {
     http_proxy: url,
     https_proxy: url,
     ALL_PROXY: url,
+    // Node 24+ honours the variables above in fetch and http only when told to.
+    NODE_USE_ENV_PROXY: "1",
     // No exceptions: the sandbox's own loopback holds only the bridge, and "localhost" for a
     // command means the host's (reached, if at all, through the proxy and its private-address rule).
     NO_PROXY: "",
