@@ -7,13 +7,21 @@
  * names the taint source, "no" leaves nothing sent, and the trace shows the taint. The same calls in
  * an untainted session run without asking; benign reading costs at most one host grant.
  */
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI, type FakeToolCall } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
-import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
+import {
+  childEnv,
+  cleanupDaemons,
+  cliCommand,
+  startDaemonProcess,
+  type DaemonProcess,
+} from "../helpers/daemon.js";
+import { GatewayClient } from "../../internal/gateway/client.js";
 import { INJECTION, startFakeSite, type FakeSite } from "./fake-site.js";
 
 let llm: FakeOpenAI;
@@ -78,6 +86,15 @@ const texts = (chat: number): string[] => tg.visible(chat).map((m) => m.text);
 
 function db(): Database.Database {
   return new Database(join(d.dataDir, "familiar.db"), { readonly: true, fileMustExist: true });
+}
+
+function first<T>(sql: string): T | undefined {
+  const h = db();
+  try {
+    return h.prepare(sql).get() as T | undefined;
+  } finally {
+    h.close();
+  }
 }
 
 function count(sql: string, ...args: unknown[]): number {
@@ -290,4 +307,50 @@ describe("benign flows cost little", () => {
       h.close();
     }
   }, 60_000);
+});
+
+describe("the owner sees and ends it: CLI and gateway", () => {
+  function cli(args: string[]): Promise<{ code: number | null; out: string }> {
+    const [cmd, ...pre] = cliCommand();
+    const child = spawn(cmd!, [...pre, ...args, "--config", d.configPath], { cwd: d.dir, env: childEnv() });
+    let out = "";
+    child.stdout.on("data", (b: Buffer) => (out += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (out += b.toString()));
+    return new Promise((res) => child.on("close", (code) => res({ code, out })));
+  }
+
+  it("lists tainted sessions, their sources, the trace and grants; revokes; a chat client may not", async () => {
+    const grantId = first<{ id: string }>(
+      "SELECT id FROM approval_grants WHERE revoked_at IS NULL ORDER BY created_at DESC",
+    )?.id;
+    expect(grantId).toBeDefined();
+    const list = await cli(["sessions", "list"]);
+    expect(list.out).toMatch(/TAINTED \(\d+ sources?: /);
+    const show = await cli(["sessions", "show", `agent:main:telegram:dm:${owner.id}`]);
+    expect(show.out).toContain("TAINTED");
+    expect(show.out).toContain(`web_fetch: ${site.url}/page`);
+    const taintReq = first<{ request_id: string }>(
+      "SELECT request_id FROM traces WHERE kind = 'approval' ORDER BY id DESC",
+    )!.request_id;
+    const trace = await cli(["trace", taintReq]);
+    expect(trace.out).toMatch(/approval egress (granted|approved)/);
+    // A chat-role client holding the token neither reads nor ends grants.
+    const chat = await GatewayClient.connect({
+      url: `ws://127.0.0.1:${d.port}/ws`,
+      token: d.token(),
+      clientName: "chat-test",
+      role: "chat",
+    });
+    try {
+      await expect(chat.request("approvals.grants", {})).rejects.toThrow(/owner's clients only/);
+      await expect(chat.request("approvals.revoke", { id: grantId })).rejects.toThrow(/owner's clients only/);
+    } finally {
+      await chat.close();
+    }
+    const grants = await cli(["approvals", "grants"]);
+    expect(grants.out).toContain(`${grantId}  egress 127.0.0.1`);
+    expect((await cli(["approvals", "revoke", grantId!])).out).toContain(`revoked ${grantId}`);
+    expect((await cli(["approvals", "grants"])).out).toContain("no containment grants");
+    expect((await cli(["memory", "tainted"])).code).toBe(0);
+  }, 90_000);
 });
