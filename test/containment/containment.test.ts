@@ -19,6 +19,7 @@ import { TaintStore, taintOfSessions } from "../../internal/tools/taint/taint-st
 import { GrantStore } from "../../internal/tools/taint/grant-store.js";
 import { Containment } from "../../internal/tools/taint/containment.js";
 import { classifySink } from "../../internal/tools/taint/sinks.js";
+import { classifySource } from "../../internal/tools/taint/sources.js";
 import { hostMatches, egressVerdict } from "../../internal/tools/taint/egress-policy.js";
 import { ApprovalManager } from "../../internal/tools/approvals.js";
 import { FakeClock } from "../../internal/core/clock.js";
@@ -346,5 +347,35 @@ describe("classification", () => {
     expect(egressVerdict("evil.example", false, ["docs.example"])).toBe("refuse");
     expect(egressVerdict("docs.example", false, ["docs.example"])).toBe("allow");
     expect(egressVerdict("docs.example", true, ["*"])).toBe("ask");
+  });
+});
+
+describe("sources", () => {
+  const config = configFromObject(
+    {
+      workspace: "/ws",
+      mcp: { servers: { gh: { command: "gh-mcp" }, notes: { command: "notes-mcp", trusted: true } } },
+      tools: { exec: { sandbox: { network: true } } },
+    },
+    "/",
+  );
+  const src = (name: string, args: unknown, content: string, isError = false) =>
+    classifySource(name, JSON.stringify(args), { content, isError }, config);
+
+  it("names what brings untrusted text in, and nothing else", () => {
+    expect(src("web_fetch", { url: "https://a.example/" }, "[200 https://a.example/]\nhi")?.kind).toBe(
+      "web_fetch",
+    );
+    expect(
+      src("web_fetch", { url: "https://a.example/" }, "[404 https://a.example/]\nnope", true)?.kind,
+    ).toBe("web_fetch");
+    expect(src("web_fetch", { url: "https://a.example/" }, "refused: not allowed", true)).toBeUndefined();
+    expect(src("read_file", { path: "inbox/telegram/x.pdf" }, "text")?.kind).toBe("inbox_file");
+    expect(src("read_file", { path: "/ws/inbox/discord/y.txt" }, "text")?.kind).toBe("inbox_file");
+    expect(src("read_file", { path: "notes/inbox.md" }, "text")).toBeUndefined();
+    expect(src("mcp__gh__get_issue", {}, "issue body")?.kind).toBe("mcp_tool");
+    expect(src("mcp__notes__list", {}, "notes")).toBeUndefined();
+    expect(src("exec", { command: "curl x" }, "exit code 0\nbody")?.kind).toBe("exec_network");
+    expect(src("memory_search", { query: "x" }, "hits")).toBeUndefined();
   });
 });
