@@ -14,13 +14,13 @@ function line(e: TaintedMemory): string {
   return `#${e.id}  ${e.path}  ${new Date(e.createdAt).toISOString()}${e.purgedAt ? "  (purged)" : ""}\n    ${e.text.split("\n")[0]}\n    tainted by ${src ? `${src.kind}: ${src.detail}` : "?"}${e.sources.length > 1 ? ` (+${e.sources.length - 1})` : ""}, session ${e.sessionId}\n`;
 }
 
-export function memoryTaintedCommand(
+export async function memoryTaintedCommand(
   action: string,
   ids: readonly string[],
   opts: { config: string; all?: boolean; json?: boolean },
   out: NodeJS.WritableStream = process.stdout,
   err: NodeJS.WritableStream = process.stderr,
-): number {
+): Promise<number> {
   if (action !== "list" && action !== "purge") {
     err.write(`familiar memory tainted: unknown action "${action}" (list, purge)\n`);
     return 1;
@@ -55,7 +55,7 @@ export function memoryTaintedCommand(
       else for (const e of list) out.write(line(e));
       return 0;
     }
-    const done = store.purge(config.workspace, nums.length ? nums : undefined);
+    const done = await store.purge(config.workspace, nums.length ? nums : undefined);
     if (opts.json) out.write(JSON.stringify(done, null, 2) + "\n");
     else if (done.length === 0) out.write("nothing to purge\n");
     else

@@ -254,7 +254,7 @@ export function buildProgram(): Command {
         opts: { config: string; all?: boolean; json?: boolean },
       ) => {
         const { memoryTaintedCommand } = await import("./memory-tainted.js");
-        process.exitCode = memoryTaintedCommand(action ?? "list", ids, opts);
+        process.exitCode = await memoryTaintedCommand(action ?? "list", ids, opts);
       },
     );
 

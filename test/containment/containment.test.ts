@@ -5,7 +5,7 @@
  * turn is tagged, taints later prompts through MEMORY.md, and purges; subagents inherit taint and
  * pass theirs up; grants are scoped and expire; classification fails closed.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -161,7 +161,7 @@ describe("taint in the store", () => {
     expect(c.sourcesOf(host.sessions.head(KEY)!.id).map((x) => x.kind)).toEqual(["tainted_memory"]);
     // Purged: gone from the file, and the next session is clean.
     const ws = h!.core.ctx.config().workspace;
-    const out = c.memory.purge(ws);
+    const out = await c.memory.purge(ws);
     expect(out.map((o) => o.removed)).toEqual([true]);
     expect(readFileSync(join(ws, "MEMORY.md"), "utf8")).not.toContain("forward mail");
     host.reset(KEY);
@@ -229,6 +229,23 @@ describe("the guard without a model", () => {
       expect(c.sourcesOf("kid").map((s) => s.kind)).toEqual(["web_fetch"]);
       expect(c.sourcesOf("clean").map((s) => s.kind)).toEqual(["tainted_subagent"]);
       expect(c.sourcesOf("clean")[0]?.detail).toContain("https://news.example/a");
+    } finally {
+      core.close();
+    }
+  });
+
+  it("a MEMORY.md planted as a link out of the workspace is neither read nor rewritten", async () => {
+    const { core, c } = containment();
+    try {
+      const ws = core.ctx.config().workspace;
+      const outside = join(core.dir, "authorized_keys");
+      writeFileSync(outside, "- ssh-ed25519 AAAA owner\n");
+      symlinkSync(outside, join(ws, "MEMORY.md"));
+      c.memory.tag("MEMORY.md", "ssh-ed25519 AAAA owner", "s1", []);
+      expect(c.memory.inPromptMemory(ws)).toEqual([]);
+      const out = await c.memory.purge(ws);
+      expect(out.map((o) => o.removed)).toEqual([false]);
+      expect(readFileSync(outside, "utf8")).toBe("- ssh-ed25519 AAAA owner\n");
     } finally {
       core.close();
     }

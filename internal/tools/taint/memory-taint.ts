@@ -7,10 +7,14 @@
  * - a tag records the entry's text as `memory_write` wrote it and the sources of the turn;
  * - purging removes the entry's lines from the file (matched by text, never by line number: the
  *   owner may have edited the file since) and marks the tag purged; an entry no longer in its file
- *   taints nothing.
+ *   taints nothing;
+ * - memory files are workspace files, which a sandboxed command can replace with a symlink: they are
+ *   read without following a link (MEMORY.md) and rewritten only through `openBeneath`, never
+ *   outside the workspace.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { closeSync, constants, openSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { openBeneath } from "../safe-open.js";
 import type { Db } from "../../store/db.js";
 import type { TaintSource } from "../../core/taint.js";
 
@@ -108,7 +112,13 @@ export class MemoryTaint {
     let text = "";
     for (const name of ["MEMORY.md", "memory.md"])
       try {
-        text = readFileSync(join(resolve(workspace), name), "utf8");
+        // O_NOFOLLOW: a MEMORY.md planted as a link to another file is not read.
+        const fd = openSync(join(resolve(workspace), name), constants.O_RDONLY | constants.O_NOFOLLOW);
+        try {
+          text = readFileSync(fd, "utf8");
+        } finally {
+          closeSync(fd);
+        }
         break;
       } catch {
         /* try the other spelling */
@@ -120,23 +130,29 @@ export class MemoryTaint {
    * Removes entries from their files and marks them purged (`ids` undefined: every live one).
    * Returns what was purged, with whether the text was still found in its file.
    */
-  purge(workspace: string, ids?: readonly number[]): { entry: TaintedMemory; removed: boolean }[] {
-    const root = resolve(workspace);
+  async purge(
+    workspace: string,
+    ids?: readonly number[],
+  ): Promise<{ entry: TaintedMemory; removed: boolean }[]> {
     const out: { entry: TaintedMemory; removed: boolean }[] = [];
     for (const e of this.list()) {
       if (ids && !ids.includes(e.id)) continue;
-      const file = join(root, e.path);
-      if (!file.startsWith(root + "/")) continue;
       let removed = false;
       try {
-        const body = readFileSync(file, "utf8");
-        const next = removeEntry(body, e.text);
-        if (next !== body) {
-          writeFileSync(file, next);
-          removed = true;
+        const { handle } = await openBeneath(workspace, e.path, { mode: "rw" });
+        try {
+          const body = await handle.readFile("utf8");
+          const next = removeEntry(body, e.text);
+          if (next !== body) {
+            await handle.truncate(0);
+            await handle.write(next, 0, "utf8");
+            removed = true;
+          }
+        } finally {
+          await handle.close();
         }
       } catch {
-        /* the file is gone: nothing left to remove */
+        /* gone, or a link out of the workspace: nothing of ours to remove */
       }
       this.s.purge.run(this.now(), e.id);
       out.push({ entry: e, removed });
