@@ -354,3 +354,18 @@ describe("the owner sees and ends it: CLI and gateway", () => {
     expect((await cli(["memory", "tainted"])).code).toBe(0);
   }, 90_000);
 });
+
+describe("other untrusted input", () => {
+  it("an image from the owner taints the session (its text is not the owner's)", async () => {
+    await fresh(owner.id);
+    const fid = tg.addFile(Buffer.from("\u0089PNG fake"), "photos/p.jpg");
+    llm.enqueue({ text: "a cat" });
+    tg.pushPhoto(owner, fid, "what is this?");
+    await tg.waitFor(() => texts(owner.id).includes("a cat"), 30_000, "answer");
+    const row = first<{ kind: string }>(
+      `SELECT t.kind FROM session_taint t JOIN session_heads h ON h.session_id = t.session_id
+       WHERE h.key = 'agent:main:telegram:dm:${owner.id}'`,
+    );
+    expect(row?.kind).toBe("image");
+  }, 60_000);
+});
