@@ -97,13 +97,17 @@ export async function startEgressProxy(o: EgressProxyOptions): Promise<EgressPro
     const port = Number(url.port || 80);
     decide(url.hostname, port).then(
       (addr) => {
+        // Hop-by-hop proxy headers are for us, not for the host.
+        const headers = { ...req.headers, host: url.host };
+        delete headers["proxy-connection"];
+        delete headers["proxy-authorization"];
         const up = http.request(
           {
             host: addr,
             port,
             method: req.method,
             path: url.pathname + url.search,
-            headers: { ...req.headers, host: url.host },
+            headers,
           },
           (r) => {
             res.writeHead(r.statusCode ?? 502, r.headers);
