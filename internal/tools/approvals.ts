@@ -150,13 +150,23 @@ export class ApprovalManager {
                 : []),
               `or /deny ${id} to refuse (no answer within ${formatSeconds(timeoutS)} counts as no).`,
             ].join("\n"));
-      this.opts.channels.deliver(target, text, { approvalId: id, markdown: false }).catch((err: unknown) => {
-        this.opts.logger?.warn({ id, target, err: (err as Error).message }, "approval request not delivered");
-        this.finish(id, {
-          decision: "denied",
-          reason: `could not ask the owner on ${target}: ${(err as Error).message}`,
+      const buttons = choices.map((c) => (c === "target" ? ("host" as const) : ("session" as const)));
+      this.opts.channels
+        .deliver(target, text, {
+          approvalId: id,
+          markdown: false,
+          ...(buttons.length ? { approvalChoices: buttons } : {}),
+        })
+        .catch((err: unknown) => {
+          this.opts.logger?.warn(
+            { id, target, err: (err as Error).message },
+            "approval request not delivered",
+          );
+          this.finish(id, {
+            decision: "denied",
+            reason: `could not ask the owner on ${target}: ${(err as Error).message}`,
+          });
         });
-      });
     });
   }
 

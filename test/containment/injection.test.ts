@@ -286,9 +286,18 @@ describe("benign flows cost little", () => {
     );
     tg.pushText(owner, `read ${site.url}/page, /page2 and /page3`);
     const q = await nextApproval(owner.id, seen);
-    expect(q.text).toContain("/approve");
-    expect(q.text).toContain(" host ");
-    tg.pushText(owner, `/approve ${q.id} host`);
+    expect(q.text).toContain(`/approve ${q.id} host`);
+    // The question carries buttons for the standing answers; the owner presses "Yes for this host".
+    const call = tg
+      .callsOf("sendMessage")
+      .find(
+        (c) =>
+          String(c.params?.text ?? "").startsWith("Approval needed") && String(c.params?.text).includes(q.id),
+      );
+    const markup = JSON.stringify(call?.params?.reply_markup ?? "");
+    expect(markup).toContain(`approve:${q.id}:host`);
+    expect(markup).toContain(`approve:${q.id}:session`);
+    tg.pushCallback(owner, `approve:${q.id}:host`);
     await tg.waitFor(() => texts(owner.id).includes("three read"), 30_000, "answer");
     expect(approvalsIn(owner.id)).toBe(seen + 1);
     expect(site.hits.slice(hitsBefore)).toEqual(["/page", "/page2", "/page3"]);

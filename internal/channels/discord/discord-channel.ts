@@ -365,14 +365,15 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       this.adapter.registerInteraction(inbound.relayChatId ?? "", true);
     } else {
       const customId = (i.data as { custom_id?: string }).custom_id ?? "";
-      const m = /^(approve|deny):(\S+)$/.exec(customId);
+      // `approve:<id>:host|session`: a containment question's standing answers.
+      const m = /^(approve|deny):([^\s:]+)(?::(host|session))?$/.exec(customId);
       if (!m) return void (await ephemeral("Unknown action."));
       // A stranger's press leaves the buttons in place for the owner.
       if (!this.mayApprove(sender.id)) return void (await ephemeral(NOT_AN_APPROVER));
       // Remove the buttons from the approval message; the decision goes out as a follow-up.
       await callback({ type: 7, data: { components: [] } });
       this.adapter.registerInteraction(inbound.relayChatId ?? "", false);
-      inbound.text = `/${m[1] ?? ""} ${m[2] ?? ""}`;
+      inbound.text = `/${m[1] ?? ""} ${m[2] ?? ""}${m[3] ? ` ${m[3]}` : ""}`;
     }
     await this.router.handle(inbound);
   }
@@ -382,6 +383,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     await this.relay.sendText(await this.runningTarget(target), text, {
       markdown: opts?.markdown ?? true,
       ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
+      ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
       ...(opts?.silent ? { silent: true } : {}),
     });
   }

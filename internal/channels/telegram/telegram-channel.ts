@@ -219,6 +219,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       await this.relay.sendText(target, text, {
         markdown: opts?.markdown ?? true,
         ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
+        ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
         ...(opts?.silent ? { silent: true } : {}),
       });
     } catch (err) {

@@ -98,7 +98,7 @@ export async function startEgressProxy(o: EgressProxyOptions): Promise<EgressPro
     decide(url.hostname, port).then(
       (addr) => {
         // Hop-by-hop proxy headers are for us, not for the host.
-        const headers = { ...req.headers, host: url.host };
+        const headers: http.OutgoingHttpHeaders = { ...req.headers, host: url.host };
         delete headers["proxy-connection"];
         delete headers["proxy-authorization"];
         const up = http.request(
