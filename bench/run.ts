@@ -6,7 +6,7 @@
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
  * Benchmarks: cold-start, rss, load-peak, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
- * compaction-rate, stable-prefix, containment.
+ * compaction-rate, stable-prefix, ttft, containment.
  * Sizes (--size name=value): rssTurns, loadTurns, settleSeconds, overheadTurns, throughputTurns, telegramTurns, storeMessages,
  * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
  */
@@ -27,6 +27,7 @@ import { storeBench } from "./store.js";
 import { memoryVectorsBench } from "./memory-vectors.js";
 import { telegramLatency } from "./telegram-latency.js";
 import { throughput } from "./throughput.js";
+import { ttft } from "./ttft.js";
 import { turnOverhead } from "./turn-overhead.js";
 
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
@@ -42,6 +43,7 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   sandbox: sandboxBench,
   "compaction-rate": compactionRate,
   "stable-prefix": stablePrefix,
+  ttft,
   containment: containmentBench,
 };
 

@@ -218,9 +218,10 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
       const def = agentId ? listAgents(ctx.config(), sources).find((a) => a.id === agentId) : undefined;
       if (!def) return true;
       if (def.engine !== "model") return true;
-      return toolsFor(def)
-        .specs()
-        .some((s) => SINK_TOOLS.has(s.name) || s.name.startsWith("mcp__") || s.name === "web_fetch");
+      // Every tool it can run, deferred ones included.
+      const set = toolsFor(def);
+      const names = set.names?.() ?? set.specs().map((s) => s.name);
+      return names.some((n) => SINK_TOOLS.has(n) || n.startsWith("mcp__") || n === "web_fetch");
     };
   }
   const tasks = new SubagentTaskManager(ctx, host, outbox);

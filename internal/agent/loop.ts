@@ -99,7 +99,14 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
   let usage: Usage = { ...ZERO_USAGE };
   let model: string | undefined;
   let lastText = "";
-  const specs = opts.tools.specs();
+  // Deferred tools the model loaded this turn (`load_tools`); their schemas join the next calls.
+  const loaded = new Set<string>();
+  const toolContext: ToolContext = {
+    ...opts.toolContext,
+    loadTools: (names) => {
+      for (const n of names) loaded.add(n);
+    },
+  };
 
   for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
     if (signal.aborted)
@@ -137,6 +144,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
       try {
         text = "";
         calls.length = 0;
+        const specs = opts.tools.specs(loaded);
         const req = {
           messages,
           ...(specs.length > 0 ? { tools: specs } : {}),
@@ -279,7 +287,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         continue;
       }
       const started = Date.now();
-      const exec = (): Promise<ToolResult> => opts.tools.execute(call, signal, opts.toolContext);
+      const exec = (): Promise<ToolResult> => opts.tools.execute(call, signal, toolContext);
       const run = (hooks.onToolCall ? hooks.onToolCall(call, exec) : exec()).then((result) => {
         opts.loopGuard?.afterCall({ name: call.name, args }, result.content);
         const warned =

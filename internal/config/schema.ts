@@ -233,6 +233,10 @@ export const configSchema = z
     tools: z
       .object({
         max_result_chars: z.number().int().min(256).default(16_000),
+        // Tools whose schemas are not sent until the model loads them with `load_tools` (lean prompts).
+        deferred: z
+          .array(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "a tool name"))
+          .default(["cron", "delegate", "dispatch", "send_message", "current_time"]),
         exec: z
           .object({
             security: z.enum(["deny", "allowlist", "full"]).default("allowlist"),

@@ -16,21 +16,15 @@ export { localDateTime } from "./local-date.js";
 
 const writeSchema = z
   .object({
-    text: z.string().min(1).max(20_000).describe("what to remember, in plain words"),
-    kind: z
-      .enum(["note", "fact"])
-      .optional()
-      .describe("note (default): today's dated journal entry; fact: a lasting fact for MEMORY.md"),
+    text: z.string().min(1).max(20_000),
+    kind: z.enum(["note", "fact"]).optional(),
   })
   .strict();
 
 const searchSchema = z
   .object({
-    query: z.string().min(1).describe("what to recall, in words or as a question"),
-    sources: z
-      .enum(["all", "files", "sessions"])
-      .optional()
-      .describe("files = memory notes only, sessions = past chats only"),
+    query: z.string().min(1),
+    sources: z.enum(["all", "files", "sessions"]).optional(),
     limit: z.number().int().min(1).max(50).optional(),
   })
   .strict();
@@ -46,8 +40,7 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
   const write = defineTool({
     name: "memory_write",
     group: "memory",
-    description:
-      "Remember something: kind=note appends a timestamped line to today's journal (memory/YYYY-MM-DD.md); kind=fact adds a lasting fact to MEMORY.md.",
+    description: "Remember: note (default) goes to today's journal memory/YYYY-MM-DD.md, fact to MEMORY.md.",
     schema: writeSchema,
     async execute(args, _signal, ctx) {
       const cfg = deps.config();
@@ -86,8 +79,7 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
   const search = defineTool({
     name: "memory_search",
     group: "memory",
-    description:
-      "Search long-term memory (MEMORY.md, daily notes in memory/) and past conversations by words and by meaning; returns ranked snippets with file:lines (open them with read_file), date and score.",
+    description: "Search memory files and past chats by words and meaning; returns snippets with file:lines.",
     schema: searchSchema,
     async execute(args) {
       const hits = await deps.index.search(args.query, {

@@ -11,6 +11,7 @@
  */
 import { z } from "zod";
 import { leanJsonSchema } from "./lean-schema.js";
+import { LOAD_TOOLS, loadToolsSpec, runLoadTools } from "./load-tools.js";
 import type { Config } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
 import type { ToolCall, ToolSpec } from "../models/types.js";
@@ -112,21 +113,56 @@ export class ToolRegistry {
     if (hit && hit.version === this.version && hit.config === config && hit.policy === effective)
       return hit.set;
     const allowed = new Map<string, Tool>();
-    for (const t of this.tools.values()) if (isToolAllowed(effective, t)) allowed.set(t.name, t);
-    const set = this.makeSet(allowed);
+    for (const t of this.tools.values())
+      if (t.name !== LOAD_TOOLS && isToolAllowed(effective, t)) allowed.set(t.name, t);
+    const set = this.makeSet(allowed, new Set(config.tools.deferred));
     this.cache.set(agentId, { version: this.version, config, policy: effective, set });
     return set;
   }
 
-  private makeSet(allowed: Map<string, Tool>): ToolSet {
-    const specs = [...allowed.values()].map(toolSpec);
+  private makeSet(allowed: Map<string, Tool>, deferredNames: ReadonlySet<string>): ToolSet {
+    const eager: Tool[] = [];
+    const deferred = new Map<string, Tool>();
+    for (const t of allowed.values()) {
+      if (deferredNames.has(t.name)) deferred.set(t.name, t);
+      else eager.push(t);
+    }
+    const loader = loadToolsSpec([...deferred.values()]);
+    const base = [...eager.map(toolSpec), ...(loader ? [loader] : [])];
+    const names = [...allowed.keys()];
+    // One spec list per distinct set of loaded tools (a turn loads one or two, rarely more).
+    const withLoaded = new Map<string, ToolSpec[]>();
     return {
-      specs: () => specs,
+      specs: (loaded) => {
+        const extra = loaded ? [...deferred.values()].filter((t) => loaded.has(t.name)) : [];
+        if (extra.length === 0) return base;
+        const key = extra.map((t) => t.name).join(",");
+        let specs = withLoaded.get(key);
+        if (!specs) {
+          const rest = loadToolsSpec([...deferred.values()].filter((t) => !loaded?.has(t.name)));
+          specs = [...eager.map(toolSpec), ...extra.map(toolSpec), ...(rest ? [rest] : [])];
+          withLoaded.set(key, specs);
+        }
+        return specs;
+      },
+      names: () => names,
       execute: async (call, signal, ctx) => {
         const max = this.opts.config().tools.max_result_chars;
+        if (call.name === LOAD_TOOLS && deferred.size > 0)
+          return capResult(this.load(call, deferred, ctx), max);
         return capResult(await this.run(allowed, call, signal, ctx), max);
       },
     };
+  }
+
+  private load(call: ToolCall, deferred: ReadonlyMap<string, Tool>, ctx: ToolContext): ToolResult {
+    let raw: unknown;
+    try {
+      raw = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+    } catch (err) {
+      return { isError: true, content: `invalid arguments: not valid JSON (${(err as Error).message})` };
+    }
+    return runLoadTools(raw, deferred, toolSpec, ctx);
   }
 
   private async run(

@@ -137,8 +137,11 @@ export class Containment {
       ...(flushOf ? this.taint.sources(flushOf) : []),
       ...(turn.taint ?? []).map((t) => ({ ...t, at: this.deps.clock.now() })),
     ];
+    const names = inner.names?.bind(inner);
     return {
-      specs: () => inner.specs(),
+      // Everything but execute is the inner set's (deferred tools included).
+      specs: (loaded) => inner.specs(loaded),
+      ...(names ? { names } : {}),
       execute: async (call, signal, ctx) => {
         if (!this.enabled()) return inner.execute(call, signal, ctx);
         this.track(ctx.requestId, ctx.sessionId, turn.parentRequestId, ctx.agentId);
