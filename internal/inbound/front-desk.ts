@@ -91,6 +91,8 @@ export interface FrontDeskEntry extends Destination {
   extraSystem?: string;
   /** A turn that stores nothing (stateless `/v1`, the one-shot `/api` chat). */
   ephemeral?: InboundMessage["ephemeral"];
+  /** Untrusted input the message carries (a document, a non-owner sender, a webhook body). */
+  taint?: InboundMessage["taint"];
 }
 
 /** Who asks for a command, beyond the routed chat: the door's approval rules. */
@@ -183,6 +185,7 @@ export class FrontDesk implements FrontDeskPort {
       ...(entry.extraSystem !== undefined ? { extraSystem: entry.extraSystem } : {}),
       ...(entry.ephemeral ? { ephemeral: entry.ephemeral } : {}),
       ...(entry.onAccepted ? { onAccepted: entry.onAccepted } : {}),
+      ...(entry.taint?.length ? { taint: entry.taint } : {}),
     };
     return this.deps.host.submit(msg, onEvent);
   }
