@@ -10,7 +10,7 @@
  * (which refreshes the fast suite's fixture from a real run).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { FakeTelegramServer } from "../fakes/telegram-server.js";
@@ -289,6 +289,25 @@ export async function driveOpenClaw(o: DriveOptions): Promise<DriveResult> {
     return { ownerId: OWNER_ID, approvedId: APPROVED_ID, strangerId: STRANGER_ID, fact };
   } finally {
     await stop(gateway);
+    killLeftovers(o.home);
+  }
+}
+
+/** SIGKILLs what the program left running: processes whose HOME is our private one (only ours have it). */
+function killLeftovers(home: string): void {
+  let pids: string[] = [];
+  try {
+    pids = readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+  } catch {
+    return; // no /proc: nothing to scan
+  }
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`HOME=${home}`))
+        process.kill(Number(pid), "SIGKILL");
+    } catch {
+      /* gone, or not ours to read */
+    }
   }
 }
 

@@ -1,0 +1,224 @@
+/**
+ * `familiar import openclaw` on state written by the real OpenClaw 2026.9.6 (the fixture): the
+ * report item by item, secrets as ${VAR}, the OpenClaw directory byte for byte unchanged, a second
+ * run that updates without duplicating, comments in config.yaml kept, and planted symlinks refused.
+ */
+import Database from "better-sqlite3";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { afterEach, describe, expect, it } from "vitest";
+import { importOpenClawCommand } from "../../internal/cli/import.js";
+import { copyFixture, hashTree } from "./openclaw-fixture.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function run(from: string, into: string, dryRun = false): { code: number; out: string; err: string } {
+  let out = "";
+  let err = "";
+  const code = importOpenClawCommand({
+    from,
+    into,
+    config: "./config.yaml",
+    dryRun,
+    out: (t) => (out += t),
+    err: (t) => (err += t),
+  });
+  return { code, out, err };
+}
+
+function setup(): { from: string; into: string } {
+  const from = copyFixture();
+  dirs.push(join(from, ".."));
+  return { from, into: join(from, "..", "familiar") };
+}
+
+const configOf = (into: string): Record<string, any> =>
+  parse(readFileSync(join(into, "config.yaml"), "utf8")) as Record<string, any>;
+
+describe("familiar import openclaw", () => {
+  it("imports the real program's state, item by item, with secrets as ${VAR} and the source untouched", () => {
+    const { from, into } = setup();
+    const before = hashTree(from);
+    const r = run(from, into);
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(hashTree(from)).toBe(before);
+
+    // The report names each item and what happened to it.
+    for (const line of [
+      "+ SOUL.md: added",
+      "+ memory/2026-11-20.md: added",
+      "? tide-check: needs review (runs code (scripts/tides.sh): disabled until you review it)",
+      "packing-list: ",
+      "+ provider fakeai: added",
+      "+ morning-brief -> openclaw-morning-brief: added (30 7 * * 1-5 Europe/Lisbon, deliver telegram:111111111)",
+      "- heartbeat-main: skipped (managed by OpenClaw itself (heartbeat:main))",
+      "+ telegram user 222222222: added (approved in OpenClaw)",
+      "! models: provider claude-direct: its API is \"anthropic-messages\"",
+      "! models: fallback claude-direct/claude-sonnet-4-5",
+      "TELEGRAM_BOT_TOKEN  <- channels.telegram.botToken in openclaw.json",
+      "FAKEAI_API_KEY  <- models.providers.fakeai.apiKey in openclaw.json",
+      "Next steps:",
+    ])
+      expect(r.out).toContain(line);
+    expect(r.out).toMatch(/\+ agent:main:robin-chat: added \(4 messages, archived\)/);
+
+    // Workspace files arrive as they were.
+    expect(readFileSync(join(into, "workspace", "SOUL.md"), "utf8")).toBe(
+      readFileSync(join(from, "workspace", "SOUL.md"), "utf8"),
+    );
+    expect(existsSync(join(into, "workspace", "skills", "tide-check", "scripts", "tides.sh"))).toBe(true);
+
+    // config.yaml: references, never the secrets themselves.
+    const text = readFileSync(join(into, "config.yaml"), "utf8");
+    expect(text).not.toContain("openclaw-fake-token");
+    expect(text).not.toContain("sk-openclaw-fake-model-key");
+    expect(text).not.toContain("sk-ant-openclaw-fake");
+    expect(text).not.toContain("ollama-local");
+    const c = configOf(into);
+    expect(c.channels.telegram).toMatchObject({
+      enabled: true,
+      token: "${TELEGRAM_BOT_TOKEN}",
+      dm_policy: "pairing",
+      allow_from: ["111111111"],
+      groups: ["-1001234567890"],
+      require_mention: true,
+    });
+    expect(c.models.providers.fakeai.api_key).toBe("${FAKEAI_API_KEY}");
+    expect(c.models.primary).toBe("fakeai/gpt-4o-mini");
+    expect(c.models.fallbacks).toEqual(["ollama-box/llama3.1:8b"]);
+    expect(c.heartbeat).toMatchObject({ every: "2h", target: "last", active_hours: { start: "08:00", end: "22:00" } });
+    expect(c.cron.jobs).toEqual([
+      {
+        id: "openclaw-morning-brief",
+        cron: "30 7 * * 1-5",
+        timezone: "Europe/Lisbon",
+        message: "Summarise my day and the varnish order.",
+        session: "isolated",
+        deliver: "telegram:111111111",
+        enabled: true,
+        light_context: false,
+      },
+    ]);
+    expect(c.skills.disabled).toEqual(["tide-check"]);
+    // The owner's comments (here: the shipped ones `familiar init` wrote) survive the edits.
+    expect(text).toContain("# Where the SQLite database (familiar.db) and the instance lock live. [restart]");
+    expect(text).toContain("# Bot API server. Default: https://api.telegram.org");
+
+    // Pairing approval and conversations are in the database.
+    const db = new Database(join(into, "data", "familiar.db"), { readonly: true });
+    expect(db.prepare("SELECT user_id FROM pairing_allowed WHERE channel = 'telegram'").all()).toEqual([
+      { user_id: "222222222" },
+    ]);
+    const sessions = db
+      .prepare("SELECT key, archived_at IS NOT NULL AS archived, origin FROM sessions ORDER BY key")
+      .all();
+    expect(sessions).toEqual([
+      { key: "agent:main:openclaw:agent-main-robin-chat", archived: 1, origin: "openclaw-import" },
+      { key: "agent:main:openclaw:agent-main-workshop", archived: 1, origin: "openclaw-import" },
+    ]);
+    const fact = db
+      .prepare("SELECT role, created_at FROM messages WHERE content LIKE '%Ilse%'")
+      .get() as { role: string; created_at: number };
+    expect(fact.role).toBe("user");
+    // The original time, not the import's.
+    expect(fact.created_at).toBeLessThan(Date.parse("2026-11-26T00:00:00Z"));
+    db.close();
+  });
+
+  it("a dry run writes nothing and lists the same items", () => {
+    const { from, into } = setup();
+    const before = hashTree(from);
+    const dry = run(from, into, true);
+    expect(dry.code).toBe(0);
+    expect(dry.out).toContain("Dry run: nothing is written.");
+    expect(dry.out).toContain("+ SOUL.md: would add");
+    expect(dry.out).toContain("! models: provider claude-direct");
+    expect(existsSync(into)).toBe(false);
+    expect(hashTree(from)).toBe(before);
+    const real = run(from, into);
+    const names = (t: string): string[] => [...t.matchAll(/^ {2}[+~=?\-!i] ([^:]+):/gm)].map((m) => m[1] ?? "");
+    expect(names(real.out)).toEqual(names(dry.out));
+  });
+
+  it("a second run updates what changed and duplicates nothing; the owner's edits are kept", () => {
+    const { from, into } = setup();
+    expect(run(from, into).code).toBe(0);
+    const configAfterFirst = readFileSync(join(into, "config.yaml"), "utf8");
+
+    const again = run(from, into);
+    expect(again.code).toBe(0);
+    expect(again.out).not.toMatch(/: (added|updated)/);
+    expect(readFileSync(join(into, "config.yaml"), "utf8")).toBe(configAfterFirst);
+
+    // OpenClaw changed a file; the owner edited another one in Familiar since the import.
+    writeFileSync(join(from, "workspace", "USER.md"), "# USER.md\n\n- Name: Robin\n- Moved to Porto.\n");
+    writeFileSync(join(into, "workspace", "SOUL.md"), "# SOUL.md\n\nMy own words now.\n");
+    const third = run(from, into);
+    expect(third.out).toContain("~ USER.md: updated");
+    expect(third.out).toContain("= SOUL.md: yours kept (you edited it since the last import)");
+    expect(readFileSync(join(into, "workspace", "USER.md"), "utf8")).toContain("Moved to Porto");
+    expect(readFileSync(join(into, "workspace", "SOUL.md"), "utf8")).toContain("My own words now.");
+
+    const c = configOf(into);
+    expect(c.cron.jobs).toHaveLength(1);
+    const db = new Database(join(into, "data", "familiar.db"), { readonly: true });
+    expect((db.prepare("SELECT COUNT(*) AS n FROM sessions").get() as { n: number }).n).toBe(2);
+    expect((db.prepare("SELECT COUNT(*) AS n FROM messages").get() as { n: number }).n).toBe(6);
+    expect((db.prepare("SELECT COUNT(*) AS n FROM pairing_allowed").get() as { n: number }).n).toBe(1);
+    db.close();
+  });
+
+  it("imports into an existing config, keeping the owner's comments and settings", () => {
+    const { from, into } = setup();
+    mkdirSync(into, { recursive: true });
+    writeFileSync(
+      join(into, "config.yaml"),
+      "# My Familiar. Do not lose this comment.\ntimezone: Europe/Lisbon # where I live\nmodels:\n  max_retries: 5 # flaky wifi\n",
+    );
+    expect(run(from, into).code).toBe(0);
+    const text = readFileSync(join(into, "config.yaml"), "utf8");
+    expect(text).toContain("# My Familiar. Do not lose this comment.");
+    expect(text).toContain("timezone: Europe/Lisbon # where I live");
+    expect(text).toContain("max_retries: 5 # flaky wifi");
+    expect(configOf(into).models.providers.fakeai.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  });
+
+  it("never follows a symlink planted in the OpenClaw dir, and refuses oversized files", () => {
+    const { from, into } = setup();
+    const secret = join(tmpdir(), `familiar-secret-${process.pid}.txt`);
+    writeFileSync(secret, "PRIVATE-KEY-MATERIAL");
+    dirs.push(secret);
+    rmSync(join(from, "workspace", "SOUL.md"));
+    symlinkSync(secret, join(from, "workspace", "SOUL.md"));
+    symlinkSync("/etc", join(from, "workspace", "skills", "etc-skill"));
+    symlinkSync(secret, join(from, "workspace", "memory", "2026-11-21.md"));
+    writeFileSync(join(from, "workspace", "TOOLS.md"), "x".repeat(2 * 1024 * 1024));
+    const before = hashTree(from);
+    const r = run(from, into);
+    expect(r.code).toBe(0);
+    expect(hashTree(from)).toBe(before);
+    expect(r.out).toContain("! workspace: SOUL.md: a symlink (not followed)");
+    expect(r.out).toContain("! skills: etc-skill: a symlink (not followed)");
+    expect(r.out).toContain("! memory: memory/2026-11-21.md: a symlink (not followed)");
+    expect(r.out).toMatch(/! workspace: TOOLS\.md: .*more than the 1048576 read at most/);
+    expect(readFileSync(join(into, "workspace", "SOUL.md"), "utf8")).not.toContain("PRIVATE-KEY-MATERIAL");
+    expect(existsSync(join(into, "workspace", "memory", "2026-11-21.md"))).toBe(false);
+    expect(existsSync(join(into, "workspace", "skills", "etc-skill"))).toBe(false);
+  });
+
+  it("says what it expected when the directory is not OpenClaw's, and writes nothing", () => {
+    const dir = join(tmpdir(), `familiar-not-openclaw-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    dirs.push(dir);
+    const r = run(dir, join(dir, "familiar"));
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/is not an OpenClaw state directory: expected openclaw\.json in it/);
+    expect(existsSync(join(dir, "familiar"))).toBe(false);
+  });
+});
