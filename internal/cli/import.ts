@@ -35,7 +35,9 @@ export function importOpenClawCommand(opts: ImportCommandOptions): number {
         throw new ImportTargetError(
           `${configFile} does not exist and \`familiar init\` would overwrite ${made.existing
             .map((f) => relative(process.cwd(), f) || f)
-            .join(", ")}; nothing was written. Pass --into a new directory or --config an existing config.yaml`,
+            .join(
+              ", ",
+            )}; nothing was written. Pass --into a new directory or --config an existing config.yaml`,
         );
       out(`Made a new Familiar instance in ${dir} (as \`familiar init\` does).\n`);
     };

@@ -37,10 +37,15 @@ export function editStatus(doc: Document, e: ConfigEdit): ItemStatus {
     return deepEqual(cur, e.job) ? "unchanged" : "update";
   }
   const cur: unknown = doc.getIn(e.path);
-  const curJs: unknown = cur && typeof cur === "object" && "toJSON" in cur ? (cur as { toJSON(): unknown }).toJSON() : cur;
+  const curJs: unknown =
+    cur && typeof cur === "object" && "toJSON" in cur ? (cur as { toJSON(): unknown }).toJSON() : cur;
   if (e.kind === "add") {
     const list = Array.isArray(curJs) ? curJs : [];
-    return e.values.every((v) => list.some((x) => deepEqual(x, v))) ? "unchanged" : list.length ? "update" : "new";
+    return e.values.every((v) => list.some((x) => deepEqual(x, v)))
+      ? "unchanged"
+      : list.length
+        ? "update"
+        : "new";
   }
   if (curJs === undefined) return "new";
   return deepEqual(curJs, e.value) ? "unchanged" : "update";

@@ -8,7 +8,15 @@
  * - a second run updates: files by the manifest's hashes, cron jobs by id, sessions by id, pairing
  *   approvals by user; nothing is duplicated, and a file the owner edited since is kept.
  */
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { stringify } from "yaml";
 import { parseConfigText } from "../config/load.js";
@@ -108,7 +116,8 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
   let t = openTarget(opts.configFile);
   if (!t.exists && !opts.dryRun) {
     // Only once the source proved readable: a wrong --from leaves no half-made instance behind.
-    if (!opts.init) throw new ImportTargetError(`${t.configFile} does not exist: make it with \`familiar init\` first`);
+    if (!opts.init)
+      throw new ImportTargetError(`${t.configFile} does not exist: make it with \`familiar init\` first`);
     opts.init(dirname(t.configFile));
     t = openTarget(opts.configFile);
   }
@@ -137,7 +146,11 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
       area: f.area,
       name: s.rel,
       status: s.status,
-      ...(s.backup ? { detail: `yours kept as ${s.backup}` } : s.status === "kept" ? { detail: "you edited it since the last import" } : {}),
+      ...(s.backup
+        ? { detail: `yours kept as ${s.backup}` }
+        : s.status === "kept"
+          ? { detail: "you edited it since the last import" }
+          : {}),
     });
   }
   const disable: string[] = [];
@@ -155,11 +168,15 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
       area: "skills",
       name: sk.name,
       status: sk.review && st !== "unchanged" ? "review" : st,
-      detail: sk.review ? `${sk.review}: ${firstTime ? "disabled until you review it" : "left as you set it"}` : `${sk.files.length} files`,
+      detail: sk.review
+        ? `${sk.review}: ${firstTime ? "disabled until you review it" : "left as you set it"}`
+        : `${sk.files.length} files`,
     });
   }
   const agentSteps = files.agents.map((a) => {
-    const data = Buffer.from(`# Imported from OpenClaw agent "${a.id}" by \`familiar import openclaw\`.\n${stringify(a.yaml)}`);
+    const data = Buffer.from(
+      `# Imported from OpenClaw agent "${a.id}" by \`familiar import openclaw\`.\n${stringify(a.yaml)}`,
+    );
     return fileStep(t, { area: "agents", name: a.id, rel: a.rel, data });
   });
   for (const s of agentSteps) {
@@ -186,21 +203,38 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
   const view = readDbView(t.dataDir);
   const approvals = channels.approvals.map((a) => ({ ...a, have: view.allowed(a.channel, a.userId) }));
   for (const a of approvals)
-    items.push({ area: "pairing", name: `${a.channel} user ${a.userId}`, status: a.have ? "unchanged" : "new", detail: "approved in OpenClaw" });
+    items.push({
+      area: "pairing",
+      name: `${a.channel} user ${a.userId}`,
+      status: a.have ? "unchanged" : "new",
+      detail: "approved in OpenClaw",
+    });
   const sessions = src.sessions
     .filter((s) => s.messages.length > 0)
     .map((s) => {
       const agentId = agentMap(s.agentId) ?? t.defaultAgent;
       const id = `openclaw-${s.agentId}-${s.id}`;
       const have = view.messageCount(id);
-      const status: ItemStatus = have === undefined ? "new" : have >= s.messages.length ? "unchanged" : "update";
+      const status: ItemStatus =
+        have === undefined ? "new" : have >= s.messages.length ? "unchanged" : "update";
       return { s, agentId, id, status };
     });
   view.close();
   for (const x of sessions)
-    items.push({ area: "sessions", name: x.s.key, status: x.status, detail: `${x.s.messages.length} messages, archived` });
+    items.push({
+      area: "sessions",
+      name: x.s.key,
+      status: x.status,
+      detail: `${x.s.messages.length} messages, archived`,
+    });
   const empty = src.sessions.length - sessions.length;
-  if (empty > 0) items.push({ area: "sessions", name: `${empty} sessions`, status: "skip", detail: "no user or assistant text" });
+  if (empty > 0)
+    items.push({
+      area: "sessions",
+      name: `${empty} sessions`,
+      status: "skip",
+      detail: "no user or assistant text",
+    });
 
   // The new config must pass the real schema before anything is written.
   for (const e of edits) applyEdit(t.doc, e);
@@ -208,7 +242,9 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
   try {
     parseConfigText(configText, t.configFile, placeholderEnv(configText));
   } catch (err) {
-    throw new ImportTargetError(`the imported config would not be valid, nothing was written:\n${(err as Error).message}`);
+    throw new ImportTargetError(
+      `the imported config would not be valid, nothing was written:\n${(err as Error).message}`,
+    );
   }
 
   const result: ImportResult = {
@@ -253,7 +289,9 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
   } finally {
     db.close();
   }
-  t.manifest.reviewed = [...new Set([...t.manifest.reviewed, ...files.skills.filter((s) => s.review).map((s) => s.name)])];
+  t.manifest.reviewed = [
+    ...new Set([...t.manifest.reviewed, ...files.skills.filter((s) => s.review).map((s) => s.name)]),
+  ];
   writeAtomic(
     t.manifestFile,
     `${JSON.stringify({ ...t.manifest, source: src.dir, importedAt: Date.now() }, null, 2)}\n`,

@@ -57,7 +57,9 @@ export function formatReport(r: ImportResult): string {
     if (its.length === 0) continue;
     lines.push("", `${title}:`);
     for (const i of its)
-      lines.push(`  ${MARK[i.status]} ${i.name}: ${verb(i.status, r.dryRun)}${i.detail ? ` (${i.detail})` : ""}`);
+      lines.push(
+        `  ${MARK[i.status]} ${i.name}: ${verb(i.status, r.dryRun)}${i.detail ? ` (${i.detail})` : ""}`,
+      );
   }
   const cannot = r.items.filter((i) => i.status === "cannot");
   if (cannot.length > 0) {
@@ -70,10 +72,7 @@ export function formatReport(r: ImportResult): string {
   }
   const counts = new Map<ItemStatus, number>();
   for (const i of r.items) counts.set(i.status, (counts.get(i.status) ?? 0) + 1);
-  lines.push(
-    "",
-    `Summary: ${[...counts].map(([s, n]) => `${n} ${verb(s, r.dryRun)}`).join(", ")}.`,
-  );
+  lines.push("", `Summary: ${[...counts].map(([s, n]) => `${n} ${verb(s, r.dryRun)}`).join(", ")}.`);
   if (r.nextSteps.length > 0) {
     lines.push("", r.dryRun ? "After the import:" : "Next steps:");
     r.nextSteps.forEach((s, i) => lines.push(`  ${i + 1}. ${s}`));
@@ -96,10 +95,14 @@ export function nextSteps(r: ImportResult, t: Target): string[] {
       `Review the skills that run code (${review.map((i) => i.name).join(", ")}) in ${t.workspace}/skills/, then remove them from skills.disabled to enable them.`,
     );
   if (r.items.some((i) => i.status === "cannot"))
-    steps.push("Read the \"Cannot be imported\" lines above and set up those parts by hand (docs/import-openclaw.md).");
+    steps.push(
+      'Read the "Cannot be imported" lines above and set up those parts by hand (docs/import-openclaw.md).',
+    );
   steps.push(`familiar config check --config ${cfg}`);
   if (r.items.some((i) => i.area === "channels" && i.status !== "cannot"))
-    steps.push("Stop the OpenClaw gateway before starting Familiar: one bot token cannot be polled by two programs.");
+    steps.push(
+      "Stop the OpenClaw gateway before starting Familiar: one bot token cannot be polled by two programs.",
+    );
   steps.push(`familiar run --config ${cfg}`);
   return steps;
 }

@@ -25,11 +25,18 @@ export interface ChannelsPlan {
 /** A sender entry as a bare id, or undefined when Familiar cannot match it. */
 function senderId(channel: "telegram" | "discord", entry: unknown): string | undefined {
   const s = String(entry).trim();
-  const bare = s.replace(channel === "telegram" ? /^(telegram|tg):/i : /^(discord|user):/i, "").replace(/^<@!?(\d+)>$/, "$1");
+  const bare = s
+    .replace(channel === "telegram" ? /^(telegram|tg):/i : /^(discord|user):/i, "")
+    .replace(/^<@!?(\d+)>$/, "$1");
   return /^\d+$/.test(bare) ? bare : undefined;
 }
 
-function allowList(channel: "telegram" | "discord", list: unknown[], where: string, items: ImportItem[]): string[] {
+function allowList(
+  channel: "telegram" | "discord",
+  list: unknown[],
+  where: string,
+  items: ImportItem[],
+): string[] {
   const ids: string[] = [];
   for (const e of list) {
     const id = senderId(channel, e);
@@ -56,16 +63,29 @@ function telegram(t: Json, out: ChannelsPlan): void {
     if (token.env) out.env.push(token.env);
   } else if (str(t.tokenFile)) {
     cfg.token = "${TELEGRAM_BOT_TOKEN}";
-    out.env.push({ name: "TELEGRAM_BOT_TOKEN", from: `the file ${str(t.tokenFile)} (channels.telegram.tokenFile)` });
+    out.env.push({
+      name: "TELEGRAM_BOT_TOKEN",
+      from: `the file ${str(t.tokenFile)} (channels.telegram.tokenFile)`,
+    });
   } else {
     cfg.token = "${TELEGRAM_BOT_TOKEN}";
-    out.env.push({ name: "TELEGRAM_BOT_TOKEN", from: "OpenClaw read TELEGRAM_BOT_TOKEN from its environment" });
+    out.env.push({
+      name: "TELEGRAM_BOT_TOKEN",
+      from: "OpenClaw read TELEGRAM_BOT_TOKEN from its environment",
+    });
   }
   const apiRoot = str(t.apiRoot);
-  if (apiRoot && apiRoot.replace(/\/+$/, "") !== "https://api.telegram.org") cfg.api_root = apiRoot.replace(/\/+$/, "");
+  if (apiRoot && apiRoot.replace(/\/+$/, "") !== "https://api.telegram.org")
+    cfg.api_root = apiRoot.replace(/\/+$/, "");
   const policy = str(t.dmPolicy) ?? "pairing";
   if (POLICIES.has(policy)) cfg.dm_policy = policy;
-  else out.items.push({ area: "channels", name: `telegram dmPolicy ${policy}`, status: "cannot", detail: "kept Familiar's pairing" });
+  else
+    out.items.push({
+      area: "channels",
+      name: `telegram dmPolicy ${policy}`,
+      status: "cannot",
+      detail: "kept Familiar's pairing",
+    });
   const allow = allowList("telegram", arr(t.allowFrom), "allowFrom", out.items);
   if (policy === "open" && arr(t.allowFrom).includes("*")) cfg.dm_policy = "open";
   cfg.allow_from = allow;
@@ -77,7 +97,12 @@ function telegram(t: Json, out: ChannelsPlan): void {
   else cfg.groups = groupIds;
   const mentions = Object.values(groups).map((g) => obj(g).requireMention);
   const explicit = mentions.filter((m): m is boolean => typeof m === "boolean");
-  cfg.require_mention = typeof t.requireMention === "boolean" ? t.requireMention : explicit.length > 0 ? explicit.every(Boolean) : true;
+  cfg.require_mention =
+    typeof t.requireMention === "boolean"
+      ? t.requireMention
+      : explicit.length > 0
+        ? explicit.every(Boolean)
+        : true;
   if (new Set(explicit).size > 1)
     out.items.push({
       area: "channels",
@@ -90,17 +115,27 @@ function telegram(t: Json, out: ChannelsPlan): void {
       area: "channels",
       name: "telegram groupAllowFrom",
       status: "cannot",
-      detail: "Familiar has no per-sender allowlist in groups: everyone in an allowed group may mention the bot",
+      detail:
+        "Familiar has no per-sender allowlist in groups: everyone in an allowed group may mention the bot",
     });
   if (Object.keys(obj(t.accounts)).length > 0)
-    out.items.push({ area: "channels", name: "telegram accounts", status: "cannot", detail: "Familiar runs one Telegram bot; the default account was imported" });
+    out.items.push({
+      area: "channels",
+      name: "telegram accounts",
+      status: "cannot",
+      detail: "Familiar runs one Telegram bot; the default account was imported",
+    });
   out.planned.push({
     item: {
       area: "channels",
       name: "telegram",
       detail: `dm_policy ${String(cfg.dm_policy)}, allow_from [${allow.join(", ")}], groups [${(cfg.groups as string[]).join(", ")}]`,
     },
-    edits: Object.entries(cfg).map(([k, v]) => ({ kind: "set" as const, path: ["channels", "telegram", k], value: v })),
+    edits: Object.entries(cfg).map(([k, v]) => ({
+      kind: "set" as const,
+      path: ["channels", "telegram", k],
+      value: v,
+    })),
   });
 }
 
@@ -108,7 +143,9 @@ function discord(d: Json, out: ChannelsPlan): void {
   const cfg: Record<string, unknown> = { enabled: d.enabled !== false };
   const token = secretRef(d.token, "DISCORD_BOT_TOKEN", "channels.discord.token");
   cfg.token = token?.ref ?? "${DISCORD_BOT_TOKEN}";
-  out.env.push(token?.env ?? { name: "DISCORD_BOT_TOKEN", from: "OpenClaw read DISCORD_BOT_TOKEN from its environment" });
+  out.env.push(
+    token?.env ?? { name: "DISCORD_BOT_TOKEN", from: "OpenClaw read DISCORD_BOT_TOKEN from its environment" },
+  );
   const policy = str(d.dmPolicy) ?? str(obj(d.dm).policy) ?? "pairing";
   cfg.dm_policy = POLICIES.has(policy) ? policy : "pairing";
   cfg.allow_from = allowList("discord", arr(d.allowFrom ?? obj(d.dm).allowFrom), "allowFrom", out.items);
@@ -120,34 +157,66 @@ function discord(d: Json, out: ChannelsPlan): void {
       .map(([name]) => name);
     guilds[gid] = { channels: chans.length > 0 ? chans : ["*"], require_mention: g.requireMention !== false };
     if (arr(g.users).length > 0)
-      out.items.push({ area: "channels", name: `discord guild ${gid} users`, status: "cannot", detail: "Familiar has no per-user allowlist in guilds" });
+      out.items.push({
+        area: "channels",
+        name: `discord guild ${gid} users`,
+        status: "cannot",
+        detail: "Familiar has no per-user allowlist in guilds",
+      });
   }
   cfg.guilds = guilds;
   out.planned.push({
-    item: { area: "channels", name: "discord", detail: `dm_policy ${String(cfg.dm_policy)}, ${Object.keys(guilds).length} guilds` },
-    edits: Object.entries(cfg).map(([k, v]) => ({ kind: "set" as const, path: ["channels", "discord", k], value: v })),
+    item: {
+      area: "channels",
+      name: "discord",
+      detail: `dm_policy ${String(cfg.dm_policy)}, ${Object.keys(guilds).length} guilds`,
+    },
+    edits: Object.entries(cfg).map(([k, v]) => ({
+      kind: "set" as const,
+      path: ["channels", "discord", k],
+      value: v,
+    })),
   });
 }
 
-export function mapChannels(config: Json, pairing: { channel: string; account: string; entry: string }[]): ChannelsPlan {
+export function mapChannels(
+  config: Json,
+  pairing: { channel: string; account: string; entry: string }[],
+): ChannelsPlan {
   const out: ChannelsPlan = { planned: [], items: [], env: [], approvals: [] };
   const channels = obj(config.channels);
   if (channels.telegram) telegram(obj(channels.telegram), out);
   if (channels.discord) discord(obj(channels.discord), out);
   for (const name of Object.keys(channels))
     if (name !== "telegram" && name !== "discord")
-      out.items.push({ area: "channels", name, status: "cannot", detail: "Familiar has Telegram, Discord and its gateway only" });
+      out.items.push({
+        area: "channels",
+        name,
+        status: "cannot",
+        detail: "Familiar has Telegram, Discord and its gateway only",
+      });
   for (const p of pairing) {
     if (p.channel !== "telegram" && p.channel !== "discord") {
-      out.items.push({ area: "pairing", name: `${p.channel} ${p.entry}`, status: "cannot", detail: `no ${p.channel} channel in Familiar` });
+      out.items.push({
+        area: "pairing",
+        name: `${p.channel} ${p.entry}`,
+        status: "cannot",
+        detail: `no ${p.channel} channel in Familiar`,
+      });
       continue;
     }
     const id = senderId(p.channel, p.entry);
     if (!id) {
-      out.items.push({ area: "pairing", name: `${p.channel} ${p.entry}`, status: "cannot", detail: "not a numeric user id" });
+      out.items.push({
+        area: "pairing",
+        name: `${p.channel} ${p.entry}`,
+        status: "cannot",
+        detail: "not a numeric user id",
+      });
       continue;
     }
-    if (!out.approvals.some((a) => a.channel === p.channel && a.userId === id)) out.approvals.push({ channel: p.channel, userId: id });
+    if (!out.approvals.some((a) => a.channel === p.channel && a.userId === id))
+      out.approvals.push({ channel: p.channel, userId: id });
   }
   return out;
 }

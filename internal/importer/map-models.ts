@@ -122,10 +122,17 @@ export function mapModels(config: Json): ModelsPlan {
   };
   const whyNot = (ref: string): string => {
     const prov = ref.split("/")[0] ?? ref;
-    return why.get(prov) ?? (ref.includes("/") ? `provider "${prov}" is not OpenAI-compatible or not configured` : "not a <provider>/<model> reference");
+    return (
+      why.get(prov) ??
+      (ref.includes("/")
+        ? `provider "${prov}" is not OpenAI-compatible or not configured`
+        : "not a <provider>/<model> reference")
+    );
   };
 
-  const choice = modelChoice(obj(config.agents).defaults ? obj(obj(config.agents).defaults).model : undefined);
+  const choice = modelChoice(
+    obj(config.agents).defaults ? obj(obj(config.agents).defaults).model : undefined,
+  );
   if (choice.primary) {
     const m = refMap(choice.primary);
     if (m)
@@ -134,7 +141,12 @@ export function mapModels(config: Json): ModelsPlan {
         edits: [{ kind: "set", path: ["models", "primary"], value: m }],
       });
     else
-      items.push({ area: "models", name: `primary model ${choice.primary}`, status: "cannot", detail: whyNot(choice.primary) });
+      items.push({
+        area: "models",
+        name: `primary model ${choice.primary}`,
+        status: "cannot",
+        detail: whyNot(choice.primary),
+      });
   }
   const fallbacks: string[] = [];
   for (const f of choice.fallbacks) {

@@ -25,7 +25,10 @@ export function slug(s: string): string {
   );
 }
 
-export function mapHeartbeat(config: Json, refMap: (r: string) => string | undefined): { planned: PlannedConfig[]; items: ImportItem[] } {
+export function mapHeartbeat(
+  config: Json,
+  refMap: (r: string) => string | undefined,
+): { planned: PlannedConfig[]; items: ImportItem[] } {
   const defaults = obj(obj(config.agents).defaults);
   const hb = obj(defaults.heartbeat);
   const planned: PlannedConfig[] = [];
@@ -33,9 +36,11 @@ export function mapHeartbeat(config: Json, refMap: (r: string) => string | undef
   if (Object.keys(hb).length === 0) return { planned, items };
   const edits: PlannedConfig["edits"] = [];
   const every = hb.every === undefined ? undefined : parseDuration(String(hb.every));
-  if (every !== undefined) edits.push({ kind: "set", path: ["heartbeat", "every"], value: formatDuration(every) });
+  if (every !== undefined)
+    edits.push({ kind: "set", path: ["heartbeat", "every"], value: formatDuration(every) });
   const target = str(hb.target) ?? "owner";
-  if (target === "last" || target === "none") edits.push({ kind: "set", path: ["heartbeat", "target"], value: target });
+  if (target === "last" || target === "none")
+    edits.push({ kind: "set", path: ["heartbeat", "target"], value: target });
   else if (str(hb.to) && target !== "owner")
     edits.push({ kind: "set", path: ["heartbeat", "target"], value: `${target}:${String(hb.to)}` });
   else
@@ -59,11 +64,21 @@ export function mapHeartbeat(config: Json, refMap: (r: string) => string | undef
   if (model) {
     const m = refMap(model);
     if (m) edits.push({ kind: "set", path: ["heartbeat", "model"], value: m });
-    else items.push({ area: "heartbeat", name: `model ${model}`, status: "cannot", detail: "its provider was not imported; the agent's model is used" });
+    else
+      items.push({
+        area: "heartbeat",
+        name: `model ${model}`,
+        status: "cannot",
+        detail: "its provider was not imported; the agent's model is used",
+      });
   }
   if (str(hb.agentId)) edits.push({ kind: "set", path: ["heartbeat", "agent"], value: str(hb.agentId) });
   planned.push({
-    item: { area: "heartbeat", name: "heartbeat", detail: `every ${every === undefined ? "30m" : formatDuration(every)}${start ? `, ${start}-${end ?? ""}` : ""}` },
+    item: {
+      area: "heartbeat",
+      name: "heartbeat",
+      detail: `every ${every === undefined ? "30m" : formatDuration(every)}${start ? `, ${start}-${end ?? ""}` : ""}`,
+    },
     edits,
   });
   return { planned, items };
@@ -72,8 +87,10 @@ export function mapHeartbeat(config: Json, refMap: (r: string) => string | undef
 function scheduleOf(job: Json): Record<string, unknown> | string {
   const s = obj(job.schedule);
   const kind = str(s.kind);
-  if (kind === "cron" && str(s.expr)) return { cron: str(s.expr), ...(str(s.tz) ? { timezone: str(s.tz) } : {}) };
-  if (kind === "every" && typeof s.everyMs === "number" && s.everyMs > 0) return { every: formatDuration(s.everyMs) };
+  if (kind === "cron" && str(s.expr))
+    return { cron: str(s.expr), ...(str(s.tz) ? { timezone: str(s.tz) } : {}) };
+  if (kind === "every" && typeof s.everyMs === "number" && s.everyMs > 0)
+    return { every: formatDuration(s.everyMs) };
   if (kind === "at") {
     const at = typeof s.atMs === "number" ? new Date(s.atMs).toISOString() : str(s.at);
     if (at) return { at, ...(str(s.tz) ? { timezone: str(s.tz) } : {}) };
@@ -92,18 +109,27 @@ export function mapCron(
   for (const r of rows) {
     const label = r.name || r.id;
     if (r.declarationKey) {
-      items.push({ area: "cron", name: label, status: "skip", detail: `managed by OpenClaw itself (${r.declarationKey})` });
+      items.push({
+        area: "cron",
+        name: label,
+        status: "skip",
+        detail: `managed by OpenClaw itself (${r.declarationKey})`,
+      });
       continue;
     }
     const payload = obj(r.job.payload);
     const kind = str(payload.kind);
-    const message = kind === "agentTurn" ? str(payload.message) : kind === "systemEvent" ? str(payload.text) : undefined;
+    const message =
+      kind === "agentTurn" ? str(payload.message) : kind === "systemEvent" ? str(payload.text) : undefined;
     if (!message) {
       items.push({
         area: "cron",
         name: label,
         status: "cannot",
-        detail: kind === "command" || kind === "script" ? `a ${kind} job runs code on the host; recreate it by hand if you trust it` : `payload "${kind ?? "?"}" has no Familiar equivalent`,
+        detail:
+          kind === "command" || kind === "script"
+            ? `a ${kind} job runs code on the host; recreate it by hand if you trust it`
+            : `payload "${kind ?? "?"}" has no Familiar equivalent`,
       });
       continue;
     }
@@ -129,7 +155,8 @@ export function mapCron(
     const mode = str(delivery.mode) ?? "none";
     const channel = str(delivery.channel);
     const to = delivery.to === undefined ? undefined : String(delivery.to);
-    job.deliver = mode === "none" ? "none" : channel && channel !== "last" && to ? `${channel}:${to}` : "last";
+    job.deliver =
+      mode === "none" ? "none" : channel && channel !== "last" && to ? `${channel}:${to}` : "last";
     job.enabled = r.enabled;
     job.light_context = payload.lightContext === true;
     const problem = scheduleProblem(job as Parameters<typeof scheduleProblem>[0]);
@@ -147,7 +174,12 @@ export function mapCron(
       edits: [{ kind: "cron", job }],
     });
     if (target !== "main" && target !== "isolated")
-      items.push({ area: "cron", name: `${label} session ${target}`, status: "cannot", detail: "runs in a fresh (isolated) session in Familiar" });
+      items.push({
+        area: "cron",
+        name: `${label} session ${target}`,
+        status: "cannot",
+        detail: "runs in a fresh (isolated) session in Familiar",
+      });
   }
   return { planned, items };
 }

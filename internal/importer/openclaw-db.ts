@@ -163,9 +163,12 @@ export function eventMessage(ev: unknown, fallbackAt: number): TranscriptMessage
 
 /** Sessions and their user/assistant messages from an agent database. */
 export function readSessions(s: DbSnapshot): { sessions: OpenClawSession[]; unreadable: number } {
-  if (!s.hasTable("session_windows") || !s.hasTable("transcript_events")) return { sessions: [], unreadable: 0 };
+  if (!s.hasTable("session_windows") || !s.hasTable("transcript_events"))
+    return { sessions: [], unreadable: 0 };
   const windows = s.db
-    .prepare("SELECT session_id, session_key, created_at, updated_at FROM session_windows ORDER BY created_at, session_id")
+    .prepare(
+      "SELECT session_id, session_key, created_at, updated_at FROM session_windows ORDER BY created_at, session_id",
+    )
     .all() as { session_id: string; session_key: string; created_at: number; updated_at: number }[];
   const events = s.db.prepare(
     "SELECT event_json, event_zstd, event_utf8_bytes, created_at FROM transcript_events WHERE session_id = ? ORDER BY seq",
@@ -197,7 +200,13 @@ export function readSessions(s: DbSnapshot): { sessions: OpenClawSession[]; unre
         unreadable++;
       }
     }
-    sessions.push({ id: w.session_id, key: w.session_key, createdAt: w.created_at, updatedAt: w.updated_at, messages });
+    sessions.push({
+      id: w.session_id,
+      key: w.session_key,
+      createdAt: w.created_at,
+      updatedAt: w.updated_at,
+      messages,
+    });
   }
   return { sessions, unreadable };
 }

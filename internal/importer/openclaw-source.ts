@@ -38,8 +38,7 @@ const MAX_SMALL_JSON = 1024 * 1024;
 
 export type Json = Record<string, unknown>;
 
-export const obj = (v: unknown): Json =>
-  v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {};
+export const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
@@ -102,7 +101,12 @@ function readConfig(tree: SafeTree): Json {
  * An agent's workspace: the configured path when it is a readable directory, else the default place
  * under the state dir (a state dir copied from another machine keeps absolute paths of that machine).
  */
-function workspaceOf(tree: SafeTree, configured: string | undefined, id: string, isDefault: boolean): {
+function workspaceOf(
+  tree: SafeTree,
+  configured: string | undefined,
+  id: string,
+  isDefault: boolean,
+): {
   workspace: SafeTree | undefined;
   note?: string;
 } {
@@ -113,8 +117,7 @@ function workspaceOf(tree: SafeTree, configured: string | undefined, id: string,
     const inside = !rel.startsWith("..") && !isAbsolute(rel);
     const t = inside ? new SafeTree(resolve(tree.root, rel)) : new SafeTree(abs);
     try {
-      if (inside ? tree.isDir(rel) : t.isDir(""))
-        return { workspace: t };
+      if (inside ? tree.isDir(rel) : t.isDir("")) return { workspace: t };
     } catch {
       /* fall through */
     }
@@ -135,7 +138,9 @@ function agentsOf(tree: SafeTree, config: Json): OpenClawAgent[] {
   const entries = obj(agents.entries);
   // Older configs list agents as `agents.list: [{id, default, workspace}]`.
   const list = arr(agents.list).map(obj);
-  const ids = [...new Set([...Object.keys(entries), ...list.map((a) => str(a.id)).filter((x) => x !== undefined)])];
+  const ids = [
+    ...new Set([...Object.keys(entries), ...list.map((a) => str(a.id)).filter((x) => x !== undefined)]),
+  ];
   if (ids.length === 0) ids.push("main");
   const flagged = list.find((a) => a.default === true);
   const defaultId =
@@ -198,7 +203,10 @@ function legacySessions(tree: SafeTree, agentId: string, problems: string[]): Op
 }
 
 /** Legacy `credentials/<channel>-allowFrom.json` (`{allowFrom: [...]}` or a bare array). */
-function legacyAllowFrom(tree: SafeTree, problems: string[]): { channel: string; account: string; entry: string }[] {
+function legacyAllowFrom(
+  tree: SafeTree,
+  problems: string[],
+): { channel: string; account: string; entry: string }[] {
   const out: { channel: string; account: string; entry: string }[] = [];
   for (const e of tree.list("credentials")) {
     const m = /^(telegram|discord)(?:-(.+))?-allowFrom\.json$/.exec(e.name);

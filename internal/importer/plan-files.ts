@@ -24,13 +24,22 @@ const MAX_SKILL_FILES = 200;
 const MAX_SKILL_BYTES = 8 * 1024 * 1024;
 
 /** Workspace files Familiar reads, in prompt order (plus HEARTBEAT.md for heartbeats). */
-export const PERSONALITY_FILES = ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md", "MEMORY.md", "HEARTBEAT.md"];
+export const PERSONALITY_FILES = [
+  "AGENTS.md",
+  "SOUL.md",
+  "IDENTITY.md",
+  "USER.md",
+  "TOOLS.md",
+  "MEMORY.md",
+  "HEARTBEAT.md",
+];
 /** OpenClaw workspace files not imported, and why. */
 const SKIPPED_FILES: Record<string, string> = {
   "BOOTSTRAP.md": "OpenClaw's first-run ritual; Familiar has none",
   "BOOT.md": "OpenClaw's gateway start checklist; Familiar has none",
 };
-const CODE_EXT = /\.(sh|bash|zsh|fish|py|js|mjs|cjs|ts|rb|pl|php|ps1|bat|cmd|exe|bin|so|dylib|jar|go|rs|lua)$/i;
+const CODE_EXT =
+  /\.(sh|bash|zsh|fish|py|js|mjs|cjs|ts|rb|pl|php|ps1|bat|cmd|exe|bin|so|dylib|jar|go|rs|lua)$/i;
 
 export interface FileWrite {
   area: ImportArea;
@@ -64,7 +73,13 @@ export interface FilesPlan {
   items: ImportItem[];
 }
 
-function readInto(tree: SafeTree, rel: string, items: ImportItem[], area: ImportArea, max = MAX_MD_BYTES): Buffer | undefined {
+function readInto(
+  tree: SafeTree,
+  rel: string,
+  items: ImportItem[],
+  area: ImportArea,
+  max = MAX_MD_BYTES,
+): Buffer | undefined {
   try {
     return tree.read(rel, max);
   } catch (err) {
@@ -99,7 +114,13 @@ function skillOf(tree: SafeTree, dir: string, name: string, items: ImportItem[])
       if (!data) continue;
       bytes += data.length;
       if (e.executable || CODE_EXT.test(e.name)) reasons.push(`runs code (${inSkill})`);
-      files.push({ area: "skills", name, rel: `skills/${name}/${inSkill}`, data, ...(e.executable ? { mode: 0o755 } : {}) });
+      files.push({
+        area: "skills",
+        name,
+        rel: `skills/${name}/${inSkill}`,
+        data,
+        ...(e.executable ? { mode: 0o755 } : {}),
+      });
     }
   };
   walk(dir, 0);
@@ -110,7 +131,8 @@ function skillOf(tree: SafeTree, dir: string, name: string, items: ImportItem[])
   }
   const { meta } = parseSkillFile(skillMd.data.toString("utf8"));
   const oc = (meta.metadata as { openclaw?: Record<string, unknown> } | undefined)?.openclaw ?? {};
-  if (meta.requires || oc.requires || oc.install || meta.install) reasons.push("declares required programs or an installer");
+  if (meta.requires || oc.requires || oc.install || meta.install)
+    reasons.push("declares required programs or an installer");
   const unique = [...new Set(reasons)];
   return { name, files, ...(unique.length > 0 ? { review: unique.join("; ") } : {}) };
 }
@@ -120,7 +142,12 @@ function agentFiles(a: OpenClawAgent, tree: SafeTree, out: FilesPlan): void {
   const prompt: string[] = [];
   for (const e of tree.list("")) {
     if (e.kind === "symlink") {
-      out.items.push({ area: "workspace", name: `${base}${e.name}`, status: "cannot", detail: "a symlink (not followed)" });
+      out.items.push({
+        area: "workspace",
+        name: `${base}${e.name}`,
+        status: "cannot",
+        detail: "a symlink (not followed)",
+      });
       continue;
     }
     if (e.kind !== "file" || !e.name.endsWith(".md")) continue;
@@ -138,14 +165,26 @@ function agentFiles(a: OpenClawAgent, tree: SafeTree, out: FilesPlan): void {
   }
   for (const e of tree.list("memory")) {
     if (e.kind !== "file" || !e.name.endsWith(".md")) {
-      if (e.kind === "symlink") out.items.push({ area: "memory", name: `memory/${e.name}`, status: "cannot", detail: "a symlink (not followed)" });
+      if (e.kind === "symlink")
+        out.items.push({
+          area: "memory",
+          name: `memory/${e.name}`,
+          status: "cannot",
+          detail: "a symlink (not followed)",
+        });
       continue;
     }
     const data = readInto(tree, `memory/${e.name}`, out.items, "memory");
     if (!data) continue;
     const stem = e.name.replace(/\.md$/, "");
     const rel = a.isDefault ? `memory/${e.name}` : `memory/${stem}-${a.id}.md`;
-    out.files.push({ area: "memory", name: rel, rel, data, altRel: `memory/${stem}-openclaw${a.isDefault ? "" : `-${a.id}`}.md` });
+    out.files.push({
+      area: "memory",
+      name: rel,
+      rel,
+      data,
+      altRel: `memory/${stem}-openclaw${a.isDefault ? "" : `-${a.id}`}.md`,
+    });
   }
   for (const e of tree.list("skills")) {
     if (e.kind === "dir") {
@@ -174,7 +213,12 @@ export function planFiles(src: OpenClawSource): FilesPlan {
   const out: FilesPlan = { files: [], skills: [], agents: [], items: [] };
   for (const a of src.agents) {
     if (a.workspaceNote)
-      out.items.push({ area: "workspace", name: `agent ${a.id}`, status: a.workspace ? "note" : "cannot", detail: a.workspaceNote });
+      out.items.push({
+        area: "workspace",
+        name: `agent ${a.id}`,
+        status: a.workspace ? "note" : "cannot",
+        detail: a.workspaceNote,
+      });
     if (a.workspace) agentFiles(a, a.workspace, out);
   }
   // Skills shared by every agent (`<state>/skills/`); a workspace skill of the same name wins, as in OpenClaw.

@@ -54,8 +54,7 @@ export class SafeTree {
       cur = join(cur, part);
       const st = lstatSync(cur, { throwIfNoEntry: false });
       if (!st) throw new UntrustedPathError("MISSING", `${join(this.root, r)} does not exist`);
-      if (st.isSymbolicLink())
-        throw new UntrustedPathError("SYMLINK", `${cur} is a symlink (not followed)`);
+      if (st.isSymbolicLink()) throw new UntrustedPathError("SYMLINK", `${cur} is a symlink (not followed)`);
     }
     return abs;
   }
@@ -109,7 +108,10 @@ export class SafeTree {
       const st = fstatSync(fd);
       if (!st.isFile()) throw new UntrustedPathError("NOT_FILE", `${abs}: expected a regular file`);
       if (st.size > max)
-        throw new UntrustedPathError("TOO_LARGE", `${abs}: ${st.size} bytes, more than the ${max} read at most`);
+        throw new UntrustedPathError(
+          "TOO_LARGE",
+          `${abs}: ${st.size} bytes, more than the ${max} read at most`,
+        );
       const buf = Buffer.alloc(st.size);
       let off = 0;
       while (off < st.size) {

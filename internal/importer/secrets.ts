@@ -29,7 +29,11 @@ export function secretRef(value: unknown, suggested: string, where: string): Sec
   if (value === undefined || value === null || value === "") return undefined;
   if (typeof value === "string") {
     const m = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value.trim());
-    if (m?.[1]) return { ref: `\${${m[1]}}`, env: { name: m[1], from: `already an environment variable in OpenClaw (${where})` } };
+    if (m?.[1])
+      return {
+        ref: `\${${m[1]}}`,
+        env: { name: m[1], from: `already an environment variable in OpenClaw (${where})` },
+      };
     const name = envName(suggested);
     return { ref: `\${${name}}`, env: { name, from: `${where} in openclaw.json` } };
   }
@@ -37,7 +41,10 @@ export function secretRef(value: unknown, suggested: string, where: string): Sec
     const o = value as { source?: unknown; id?: unknown; provider?: unknown };
     const id = typeof o.id === "string" ? o.id : undefined;
     if (o.source === "env" && id && /^[A-Za-z_][A-Za-z0-9_]*$/.test(id))
-      return { ref: `\${${id}}`, env: { name: id, from: `OpenClaw read it from the environment variable ${id} (${where})` } };
+      return {
+        ref: `\${${id}}`,
+        env: { name: id, from: `OpenClaw read it from the environment variable ${id} (${where})` },
+      };
     const name = envName(suggested);
     return {
       ref: `\${${name}}`,

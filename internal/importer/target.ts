@@ -69,7 +69,11 @@ export function openTarget(configFile: string): Target {
     defaultAgent = config.agents.default;
   } catch {
     // An invalid or missing config: read the two paths as written (relative to the config's dir).
-    const raw = (doc.toJS() ?? {}) as { workspace?: unknown; data_dir?: unknown; agents?: { default?: unknown } };
+    const raw = (doc.toJS() ?? {}) as {
+      workspace?: unknown;
+      data_dir?: unknown;
+      agents?: { default?: unknown };
+    };
     const abs = (p: unknown, d: string): string => {
       const s = typeof p === "string" && p !== "" ? p : d;
       return isAbsolute(s) ? s : resolve(base, s);
@@ -113,8 +117,11 @@ export function readDbView(dataDir: string): DbView {
   };
   return {
     allowed: (channel, userId) =>
-      q<{ n: number }>("SELECT 1 AS n FROM pairing_allowed WHERE channel = ? AND user_id = ?", channel, userId) !==
-      undefined,
+      q<{ n: number }>(
+        "SELECT 1 AS n FROM pairing_allowed WHERE channel = ? AND user_id = ?",
+        channel,
+        userId,
+      ) !== undefined,
     messageCount: (id) => {
       if (!q("SELECT 1 AS n FROM sessions WHERE id = ?", id)) return undefined;
       return q<{ n: number }>("SELECT COUNT(*) AS n FROM messages WHERE session_id = ?", id)?.n ?? 0;

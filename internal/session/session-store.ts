@@ -377,7 +377,7 @@ export class SessionStore {
           )
           .run(s.id, s.key, s.agentId, s.createdAt, s.updatedAt, s.updatedAt, s.origin);
       }
-      const have = existing ? this.s.count.get(s.id)?.n ?? 0 : 0;
+      const have = existing ? (this.s.count.get(s.id)?.n ?? 0) : 0;
       for (const m of messages.slice(have))
         this.s.insertMessage.run({
           session_id: s.id,

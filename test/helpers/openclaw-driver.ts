@@ -198,7 +198,9 @@ export async function driveOpenClaw(o: DriveOptions): Promise<DriveResult> {
         baseUrl: "https://api.anthropic.com",
         api: "anthropic-messages",
         apiKey: "sk-ant-openclaw-fake",
-        models: [{ id: "claude-sonnet-4-5", name: "Claude Sonnet 4.5", contextWindow: 200000, maxTokens: 8192 }],
+        models: [
+          { id: "claude-sonnet-4-5", name: "Claude Sonnet 4.5", contextWindow: 200000, maxTokens: 8192 },
+        ],
       },
     },
     {
@@ -224,10 +226,14 @@ export async function driveOpenClaw(o: DriveOptions): Promise<DriveResult> {
   ];
   await must(o, ["config", "set", "--batch-json", JSON.stringify(batch)]);
 
-  const gateway = spawn(o.node, [o.bin, "gateway", "run", "--port", String(o.gatewayPort), "--allow-unconfigured"], {
-    env: envOf(o),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const gateway = spawn(
+    o.node,
+    [o.bin, "gateway", "run", "--port", String(o.gatewayPort), "--allow-unconfigured"],
+    {
+      env: envOf(o),
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let gwLog = "";
   gateway.stdout?.on("data", (d: Buffer) => (gwLog += d.toString()));
   gateway.stderr?.on("data", (d: Buffer) => (gwLog += d.toString()));
@@ -235,7 +241,8 @@ export async function driveOpenClaw(o: DriveOptions): Promise<DriveResult> {
     await waitFor(
       "the OpenClaw gateway",
       async () => {
-        if (gateway.exitCode !== null) throw new Error(`gateway exited ${gateway.exitCode}:\n${gwLog.slice(-3000)}`);
+        if (gateway.exitCode !== null)
+          throw new Error(`gateway exited ${gateway.exitCode}:\n${gwLog.slice(-3000)}`);
         try {
           const r = await fetch(`http://127.0.0.1:${o.gatewayPort}/healthz`);
           return r.ok ? true : undefined;
@@ -258,7 +265,10 @@ export async function driveOpenClaw(o: DriveOptions): Promise<DriveResult> {
     const code = await waitFor(
       "a pairing code sent to the second user",
       async () => {
-        const m = o.telegram.visible(APPROVED_ID).map((x) => x.text).join("\n");
+        const m = o.telegram
+          .visible(APPROVED_ID)
+          .map((x) => x.text)
+          .join("\n");
         return /\b([A-Z2-9]{8})\b/.exec(m)?.[1];
       },
       120_000,
@@ -295,7 +305,7 @@ export async function driveOpenClaw(o: DriveOptions): Promise<DriveResult> {
 
 /** SIGKILLs what the program left running: processes whose HOME is our private one (only ours have it). */
 function killLeftovers(home: string): void {
-  let pids: string[] = [];
+  let pids: string[];
   try {
     pids = readdirSync("/proc").filter((p) => /^\d+$/.test(p));
   } catch {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterEach, describe, expect, it } from "vitest";
 import { importOpenClawCommand } from "../../internal/cli/import.js";
-import { copyFixture, hashTree } from "./openclaw-fixture.js";
+import { copyFixture, hashTree, type ImportedConfig } from "./openclaw-fixture.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -37,8 +37,8 @@ function setup(): { from: string; into: string } {
   return { from, into: join(from, "..", "familiar") };
 }
 
-const configOf = (into: string): Record<string, any> =>
-  parse(readFileSync(join(into, "config.yaml"), "utf8")) as Record<string, any>;
+const configOf = (into: string): ImportedConfig =>
+  parse(readFileSync(join(into, "config.yaml"), "utf8")) as ImportedConfig;
 
 describe("familiar import openclaw", () => {
   it("imports the real program's state, item by item, with secrets as ${VAR} and the source untouched", () => {
@@ -51,7 +51,9 @@ describe("familiar import openclaw", () => {
 
     // The report names each item and what happened to it.
     for (const line of [
-      "+ SOUL.md: added",
+      // The template files `familiar init` wrote are replaced (no backup: they are the shipped ones).
+      "~ SOUL.md: updated",
+      "+ IDENTITY.md: added",
       "+ memory/2026-11-20.md: added",
       "? tide-check: needs review (runs code (scripts/tides.sh): disabled until you review it)",
       "packing-list: ",
@@ -59,7 +61,7 @@ describe("familiar import openclaw", () => {
       "+ morning-brief -> openclaw-morning-brief: added (30 7 * * 1-5 Europe/Lisbon, deliver telegram:111111111)",
       "- heartbeat-main: skipped (managed by OpenClaw itself (heartbeat:main))",
       "+ telegram user 222222222: added (approved in OpenClaw)",
-      "! models: provider claude-direct: its API is \"anthropic-messages\"",
+      '! models: provider claude-direct: its API is "anthropic-messages"',
       "! models: fallback claude-direct/claude-sonnet-4-5",
       "TELEGRAM_BOT_TOKEN  <- channels.telegram.botToken in openclaw.json",
       "FAKEAI_API_KEY  <- models.providers.fakeai.apiKey in openclaw.json",
@@ -72,6 +74,7 @@ describe("familiar import openclaw", () => {
     expect(readFileSync(join(into, "workspace", "SOUL.md"), "utf8")).toBe(
       readFileSync(join(from, "workspace", "SOUL.md"), "utf8"),
     );
+    expect(existsSync(join(into, "workspace", "SOUL.md.pre-import"))).toBe(false);
     expect(existsSync(join(into, "workspace", "skills", "tide-check", "scripts", "tides.sh"))).toBe(true);
 
     // config.yaml: references, never the secrets themselves.
@@ -89,10 +92,14 @@ describe("familiar import openclaw", () => {
       groups: ["-1001234567890"],
       require_mention: true,
     });
-    expect(c.models.providers.fakeai.api_key).toBe("${FAKEAI_API_KEY}");
+    expect(c.models.providers.fakeai?.api_key).toBe("${FAKEAI_API_KEY}");
     expect(c.models.primary).toBe("fakeai/gpt-4o-mini");
     expect(c.models.fallbacks).toEqual(["ollama-box/llama3.1:8b"]);
-    expect(c.heartbeat).toMatchObject({ every: "2h", target: "last", active_hours: { start: "08:00", end: "22:00" } });
+    expect(c.heartbeat).toMatchObject({
+      every: "2h",
+      target: "last",
+      active_hours: { start: "08:00", end: "22:00" },
+    });
     expect(c.cron.jobs).toEqual([
       {
         id: "openclaw-morning-brief",
@@ -122,9 +129,10 @@ describe("familiar import openclaw", () => {
       { key: "agent:main:openclaw:agent-main-robin-chat", archived: 1, origin: "openclaw-import" },
       { key: "agent:main:openclaw:agent-main-workshop", archived: 1, origin: "openclaw-import" },
     ]);
-    const fact = db
-      .prepare("SELECT role, created_at FROM messages WHERE content LIKE '%Ilse%'")
-      .get() as { role: string; created_at: number };
+    const fact = db.prepare("SELECT role, created_at FROM messages WHERE content LIKE '%Ilse%'").get() as {
+      role: string;
+      created_at: number;
+    };
     expect(fact.role).toBe("user");
     // The original time, not the import's.
     expect(fact.created_at).toBeLessThan(Date.parse("2026-11-26T00:00:00Z"));
@@ -142,7 +150,8 @@ describe("familiar import openclaw", () => {
     expect(existsSync(into)).toBe(false);
     expect(hashTree(from)).toBe(before);
     const real = run(from, into);
-    const names = (t: string): string[] => [...t.matchAll(/^ {2}[+~=?\-!i] ([^:]+):/gm)].map((m) => m[1] ?? "");
+    const names = (t: string): string[] =>
+      [...t.matchAll(/^ {2}[+~=?\-!i] ([^:]+):/gm)].map((m) => m[1] ?? "");
     expect(names(real.out)).toEqual(names(dry.out));
   });
 
@@ -186,7 +195,7 @@ describe("familiar import openclaw", () => {
     expect(text).toContain("# My Familiar. Do not lose this comment.");
     expect(text).toContain("timezone: Europe/Lisbon # where I live");
     expect(text).toContain("max_retries: 5 # flaky wifi");
-    expect(configOf(into).models.providers.fakeai.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    expect(configOf(into).models.providers.fakeai?.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
   });
 
   it("never follows a symlink planted in the OpenClaw dir, and refuses oversized files", () => {

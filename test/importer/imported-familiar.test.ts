@@ -86,7 +86,11 @@ describe("Familiar after the import", () => {
     // The user approved by pairing in OpenClaw is let in.
     llm.enqueue({ text: "Hello Sam." });
     tg.pushText({ id: 222222222, first_name: "Sam" }, "hi again");
-    await tg.waitFor(() => tg.visible(222222222).some((m) => m.text === "Hello Sam."), 30_000, "Sam's answer");
+    await tg.waitFor(
+      () => tg.visible(222222222).some((m) => m.text === "Hello Sam."),
+      30_000,
+      "Sam's answer",
+    );
 
     // A stranger gets a pairing code and never reaches the model.
     const before = llm.requests.length;
@@ -100,18 +104,27 @@ describe("Familiar after the import", () => {
 
   it("runs the imported cron job at its time (fake clock)", async () => {
     const into = imported();
-    const cfg = parse(readFileSync(join(into, "config.yaml"), "utf8")) as { cron: { jobs: Record<string, unknown>[] } };
+    const cfg = parse(readFileSync(join(into, "config.yaml"), "utf8")) as {
+      cron: { jobs: Record<string, unknown>[] };
+    };
     // 30 7 * * 1-5 in Europe/Lisbon: on Monday 2026-01-05 that is 07:30 UTC (winter time).
     const clock = new FakeClock(Date.parse("2026-01-05T07:00:00Z"));
     const h = await startHarness(llm, { cron: { jobs: cfg.cron.jobs } }, { clock });
-    const svc = createCronService(h.core.ctx, { host: h.host, outbox: h.channels, pollClock: new FakeClock() });
+    const svc = createCronService(h.core.ctx, {
+      host: h.host,
+      outbox: h.channels,
+      pollClock: new FakeClock(),
+    });
     await svc.start();
     try {
       await clock.advance(29 * 60_000);
       await until(() => svc.list().every((j) => !j.running), "no run yet");
       expect(llm.requests.map((r) => lastUserOf(r)).join("\n")).not.toContain("varnish");
       await clock.advance(2 * 60_000);
-      await until(() => llm.requests.some((r) => lastUserOf(r).includes("Summarise my day and the varnish order.")), "the 07:30 run");
+      await until(
+        () => llm.requests.some((r) => lastUserOf(r).includes("Summarise my day and the varnish order.")),
+        "the 07:30 run",
+      );
       await until(() => svc.list().every((j) => !j.running), "the run to finish");
       const runs = svc.runs("openclaw-morning-brief", 10).filter((r) => r.status !== "skipped");
       expect(runs.map((r) => new Date(r.startedAt).toISOString())).toEqual(["2026-01-05T07:30:00.000Z"]);

@@ -5,7 +5,15 @@
  * changes the OpenClaw directory.
  */
 import { createHash } from "node:crypto";
-import { cpSync, lstatSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -46,4 +54,17 @@ export function hashTree(dir: string): string {
   };
   walk("");
   return h.digest("hex");
+}
+
+/** The parts of an imported config.yaml the tests read. */
+export interface ImportedConfig {
+  channels: { telegram: Record<string, unknown> };
+  models: {
+    providers: Record<string, { base_url: string; api_key?: string }>;
+    primary?: string;
+    fallbacks?: string[];
+  };
+  heartbeat: Record<string, unknown>;
+  cron: { jobs: Record<string, unknown>[] };
+  skills: { disabled: string[] };
 }

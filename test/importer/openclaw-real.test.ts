@@ -19,8 +19,14 @@ import { openDatabase } from "../../internal/store/db.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer } from "../fakes/telegram-server.js";
 import { freePort } from "../helpers/daemon.js";
-import { APPROVED_ID, driveOpenClaw, openclawInstall, OWNER_ID, TELEGRAM_TOKEN } from "../helpers/openclaw-driver.js";
-import { hashTree } from "./openclaw-fixture.js";
+import {
+  APPROVED_ID,
+  driveOpenClaw,
+  openclawInstall,
+  OWNER_ID,
+  TELEGRAM_TOKEN,
+} from "../helpers/openclaw-driver.js";
+import { hashTree, type ImportedConfig } from "./openclaw-fixture.js";
 
 const install = openclawInstall();
 const SKIP = "missing" in install ? ` (skipped: ${install.missing})` : "";
@@ -54,23 +60,46 @@ describe.skipIf("missing" in install)(`import from the real openclaw@2026.9.6${S
     const before = hashTree(state);
     const into = join(root, "familiar");
     let out = "";
-    const code = importOpenClawCommand({ from: state, into, config: "./config.yaml", out: (t) => (out += t), err: (t) => (out += t) });
+    const code = importOpenClawCommand({
+      from: state,
+      into,
+      config: "./config.yaml",
+      out: (t) => (out += t),
+      err: (t) => (out += t),
+    });
     expect(code, out).toBe(0);
     expect(hashTree(state)).toBe(before);
 
-    for (const f of ["SOUL.md", "USER.md", "MEMORY.md", "IDENTITY.md", "memory/2026-11-20.md", "skills/packing-list/SKILL.md"])
-      expect(readFileSync(join(into, "workspace", f), "utf8")).toBe(readFileSync(join(state, "workspace", f), "utf8"));
+    for (const f of [
+      "SOUL.md",
+      "USER.md",
+      "MEMORY.md",
+      "IDENTITY.md",
+      "memory/2026-11-20.md",
+      "skills/packing-list/SKILL.md",
+    ])
+      expect(readFileSync(join(into, "workspace", f), "utf8")).toBe(
+        readFileSync(join(state, "workspace", f), "utf8"),
+      );
     expect(out).toContain("? tide-check: needs review");
-    const cfg = parse(readFileSync(join(into, "config.yaml"), "utf8")) as Record<string, any>;
+    const cfg = parse(readFileSync(join(into, "config.yaml"), "utf8")) as ImportedConfig;
     expect(cfg.channels.telegram.allow_from).toEqual([OWNER_ID]);
     expect(cfg.channels.telegram.token).toBe("${TELEGRAM_BOT_TOKEN}");
     expect(cfg.cron.jobs).toEqual([
-      expect.objectContaining({ id: "openclaw-morning-brief", cron: "30 7 * * 1-5", timezone: "Europe/Lisbon", deliver: `telegram:${OWNER_ID}` }),
+      expect.objectContaining({
+        id: "openclaw-morning-brief",
+        cron: "30 7 * * 1-5",
+        timezone: "Europe/Lisbon",
+        deliver: `telegram:${OWNER_ID}`,
+      }),
     ]);
     expect(out).toContain(`+ telegram user ${APPROVED_ID}: added`);
 
     // memory_search's index finds the fact the owner told OpenClaw.
-    const config = configFromObject({ workspace: join(into, "workspace"), data_dir: join(into, "data"), timezone: "UTC" }, into);
+    const config = configFromObject(
+      { workspace: join(into, "workspace"), data_dir: join(into, "data"), timezone: "UTC" },
+      into,
+    );
     const db = openDatabase(config.data_dir, { migrations: allMigrations });
     const index = new MemoryIndex(db, () => config.workspace, { config: () => config });
     try {
@@ -85,7 +114,13 @@ describe.skipIf("missing" in install)(`import from the real openclaw@2026.9.6${S
 
     // A second run duplicates nothing.
     let again = "";
-    importOpenClawCommand({ from: state, into, config: "./config.yaml", out: (t) => (again += t), err: (t) => (again += t) });
+    importOpenClawCommand({
+      from: state,
+      into,
+      config: "./config.yaml",
+      out: (t) => (again += t),
+      err: (t) => (again += t),
+    });
     expect(again).not.toMatch(/: (added|updated)/);
   }, 900_000);
 });
