@@ -27,7 +27,9 @@ import { allMigrations } from "../daemon/migrations.js";
 import { SessionStore } from "../session/session-store.js";
 import { openDatabase } from "../store/db.js";
 import { applyEdit, plannedStatus } from "./config-doc.js";
-import type { ConfigEdit, EnvVar, ImportItem, ItemStatus } from "./import-types.js";
+import type { ConfigEdit, EnvVar, ImportItem, ImportResult, ItemStatus } from "./import-types.js";
+
+export type { ImportResult } from "./import-types.js";
 import { mapChannels } from "./map-channels.js";
 import { mapModels } from "./map-models.js";
 import { mapCron, mapHeartbeat } from "./map-schedule.js";
@@ -44,16 +46,6 @@ export interface ImportOptions {
   dryRun: boolean;
   /** Makes a new instance in this directory (`familiar init`) when config.yaml does not exist. */
   init?: (dir: string) => void;
-}
-
-export interface ImportResult {
-  from: string;
-  version: string | undefined;
-  configFile: string;
-  dryRun: boolean;
-  items: ImportItem[];
-  env: EnvVar[];
-  nextSteps: string[];
 }
 
 /** The import could not be applied (nothing was written). */

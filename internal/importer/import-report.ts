@@ -4,8 +4,7 @@
  * print the same items, so what the dry run promised is what the run does.
  */
 import { relative } from "node:path";
-import type { ImportResult } from "./import-openclaw.js";
-import type { ImportArea, ItemStatus } from "./import-types.js";
+import type { ImportArea, ImportResult, ItemStatus } from "./import-types.js";
 import type { Target } from "./target.js";
 
 const AREAS: [ImportArea, string][] = [

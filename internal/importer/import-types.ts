@@ -55,3 +55,14 @@ export interface PlannedConfig {
   item: Omit<ImportItem, "status"> & { status?: ItemStatus };
   edits: ConfigEdit[];
 }
+
+/** What an import did (or, on a dry run, would do). */
+export interface ImportResult {
+  from: string;
+  version: string | undefined;
+  configFile: string;
+  dryRun: boolean;
+  items: ImportItem[];
+  env: EnvVar[];
+  nextSteps: string[];
+}
