@@ -12,6 +12,7 @@
  *
  * Reads go through SafeTree (no symlinks, caps); nothing is executed.
  */
+import { AGENT_NAME_RE } from "../agent/catalog/file-agents.js";
 import { parseSkillFile } from "../skills/skills-loader.js";
 import type { OpenClawAgent, OpenClawSource } from "./openclaw-source.js";
 import type { ImportArea, ImportItem } from "./import-types.js";
@@ -194,12 +195,24 @@ function agentFiles(a: OpenClawAgent, tree: SafeTree, out: FilesPlan): void {
       out.items.push({ area: "skills", name: e.name, status: "cannot", detail: "a symlink (not followed)" });
   }
   if (!a.isDefault) {
+    if (!AGENT_NAME_RE.test(a.id)) {
+      out.items.push({
+        area: "agents",
+        name: a.id,
+        status: "cannot",
+        detail: "a Familiar agent name is letters, digits, _ or -",
+      });
+      return;
+    }
     const promptRel = `${base}PROMPT.md`;
     out.files.push({
       area: "agents",
       name: promptRel,
       rel: promptRel,
-      data: Buffer.from(`${prompt.join("\n\n")}\n`),
+      // `{{name}}` is a template variable in a Familiar prompt file; OpenClaw's text is literal.
+      data: Buffer.from(
+        `${prompt.join("\n\n").replace(/\{\{(\s*[a-zA-Z_][a-zA-Z0-9_]*\s*)\}\}/g, "{ {$1} }")}\n`,
+      ),
     });
     out.agents.push({
       id: a.id,

@@ -231,3 +231,39 @@ describe("familiar import openclaw", () => {
     expect(existsSync(join(dir, "familiar"))).toBe(false);
   });
 });
+
+describe("familiar import openclaw with several agents", () => {
+  it("gives a further agent its own files, prompt file, agent definition and notes", () => {
+    const { from, into } = setup();
+    // The fixture's one agent plus a second one, as `openclaw agents add` records it.
+    const cfgFile = join(from, "openclaw.json");
+    const cfg = JSON.parse(readFileSync(cfgFile, "utf8")) as { agents: { entries: Record<string, unknown> } };
+    cfg.agents.entries.scribe = { name: "scribe", workspace: join(from, "workspace-scribe") };
+    writeFileSync(cfgFile, JSON.stringify(cfg, null, 2));
+    mkdirSync(join(from, "workspace-scribe", "memory"), { recursive: true });
+    writeFileSync(
+      join(from, "workspace-scribe", "SOUL.md"),
+      "# SOUL.md\n\nYou are Scribe. Keep {{minutes}} terse.\n",
+    );
+    writeFileSync(
+      join(from, "workspace-scribe", "memory", "2026-11-22.md"),
+      "# 2026-11-22\n\n- Took minutes.\n",
+    );
+    const r = run(from, into);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("+ scribe: added (agents/scribe.yaml)");
+    const ws = join(into, "workspace");
+    expect(readFileSync(join(ws, "openclaw-agents", "scribe", "SOUL.md"), "utf8")).toContain(
+      "You are Scribe.",
+    );
+    const agent = parse(readFileSync(join(ws, "agents", "scribe.yaml"), "utf8")) as Record<string, unknown>;
+    expect(agent).toMatchObject({ name: "scribe", prompt_file: "openclaw-agents/scribe/PROMPT.md" });
+    // Literal braces, not a template variable the prompt loader would refuse.
+    expect(readFileSync(join(ws, "openclaw-agents", "scribe", "PROMPT.md"), "utf8")).toContain(
+      "Keep { {minutes} } terse.",
+    );
+    expect(readFileSync(join(ws, "memory", "2026-11-22-scribe.md"), "utf8")).toContain("Took minutes.");
+    // The default agent's files stay the shared ones.
+    expect(readFileSync(join(ws, "SOUL.md"), "utf8")).toContain("You are Quill");
+  });
+});

@@ -6,7 +6,7 @@
  * approval, the conversations found by memory search, and the OpenClaw directory unchanged.
  * Without the install the test is skipped, and its name says why. Slow: a few minutes.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -56,6 +56,10 @@ describe.skipIf("missing" in install)(`import from the real openclaw@2026.9.6${S
       modelUrl: llm.baseUrl,
       telegram: tg,
       gatewayPort: await freePort(),
+      // FAMILIAR_TEST_OPENCLAW_LOG=<file>: what each openclaw command printed, for a failure's post-mortem.
+      ...(process.env.FAMILIAR_TEST_OPENCLAW_LOG
+        ? { log: (l: string) => appendFileSync(process.env.FAMILIAR_TEST_OPENCLAW_LOG ?? "", `${l}\n`) }
+        : {}),
     });
     const before = hashTree(state);
     const into = join(root, "familiar");
