@@ -31,9 +31,9 @@ import type { ConfigEdit, EnvVar, ImportItem, ImportResult, ItemStatus } from ".
 
 export type { ImportResult } from "./import-types.js";
 import { mapChannels } from "./map-channels.js";
-import { mapModels } from "./map-models.js";
+import { mapModels, modelChoice } from "./map-models.js";
 import { mapCron, mapHeartbeat } from "./map-schedule.js";
-import { readOpenClaw } from "./openclaw-source.js";
+import { obj, readOpenClaw } from "./openclaw-source.js";
 import { planFiles, type FileWrite } from "./plan-files.js";
 import { nextSteps } from "./import-report.js";
 import { openTarget, placeholderEnv, readDbView, sha256, type Target } from "./target.js";
@@ -164,6 +164,19 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
         ? `${sk.review}: ${firstTime ? "disabled until you review it" : "left as you set it"}`
         : `${sk.files.length} files`,
     });
+  }
+  for (const a of files.agents) {
+    // The agent's own model, when OpenClaw set one and its provider maps.
+    const own = modelChoice(obj(obj(obj(src.config.agents).entries)[a.id]).model).primary;
+    const mapped = own ? models.refMap(own) : undefined;
+    if (mapped) a.yaml.model = mapped;
+    else if (own)
+      items.push({
+        area: "agents",
+        name: `${a.id} model ${own}`,
+        status: "cannot",
+        detail: "its provider was not imported; the default model answers",
+      });
   }
   const agentSteps = files.agents.map((a) => {
     const data = Buffer.from(

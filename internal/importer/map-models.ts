@@ -130,9 +130,7 @@ export function mapModels(config: Json): ModelsPlan {
     );
   };
 
-  const choice = modelChoice(
-    obj(config.agents).defaults ? obj(obj(config.agents).defaults).model : undefined,
-  );
+  const choice = modelChoice(obj(obj(config.agents).defaults).model);
   if (choice.primary) {
     const m = refMap(choice.primary);
     if (m)

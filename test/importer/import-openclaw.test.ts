@@ -238,7 +238,11 @@ describe("familiar import openclaw with several agents", () => {
     // The fixture's one agent plus a second one, as `openclaw agents add` records it.
     const cfgFile = join(from, "openclaw.json");
     const cfg = JSON.parse(readFileSync(cfgFile, "utf8")) as { agents: { entries: Record<string, unknown> } };
-    cfg.agents.entries.scribe = { name: "scribe", workspace: join(from, "workspace-scribe") };
+    cfg.agents.entries.scribe = {
+      name: "scribe",
+      workspace: join(from, "workspace-scribe"),
+      model: { primary: "ollama-box/llama3.1:8b" },
+    };
     writeFileSync(cfgFile, JSON.stringify(cfg, null, 2));
     mkdirSync(join(from, "workspace-scribe", "memory"), { recursive: true });
     writeFileSync(
@@ -257,7 +261,11 @@ describe("familiar import openclaw with several agents", () => {
       "You are Scribe.",
     );
     const agent = parse(readFileSync(join(ws, "agents", "scribe.yaml"), "utf8")) as Record<string, unknown>;
-    expect(agent).toMatchObject({ name: "scribe", prompt_file: "openclaw-agents/scribe/PROMPT.md" });
+    expect(agent).toMatchObject({
+      name: "scribe",
+      prompt_file: "openclaw-agents/scribe/PROMPT.md",
+      model: "ollama-box/llama3.1:8b",
+    });
     // Literal braces, not a template variable the prompt loader would refuse.
     expect(readFileSync(join(ws, "openclaw-agents", "scribe", "PROMPT.md"), "utf8")).toContain(
       "Keep { {minutes} } terse.",
@@ -265,5 +273,47 @@ describe("familiar import openclaw with several agents", () => {
     expect(readFileSync(join(ws, "memory", "2026-11-22-scribe.md"), "utf8")).toContain("Took minutes.");
     // The default agent's files stay the shared ones.
     expect(readFileSync(join(ws, "SOUL.md"), "utf8")).toContain("You are Quill");
+  });
+});
+
+describe("familiar import openclaw: Discord", () => {
+  it("maps a Discord section (written as OpenClaw's docs show it) with the token as ${VAR}", () => {
+    // The real-program fixture has no Discord (no fake Discord gateway for OpenClaw here), so this
+    // section is added by hand, in the shape of OpenClaw's configuration reference.
+    const { from, into } = setup();
+    const cfgFile = join(from, "openclaw.json");
+    const cfg = JSON.parse(readFileSync(cfgFile, "utf8")) as { channels: Record<string, unknown> };
+    cfg.channels.discord = {
+      enabled: true,
+      token: { source: "env", provider: "default", id: "MY_DISCORD_TOKEN" },
+      dmPolicy: "allowlist",
+      allowFrom: ["discord:123456789012345678", "@someone"],
+      guilds: {
+        "999888777666555444": {
+          requireMention: false,
+          users: ["123"],
+          channels: { general: { enabled: true }, secret: { enabled: false } },
+        },
+      },
+    };
+    cfg.channels.whatsapp = { enabled: true };
+    writeFileSync(cfgFile, JSON.stringify(cfg, null, 2));
+    const r = run(from, into);
+    expect(r.code).toBe(0);
+    const text = readFileSync(join(into, "config.yaml"), "utf8");
+    const d = (parse(text) as { channels: { discord: Record<string, unknown> } }).channels.discord;
+    expect(d).toMatchObject({
+      enabled: true,
+      token: "${MY_DISCORD_TOKEN}",
+      dm_policy: "allowlist",
+      allow_from: ["123456789012345678"],
+      guilds: { "999888777666555444": { channels: ["general"], require_mention: false } },
+    });
+    expect(r.out).toContain(
+      "MY_DISCORD_TOKEN  <- OpenClaw read it from the environment variable MY_DISCORD_TOKEN",
+    );
+    expect(r.out).toContain("! channels: discord allowFrom entry @someone");
+    expect(r.out).toContain("! channels: discord guild 999888777666555444 users");
+    expect(r.out).toContain("! channels: whatsapp: Familiar has Telegram, Discord and its gateway only");
   });
 });
