@@ -101,6 +101,9 @@ function readConfig(tree: SafeTree): Json {
  * An agent's workspace: the configured path when it is a readable directory, else the default place
  * under the state dir (a state dir copied from another machine keeps absolute paths of that machine).
  */
+/** Files every OpenClaw workspace has (onboarding writes them). */
+const WORKSPACE_MARKERS = ["AGENTS.md", "SOUL.md", "IDENTITY.md"];
+
 function workspaceOf(
   tree: SafeTree,
   configured: string | undefined,
@@ -116,10 +119,23 @@ function workspaceOf(
     const rel = relative(tree.root, abs);
     const inside = !rel.startsWith("..") && !isAbsolute(rel);
     const t = inside ? new SafeTree(resolve(tree.root, rel)) : new SafeTree(abs);
-    try {
-      if (inside ? tree.isDir(rel) : t.isDir("")) return { workspace: t };
-    } catch {
-      /* fall through */
+    if (inside && tree.isDir(rel)) return { workspace: t };
+    if (!inside && t.isDir("")) {
+      // openclaw.json may have been edited by the agent it configures: a workspace outside the state
+      // dir is read only when it looks like one (it has OpenClaw's personality files) and is not a
+      // directory that holds the state dir (a home directory, `/`), and the report names it.
+      const up = relative(abs, tree.root);
+      if (!up.startsWith("..") && !isAbsolute(up))
+        return { workspace: undefined, note: `workspace ${abs} contains the state dir itself; not read` };
+      if (!WORKSPACE_MARKERS.some((f) => t.isFile(f)))
+        return {
+          workspace: undefined,
+          note: `workspace ${abs} (outside the state dir) has none of ${WORKSPACE_MARKERS.join(", ")}; not read`,
+        };
+      return {
+        workspace: t,
+        note: `read the workspace ${abs}, outside the state dir, as openclaw.json names it`,
+      };
     }
     if (tree.isDir(fallback))
       return {

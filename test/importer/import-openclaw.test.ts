@@ -317,3 +317,28 @@ describe("familiar import openclaw: Discord", () => {
     expect(r.out).toContain("! channels: whatsapp: Familiar has Telegram, Discord and its gateway only");
   });
 });
+
+describe("familiar import openclaw: a workspace outside the state dir", () => {
+  it("does not read a directory that is not a workspace, or one that holds the state dir", () => {
+    const { from, into } = setup();
+    const elsewhere = join(from, "..", "home-notes");
+    mkdirSync(elsewhere, { recursive: true });
+    writeFileSync(join(elsewhere, "bank.md"), "account 1234");
+    const cfgFile = join(from, "openclaw.json");
+    const cfg = JSON.parse(readFileSync(cfgFile, "utf8")) as {
+      agents: { defaults: { workspace: string }; entries: Record<string, { workspace?: string }> };
+    };
+    cfg.agents.defaults.workspace = elsewhere;
+    const main = cfg.agents.entries.main;
+    if (main) main.workspace = elsewhere;
+    cfg.agents.entries.rooted = { workspace: join(from, "..") };
+    writeFileSync(cfgFile, JSON.stringify(cfg, null, 2));
+    const r = run(from, into);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(
+      /! workspace: agent main: workspace .*home-notes \(outside the state dir\) has none of AGENTS\.md, SOUL\.md, IDENTITY\.md; not read/,
+    );
+    expect(r.out).toMatch(/! workspace: agent rooted: workspace .* contains the state dir itself; not read/);
+    expect(existsSync(join(into, "workspace", "bank.md"))).toBe(false);
+  });
+});
