@@ -8,35 +8,27 @@
  * - a second run updates: files by the manifest's hashes, cron jobs by id, sessions by id, pairing
  *   approvals by user; nothing is duplicated, and a file the owner edited since is kept.
  */
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  writeFileSync,
-} from "node:fs";
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { stringify } from "yaml";
 import { parseConfigText } from "../config/load.js";
-import { packageRoot } from "../config/package-root.js";
 import { systemClock } from "../core/clock.js";
 import { PairingStore } from "../channels/common/pairing.js";
 import { allMigrations } from "../daemon/migrations.js";
-import { SessionStore } from "../session/session-store.js";
+import { importArchivedSession } from "../session/session-import.js";
 import { openDatabase } from "../store/db.js";
 import { applyEdit, plannedStatus } from "./config-doc.js";
 import type { ConfigEdit, EnvVar, ImportItem, ImportResult, ItemStatus } from "./import-types.js";
-
-export type { ImportResult } from "./import-types.js";
 import { mapChannels } from "./map-channels.js";
 import { mapModels, modelChoice } from "./map-models.js";
 import { mapCron, mapHeartbeat } from "./map-schedule.js";
 import { obj, readOpenClaw } from "./openclaw-source.js";
-import { planFiles, type FileWrite } from "./plan-files.js";
+import { planFiles } from "./plan-files.js";
+import { fileStep, writeAtomic, type FileStep } from "./file-steps.js";
 import { nextSteps } from "./import-report.js";
-import { openTarget, placeholderEnv, readDbView, sha256, type Target } from "./target.js";
+import { openTarget, placeholderEnv, readDbView, sha256 } from "./target.js";
+
+export type { ImportResult } from "./import-types.js";
 
 export interface ImportOptions {
   /** The OpenClaw state dir. */
@@ -55,52 +47,6 @@ export class ImportTargetError extends Error {
     super(message);
     this.name = "ImportTargetError";
   }
-}
-
-interface FileStep {
-  write: FileWrite;
-  status: ItemStatus;
-  /** The path actually written (a memory note may move aside). */
-  rel: string;
-  /** Keep the owner's previous file here first. */
-  backup?: string;
-}
-
-/** sha256 of the shipped workspace template's file at `rel`, if there is one. */
-function templateHash(rel: string): string | undefined {
-  try {
-    return sha256(readFileSync(join(packageRoot(), "workspace", rel)));
-  } catch {
-    return undefined;
-  }
-}
-
-/** How one file lands in the workspace, by the manifest's record of the last import. */
-function fileStep(t: Target, w: FileWrite): FileStep {
-  const abs = join(t.workspace, w.rel);
-  if (!existsSync(abs)) return { write: w, status: "new", rel: w.rel };
-  const cur = sha256(readFileSync(abs));
-  const want = sha256(w.data);
-  const recorded = t.manifest.files[w.rel];
-  if (cur === want) return { write: w, status: "unchanged", rel: w.rel };
-  if (recorded === cur) return { write: w, status: "update", rel: w.rel };
-  if (recorded !== undefined) return { write: w, status: "kept", rel: w.rel };
-  // The shipped template file (what `familiar init` wrote) is simply replaced.
-  if (cur === templateHash(w.rel)) return { write: w, status: "update", rel: w.rel };
-  // A file of the owner's: a note moves aside, anything else is replaced with theirs kept beside it.
-  if (w.altRel) {
-    const alt = fileStep(t, { ...w, rel: w.altRel, altRel: undefined });
-    return { ...alt, write: w };
-  }
-  return { write: w, status: "update", rel: w.rel, backup: `${w.rel}.pre-import` };
-}
-
-function writeAtomic(file: string, data: string | Buffer, mode?: number): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.import-${process.pid}.tmp`;
-  writeFileSync(tmp, data, mode === undefined ? {} : { mode });
-  if (mode !== undefined) chmodSync(tmp, mode);
-  renameSync(tmp, file);
 }
 
 export function importOpenClaw(opts: ImportOptions): ImportResult {
@@ -276,10 +222,10 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
   try {
     const pairing = new PairingStore(db, systemClock);
     for (const a of approvals) if (!a.have) pairing.allow(a.channel, a.userId);
-    const store = new SessionStore(db);
     for (const x of sessions) {
       if (x.status === "unchanged") continue;
-      store.importArchived(
+      importArchivedSession(
+        db,
         {
           id: x.id,
           key: `agent:${x.agentId}:openclaw:${x.s.key.replace(/[:\s]+/g, "-")}`,

@@ -13,7 +13,8 @@
  * reloads. Message ids only grow (AUTOINCREMENT). Until issue 26 the check counted the rows up to the
  * newest cached one: the same verdict for those two cases, but O(rows), 0.1 ms at 4,000 messages.
  *
- * Over 300 lines on purpose: every query of the session tables (imports too), so the SQL lives in one file.
+ * Over 300 lines on purpose: every query of the session tables, so the SQL lives in one file (the one
+ * exception, storing conversations brought from another program, is session-import.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.js";
@@ -354,51 +355,6 @@ export class SessionStore {
   /** All sessions (live and archived) of an agent, most recent first. */
   listByAgent(agentId: string, limit = 100): (SessionRow & { message_count: number })[] {
     return this.s.listByAgent.all(agentId, limit);
-  }
-
-  /**
-   * Stores a conversation brought from another assistant (`familiar import`) as an archived session:
-   * no head (it is never resumed, only listed, read and searched) and the original timestamps, so
-   * memory search dates it right. Idempotent by `id`: a second call appends only the messages beyond
-   * those already stored (transcripts only grow). Returns whether it was created and how many
-   * messages were added, in one commit.
-   */
-  importArchived(
-    s: { id: string; key: string; agentId: string; createdAt: number; updatedAt: number; origin: string },
-    messages: { role: "user" | "assistant"; content: string; createdAt: number }[],
-  ): { created: boolean; added: number } {
-    const run = this.db.transaction(() => {
-      const existing = this.s.byId.get(s.id);
-      if (!existing) {
-        this.db
-          .prepare(
-            `INSERT INTO sessions (id, key, agent_id, created_at, updated_at, archived_at, origin)
-             VALUES (?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(s.id, s.key, s.agentId, s.createdAt, s.updatedAt, s.updatedAt, s.origin);
-      }
-      const have = existing ? (this.s.count.get(s.id)?.n ?? 0) : 0;
-      for (const m of messages.slice(have))
-        this.s.insertMessage.run({
-          session_id: s.id,
-          role: m.role,
-          content: m.content,
-          parts: null,
-          tool_calls: null,
-          tool_call_id: null,
-          tool_name: null,
-          model: null,
-          finish_reason: null,
-          status: "ok",
-          usage: null,
-          request_id: null,
-          created_at: m.createdAt,
-        });
-      const added = Math.max(0, messages.length - have);
-      if (existing && added > 0) this.s.touch.run(s.updatedAt, s.id);
-      return { created: !existing, added };
-    });
-    return run();
   }
 
   /** Deletes a session and its messages (cascade). Its key then has no head unless another session exists. */
