@@ -342,3 +342,32 @@ describe("familiar import openclaw: a workspace outside the state dir", () => {
     expect(existsSync(join(into, "workspace", "bank.md"))).toBe(false);
   });
 });
+
+describe("familiar import openclaw: older transcript files", () => {
+  it("reads agents/<id>/sessions/*.jsonl, the layout before the SQLite store", () => {
+    const { from, into } = setup();
+    // The events of one real session, as the JSONL lines older OpenClaw versions appended.
+    const dbFile = join(from, "agents", "main", "agent", "openclaw-agent.sqlite");
+    const db = new Database(dbFile, { readonly: true });
+    const rows = db
+      .prepare(
+        `SELECT e.event_json FROM transcript_events e JOIN session_windows w USING (session_id)
+         WHERE w.session_key = 'agent:main:workshop' ORDER BY e.seq`,
+      )
+      .all() as { event_json: string }[];
+    db.close();
+    rmSync(dbFile);
+    mkdirSync(join(from, "agents", "main", "sessions"), { recursive: true });
+    writeFileSync(
+      join(from, "agents", "main", "sessions", "legacy-1.jsonl"),
+      `${rows.map((r) => r.event_json).join("\n")}\n{"type":"message","message":{"role":"user","con`,
+    );
+    const r = run(from, into);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/\+ agent:main:[0-9a-f-]+: added \(2 messages, archived\)/);
+    const fam = new Database(join(into, "data", "familiar.db"), { readonly: true });
+    const m = fam.prepare("SELECT content FROM messages WHERE role = 'user'").all() as { content: string }[];
+    fam.close();
+    expect(m.map((x) => x.content)).toEqual(["The Porto commission is due before Christmas."]);
+  });
+});
