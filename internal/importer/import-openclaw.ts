@@ -100,14 +100,23 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
       : ss.every((s) => s.status === "new")
         ? "new"
         : "update";
-    const firstTime = !t.manifest.reviewed.includes(sk.name) && st === "new";
-    if (sk.review && firstTime) disable.push(sk.name);
+    // A skill that runs code is disabled when it first arrives and again whenever its files change
+    // (code the owner has not seen must not run); unchanged, it stays as the owner set it.
+    const firstTime = !t.manifest.reviewed.includes(sk.name);
+    const disableNow = sk.review !== undefined && st !== "unchanged";
+    if (disableNow) disable.push(sk.name);
     items.push({
       area: "skills",
       name: sk.name,
-      status: sk.review && st !== "unchanged" ? "review" : st,
+      status: disableNow ? "review" : st,
       detail: sk.review
-        ? `${sk.review}: ${firstTime ? "disabled until you review it" : "left as you set it"}`
+        ? `${sk.review}: ${
+            !disableNow
+              ? "unchanged, left as you set it"
+              : firstTime
+                ? "disabled until you review it"
+                : "changed since the last import: disabled until you review it again"
+          }`
         : `${sk.files.length} files`,
     });
   }
