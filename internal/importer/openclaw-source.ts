@@ -16,6 +16,7 @@
  * every read is capped, and no code in it runs.
  */
 import JSON5 from "json5";
+import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import {
   DbSnapshot,
@@ -255,7 +256,17 @@ function withDb<T>(tree: SafeTree, rel: string, problems: string[], fn: (s: DbSn
 
 /** Reads an OpenClaw state directory. Throws {@link ImportSourceError} when it is not one. */
 export function readOpenClaw(dir: string): OpenClawSource {
-  const tree = new SafeTree(dir);
+  // The directory the owner names is trusted to be theirs (`~/.openclaw` may be a symlink to another
+  // disk): resolve it once. Below it, nothing is followed.
+  let root: string;
+  try {
+    root = realpathSync(dir);
+  } catch (err) {
+    throw new ImportSourceError(
+      `${dir}: expected an OpenClaw state directory, got ${(err as Error).message}`,
+    );
+  }
+  const tree = new SafeTree(root);
   try {
     if (!tree.isDir("")) throw new ImportSourceError(`${tree.root}: expected a directory`);
   } catch (err) {

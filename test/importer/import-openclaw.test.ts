@@ -389,3 +389,14 @@ describe("familiar import openclaw: older transcript files", () => {
     expect(m.map((x) => x.content)).toEqual(["The Porto commission is due before Christmas."]);
   });
 });
+
+describe("familiar import openclaw: the state dir itself", () => {
+  it("follows the symlink the owner names (~/.openclaw on another disk), and nothing below it", () => {
+    const { from, into } = setup();
+    const link = join(from, "..", "dot-openclaw");
+    symlinkSync(from, link);
+    const r = run(link, into);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("~ SOUL.md: updated");
+  });
+});
