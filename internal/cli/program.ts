@@ -290,5 +290,21 @@ export function buildProgram(): Command {
       await pairingRevoke(userId, opts);
     });
 
+  program
+    .command("import")
+    .description("bring an assistant over from another program")
+    .command("openclaw")
+    .description(
+      "import an OpenClaw state dir (default $OPENCLAW_STATE_DIR or ~/.openclaw): workspace files, notes, skills, cron, heartbeat, channels, models, conversations",
+    )
+    .option("--from <dir>", "the OpenClaw state directory (read only, never changed)")
+    .option("--into <dir>", "the Familiar instance directory (made as `familiar init` does when new)")
+    .option("-c, --config <path>", "config file to import into when --into is not given", DEFAULT_CONFIG)
+    .option("--dry-run", "print what would be imported and what cannot be, item by item; write nothing")
+    .action(async (opts: { from?: string; into?: string; config: string; dryRun?: boolean }) => {
+      const { importOpenClawCommand } = await import("./import.js");
+      process.exitCode = importOpenClawCommand(opts);
+    });
+
   return program;
 }
