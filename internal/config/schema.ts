@@ -27,6 +27,7 @@ import {
   mcpServerSchema,
 } from "./schema-parts.js";
 import { budgetsSchema } from "./budget-config.js";
+import { sandboxResourceKeys } from "./sandbox-schema.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
@@ -250,6 +251,7 @@ export const configSchema = z
                 memory_mb: z.number().int().min(64).default(4096),
                 max_processes: z.number().int().min(8).default(512),
                 max_file_mb: z.number().int().min(1).default(1024),
+                ...sandboxResourceKeys,
               })
               .strict()
               .prefault({}),

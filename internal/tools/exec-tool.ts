@@ -18,6 +18,10 @@ import { escapesBySymlink } from "./exec-escape.js";
 import { runShell, type RunOutcome } from "./run-process.js";
 import { sandboxInvocation, sandboxSpec } from "./sandbox/sandbox-command.js";
 import { probeSandbox, type SandboxStatus } from "./sandbox/sandbox-probe.js";
+import { CGROUP_ENTER_FAILED, createCommandCgroup, inCgroup, probeCgroup } from "./sandbox/sandbox-cgroup.js";
+import { snapshotOwnerFiles } from "./sandbox/planted-files.js";
+import { workspaceUsage } from "./sandbox/workspace-usage.js";
+import { guardPlanted } from "./plant-guard.js";
 import { defineTool, ToolError, type Tool, type ToolContext, type ToolResult } from "./tool.js";
 
 export { commandEnv, runShell } from "./run-process.js";
@@ -78,6 +82,16 @@ async function askOwner(ctx: ToolContext, command: string, reason: string, signa
   if (signal.aborted) throw new ToolError("EXEC_ABORTED", "aborted");
 }
 
+const MB = 1024 * 1024;
+
+/** The disk budget problem in words, or undefined when the workspace is within it (or none is set). */
+function overBudget(cwd: string, budgetMb: number): string | undefined {
+  if (budgetMb <= 0) return undefined;
+  const u = workspaceUsage(cwd);
+  if (u.bytes <= budgetMb * MB) return undefined;
+  return `the workspace uses ${Math.ceil(u.bytes / MB)} MB${u.complete ? "" : " or more"}, over its budget of ${budgetMb} MB (tools.exec.sandbox.workspace_disk_mb)`;
+}
+
 /** Options of the exec tool. */
 export interface ExecToolOptions {
   /** Daemon paths a sandboxed command must never see (the config file). */
@@ -107,7 +121,13 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       if (verdict.action === "deny") throw new ToolError("EXEC_DENIED", `refused: ${verdict.reason}`);
       if (verdict.action === "ask") await askOwner(ctx, args.command, verdict.reason, signal);
       const timeoutS = Math.min(args.timeout_s ?? cfg.timeout_s, cfg.timeout_s);
-      const invocation = sandbox
+      const budget = sandbox ? overBudget(cwd, cfg.sandbox.workspace_disk_mb) : undefined;
+      if (budget)
+        throw new ToolError("EXEC_DISK_BUDGET", `refused: ${budget}; delete files before running commands`);
+      // Invariant 4: what the command leaves behind for the owner's tools is compared afterwards.
+      const before = sandbox ? snapshotOwnerFiles(cwd) : undefined;
+      const cgroup = sandbox ? createCommandCgroup(probeCgroup(), cfg.sandbox.total_memory_mb) : undefined;
+      let invocation = sandbox
         ? sandboxInvocation(
             sandbox,
             sandboxSpec(full, sandbox, {
@@ -120,14 +140,33 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
             { passFds: true },
           )
         : undefined;
-      const r = await runShell(args.command, {
-        cwd,
-        timeoutMs: timeoutS * 1000,
-        maxOutput: cfg.max_output_chars,
-        signal,
-        ...(invocation ? { invocation } : {}),
-      });
-      return formatRun(r, timeoutS);
+      if (invocation && cgroup) invocation = inCgroup(invocation, cgroup);
+      let r: RunOutcome;
+      let limited = false;
+      try {
+        r = await runShell(args.command, {
+          cwd,
+          timeoutMs: timeoutS * 1000,
+          maxOutput: cfg.max_output_chars,
+          signal,
+          ...(invocation ? { invocation } : {}),
+        });
+        limited = cgroup?.hitLimit() ?? false;
+      } finally {
+        cgroup?.remove();
+      }
+      if (cgroup && r.code === CGROUP_ENTER_FAILED && !r.output.trim())
+        throw new ToolError("EXEC_CGROUP", "the command could not be placed in its memory cgroup; not run");
+      const result = formatRun(r, timeoutS);
+      if (limited)
+        result.content += `\n[the command's processes together reached their memory limit of ${cfg.sandbox.total_memory_mb} MB (tools.exec.sandbox.total_memory_mb), /tmp included]`;
+      if (before) {
+        const planted = await guardPlanted(cwd, before, snapshotOwnerFiles(cwd), resolve(full.data_dir), ctx);
+        if (planted) result.content += planted.note;
+      }
+      const after = sandbox ? overBudget(cwd, cfg.sandbox.workspace_disk_mb) : undefined;
+      if (after) return { isError: true, content: `${result.content}\n[${after}: delete files now]` };
+      return result;
     },
   });
 }

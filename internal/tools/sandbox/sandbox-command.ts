@@ -64,8 +64,10 @@ export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOption
       memoryMb: sb.memory_mb,
       processes: sb.max_processes,
       fileMb: sb.max_file_mb,
+      tmpMb: sb.tmp_mb,
     },
     prlimit: status.prlimit,
+    ...(status.features ? { features: status.features } : {}),
   };
 }
 
