@@ -119,19 +119,55 @@ export function createCommandCgroup(support: CgroupSupport, limitMb: number): Co
     return undefined;
   }
   const hitLimit = (): boolean => {
-    if (support.version === 1) return Number(read(join(dir, "memory.failcnt")) ?? "0") > 0;
+    if (support.version === 1)
+      // Kernels differ in which counter they move (failcnt, memsw.failcnt, the OOM kill count): any.
+      return (
+        ["memory.failcnt", "memory.memsw.failcnt"].some((f) => Number(read(join(dir, f)) ?? "0") > 0) ||
+        /^oom_kill [1-9]/m.test(read(join(dir, "memory.oom_control")) ?? "") ||
+        Number(read(join(dir, "memory.max_usage_in_bytes")) ?? "0") >= Number(bytes)
+      );
     const events = read(join(dir, "memory.events")) ?? "";
     return /^(max|oom|oom_kill) [1-9]/m.test(events);
   };
   return { procs: join(dir, "cgroup.procs"), hitLimit, remove: () => removeDir(dir) };
 }
 
-function removeDir(dir: string): void {
+/** Tries to remove a command's cgroup for this long before leaving it (it is empty and costs little). */
+const REMOVE_TRIES = 50;
+
+/**
+ * Removes a cgroup once its last process is gone: the PID namespace's processes are still being
+ * reaped for a moment after bwrap exits, so a busy cgroup is retried (its stragglers killed) in the
+ * background rather than left behind.
+ */
+function removeDir(dir: string, tries = REMOVE_TRIES): void {
   try {
     rmdirSync(dir);
-  } catch {
-    /* still busy or already gone: the next start's sweep is not needed, an empty cgroup costs nothing */
+    return;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || tries <= 0) return;
   }
+  killAll(dir);
+  setTimeout(() => removeDir(dir, tries - 1), 200).unref();
+}
+
+/** SIGKILLs what is left in a cgroup (cgroup.kill on v2, each listed pid on v1). */
+function killAll(dir: string): void {
+  if (existsSync(join(dir, "cgroup.kill"))) {
+    try {
+      writeFileSync(join(dir, "cgroup.kill"), "1");
+      return;
+    } catch {
+      /* fall through to the pid list */
+    }
+  }
+  for (const pid of (read(join(dir, "cgroup.procs")) ?? "").split("\n").filter(Boolean))
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {
+      /* already gone */
+    }
 }
 
 /** Exit status of the trampoline when the process could not enter its cgroup (the command did not run). */
