@@ -145,6 +145,8 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
     a.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
   for (const p of spec.ro) a.push("--ro-bind-try", p, p);
   a.push("--bind", spec.workspace, spec.workspace);
+  // Masks before the granted read-write paths: a CLI engine's own home lives in the data dir.
+  for (const p of spec.hide) mask(p, a);
   for (const p of spec.rw) a.push("--bind-try", p, p);
   // Workspace paths are bound from descriptors opened without following symlinks (pinned-fds.ts),
   // never by path: a command running alongside could swap `.git/hooks` for a link to `~/.ssh`.
@@ -157,7 +159,6 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
     for (const p of spec.pins.filter(real)) a.push("--bind", p, p);
     for (const p of spec.readOnly.filter(real)) a.push("--ro-bind", p, p);
   }
-  for (const p of spec.hide) mask(p, a);
   // Last, after every mount point was created on it: the root tmpfs is not a place to write to.
   a.push("--remount-ro", "/");
   a.push("--chdir", spec.workspace, "--");
