@@ -28,6 +28,7 @@ import {
 } from "./schema-parts.js";
 import { budgetsSchema } from "./budget-config.js";
 import { sandboxResourceKeys } from "./sandbox-schema.js";
+import { diskSchema } from "./disk-schema.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
@@ -326,6 +327,7 @@ export const configSchema = z
       .prefault({}),
     budgets: budgetsSchema,
     memory: memorySchema,
+    disk: diskSchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
   .strict()

@@ -100,6 +100,14 @@ export async function buildServices(
     createCronTool(cron, { allowedTargets: () => ctx.config().tools.send_message.allowed_targets }),
   );
 
+  // 4b. The data dir's free disk space: told to the owner once when low, shown in /healthz and status.
+  const { DiskWatch } = await import("../runtime/disk-watch.js");
+  const disk = new DiskWatch(ctx, {
+    deliver: async (target, text) => {
+      await channels.deliver(target, text);
+    },
+  });
+
   // 5. The gateway: HTTP and websocket doors on the daemon's one listener. It receives the narrow
   //    parts it uses, never the daemon.
   let gateway: GatewayService | undefined;
@@ -117,6 +125,7 @@ export async function buildServices(
       heartbeat,
       memory: tools.memory,
       approvals: tools.approvals,
+      disk,
     });
     gatewayOut = gateway;
   }
@@ -183,6 +192,7 @@ export async function buildServices(
     discord,
     heartbeat,
     cron,
+    disk,
   ];
   return { parts, services };
 }
