@@ -142,7 +142,7 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
         : undefined;
       if (invocation && cgroup) invocation = inCgroup(invocation, cgroup);
       let r: RunOutcome;
-      let limited = false;
+      let limited: boolean;
       try {
         r = await runShell(args.command, {
           cwd,

@@ -14,6 +14,10 @@ import { openStrict } from "./sandbox/pinned-fds.js";
 import { drop, quarantine, restore } from "./sandbox/quarantine.js";
 import type { ToolContext } from "./tool.js";
 
+/** Control characters other than tab and newline: a planted file must not drive the owner's terminal. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
 /** Characters of each file shown to the owner in the question. */
 const PREVIEW_CHARS = 300;
 
@@ -25,11 +29,7 @@ function preview(root: string, abs: string): string | undefined {
     if (!fstatSync(fd).isFile()) return undefined;
     const buf = Buffer.alloc(PREVIEW_CHARS);
     const n = readSync(fd, buf, 0, buf.length, 0);
-    // eslint-disable-next-line no-control-regex
-    return buf
-      .subarray(0, n)
-      .toString("utf8")
-      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "?");
+    return buf.subarray(0, n).toString("utf8").replace(CONTROL, "?");
   } catch {
     return undefined;
   } finally {

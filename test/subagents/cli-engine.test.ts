@@ -45,7 +45,13 @@ function setup(extra: Record<string, unknown> = {}, clock?: FakeClock): Promise<
       models: modelsConfig(fake.baseUrl),
       agents: {
         main: {},
-        shell: { engine: "cli", sandbox: false, command: FIXTURE, args: ["--flag", "two words"], timeout_s: 5 },
+        shell: {
+          engine: "cli",
+          sandbox: false,
+          command: FIXTURE,
+          args: ["--flag", "two words"],
+          timeout_s: 5,
+        },
       },
       ...extra,
     },

@@ -22,7 +22,6 @@ import {
   openSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { openStrict } from "./pinned-fds.js";
 
 /** A set of paths held in quarantine. */
 export interface Quarantined {

@@ -30,7 +30,9 @@ export async function checkSandbox(cfg: Config): Promise<SandboxCheck> {
     sb.network ? "network on" : "no network",
     st.prlimit ? "limits via prlimit" : "no prlimit found: time limit only",
     cgroupDetail(sb.total_memory_mb),
-    st.features?.size ? `/tmp sized to ${sb.tmp_mb} MB` : "this bwrap cannot size /tmp (needs 0.8.0 or later)",
+    st.features?.size
+      ? `/tmp sized to ${sb.tmp_mb} MB`
+      : "this bwrap cannot size /tmp (needs 0.8.0 or later)",
     ...(st.features?.disableUserns ? [] : ["nested user namespaces not disabled (bwrap or kernel too old)"]),
     ...(process.getuid?.() === 0 ? ["running as root: the process-count limit does not apply"] : []),
   ];
