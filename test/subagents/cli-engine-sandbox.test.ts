@@ -122,6 +122,28 @@ describe.skipIf(!status.ok)(`claude-cli runs inside the sandbox${skip}`, () => {
     expect(existsSync(join(out, "planted"))).toBe(false);
   });
 
+  it("a new .envrc left by the CLI's own tools is quarantined and asked about, like after exec", async () => {
+    h = await createSubagentHarness({
+      models: modelsConfig(fake.baseUrl),
+      agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE } },
+    });
+    const ws = h.core.ctx.config().workspace;
+    const turn = ask(h, `WRITE:${join(ws, ".envrc")}`);
+    await h.channel.waitFor(1);
+    const q = h.channel.sent[0];
+    expect(q?.text).toContain("Approval needed (planted)");
+    expect(q?.text).toContain("the command created .envrc");
+    h.tools.approvals.resolve(q?.opts?.approvalId ?? "", "denied");
+    const r = await turn;
+    expect(r.text).toContain("WROTE");
+    expect(r.text).toContain("[the owner declined: .envrc deleted]");
+    expect(existsSync(join(ws, ".envrc"))).toBe(false);
+    // A turn that plants nothing asks nothing.
+    const plain = await ask(h, `WRITE:${join(ws, "notes.txt")}`);
+    expect(plain.text).toContain("WROTE");
+    expect(h.channel.sent.filter((m) => m.text.includes("Approval needed"))).toHaveLength(1);
+  });
+
   it("an agent whose sandbox is not available gets one clear error turn, not an unsandboxed CLI", async () => {
     h = await createSubagentHarness({
       models: modelsConfig(fake.baseUrl),

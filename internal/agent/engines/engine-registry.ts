@@ -2,7 +2,7 @@
  * Builds the non-model engines (`cli`, `claude-cli`) per agent, lazily and cached by the agent's
  * engine settings, so a config edit (hot reload) rebuilds only what changed.
  */
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { CoreContext } from "../../runtime/context.js";
 import type { Engine } from "../host-types.js";
@@ -15,6 +15,8 @@ import type { LoopOutcome } from "../loop.js";
 import { parseSessionKey } from "../../session/keys.js";
 import { probeSandbox, type SandboxStatus } from "../../tools/sandbox/sandbox-probe.js";
 import { EngineLaunchError, engineLauncher, wantsSandbox } from "./engine-launch.js";
+import { snapshotOwnerFiles } from "../../tools/sandbox/planted-files.js";
+import { guardPlanted } from "../../tools/plant-guard.js";
 
 const DEFAULT_IDLE_TTL_MS = 30 * 60_000;
 
@@ -55,7 +57,23 @@ export class EngineRegistry {
   ): AsyncGenerator<AgentEvent, LoopOutcome> {
     const status = wantsSandbox(opts.agent) ? await probeSandbox() : undefined;
     try {
-      return yield* run(status);
+      if (!status?.ok) return yield* run(status);
+      // Invariant 4 for the CLI's own tools (its Bash, its file edits): what the turn left behind
+      // for the owner's tools is quarantined and asked about, as after an exec command.
+      const cfg = this.ctx.config();
+      const root = realpathSync(resolve(cfg.workspace));
+      const before = snapshotOwnerFiles(root);
+      const outcome = yield* run(status);
+      const planted = await guardPlanted(
+        root,
+        before,
+        snapshotOwnerFiles(root),
+        resolve(cfg.data_dir),
+        opts.toolContext,
+      );
+      if (!planted) return outcome;
+      yield { type: "text_delta", runId: opts.runId, delta: planted.note };
+      return { ...outcome, text: outcome.text + planted.note };
     } catch (err) {
       if (!(err instanceof EngineLaunchError)) throw err;
       const message = err.message;
