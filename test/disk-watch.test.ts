@@ -80,6 +80,21 @@ describe("the data dir's disk space", () => {
     await again.stop();
   });
 
+  it("without budgets.warn_target the notice goes to the chat the owner last wrote from", async () => {
+    const clock = new FakeClock();
+    core = createTestCore({}, { clock });
+    const sent: string[] = [];
+    const watch = new DiskWatch(core.ctx, {
+      statfs: () => ({ freeBytes: 10 * MB, totalBytes: 100_000 * MB }),
+      deliver: async (target) => {
+        sent.push(target);
+      },
+    });
+    await watch.start();
+    expect(sent).toEqual(["last"]);
+    await watch.stop();
+  });
+
   it("a failed reading is logged and changes nothing", async () => {
     const clock = new FakeClock();
     core = createTestCore({}, { clock });

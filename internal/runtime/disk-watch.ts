@@ -5,8 +5,9 @@
  * Invariants:
  * - below `disk.warn_free_mb` or `disk.warn_free_percent` the state is `degraded`: `/healthz` stops
  *   saying plain `ok`, and `familiar status` and the console show the line;
- * - the owner is told ONCE per low spell, through the owner-notice target (`budgets.warn_target`),
- *   and a restart during the spell does not repeat it (a `kv` mark, cleared when space is back);
+ * - the owner is told ONCE per low spell, through the owner-notice target (`budgets.warn_target`, or
+ *   the chat the owner last wrote from when that is `none`), and a restart during the spell does not
+ *   repeat it (a `kv` mark, cleared when space is back);
  * - the reading is a function parameter (`statfs`), so tests report a nearly full disk without
  *   filling one; a failed reading is logged and leaves the state as it was.
  */
@@ -119,8 +120,11 @@ export class DiskWatch implements Service {
   private notifyOnce(): void {
     if (this.kv.get(WARNED_KEY)) return;
     this.kv.set(WARNED_KEY, "1");
-    const target = this.ctx.config().budgets.warn_target;
-    if (target === "none" || !this.opts.deliver) return;
+    // The owner's notice target; without one, the chat the owner last wrote from (`last`): a full
+    // disk is not a warning to keep in the log only.
+    const configured = this.ctx.config().budgets.warn_target;
+    const target = configured === "none" ? "last" : configured;
+    if (!this.opts.deliver) return;
     this.opts.deliver(target, `Warning: ${this.describe()}`).catch((err: unknown) => {
       this.ctx.logger.warn(
         { target, err: (err as Error).message },
