@@ -9,7 +9,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { delimiter, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { wantsSandbox } from "../../internal/agent/engines/engine-launch.js";
 import type { AgentDef } from "../../internal/agent/agents.js";
@@ -190,6 +190,49 @@ describe.skipIf(!status.ok)(`claude-cli runs inside the sandbox${skip}`, () => {
     expect(r.text).toContain("No such file or directory");
     expect(r.text).not.toContain("sk-openai-daemon-secret");
     expect(r.text).not.toContain("sk-ant-for-the-cli");
+  });
+});
+
+describe.skipIf(!status.ok)(`what a CLI agent's sandbox shows of the daemon's folders${skip}`, () => {
+  it("a program in the owner's home shows only itself, not the home", async () => {
+    const home = outsideDir();
+    writeFileSync(join(home, "secret.txt"), "home-secret");
+    writeFileSync(join(home, "tool.sh"), `#!/bin/sh\nls ${home}; cat ${home}/secret.txt 2>&1; echo ran\n`, {
+      mode: 0o755,
+    });
+    const saved = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      h = await createSubagentHarness({
+        models: modelsConfig(fake.baseUrl),
+        agents: { main: {}, tool: { engine: "cli", command: join(home, "tool.sh") } },
+      });
+      const r = await ask(h, "go", "tool");
+      expect(r.text).toContain("ran");
+      expect(r.text).toContain("tool.sh");
+      expect(r.text).not.toContain("home-secret");
+      expect(r.text).not.toContain("secret.txt\n");
+    } finally {
+      process.env.HOME = saved;
+    }
+  });
+
+  it("a granted rw folder holding the data dir does not show the data dir; the engine's home still works", async () => {
+    h = await createSubagentHarness({
+      models: modelsConfig(fake.baseUrl),
+      agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE } },
+    });
+    const dataDir = h.core.ctx.config().data_dir;
+    h.core.setConfig({
+      models: modelsConfig(fake.baseUrl),
+      agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE } },
+      tools: { exec: { sandbox: { rw: [dirname(dataDir)] } } },
+    });
+    const r = await ask(h, `READ:${join(dataDir, "familiar.db")} ENV`);
+    expect(r.text).toMatch(/READ-FAILED=(ENOENT|EACCES)/);
+    expect(r.text).toContain(`"HOME":"${join(dataDir, "engines", "main", "home")}"`);
+    const ls = await h.callTool("exec", { command: `ls -a ${dataDir}` });
+    expect(ls.content).not.toContain("familiar.db");
   });
 });
 

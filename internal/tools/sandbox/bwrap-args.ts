@@ -48,6 +48,8 @@ export interface SandboxSpec {
   network: boolean;
   ro: readonly string[];
   rw: readonly string[];
+  /** Bound read-write after the masks (the daemon's own grants inside a masked folder). */
+  rwAfterHide?: readonly string[];
   /** Paths to mask if a bound folder would show them (directories become empty, files unreadable). */
   hide: readonly string[];
   /** Folders inside the workspace bound onto themselves so they cannot be renamed or removed. */
@@ -145,9 +147,11 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
     a.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
   for (const p of spec.ro) a.push("--ro-bind-try", p, p);
   a.push("--bind", spec.workspace, spec.workspace);
-  // Masks before the granted read-write paths: a CLI engine's own home lives in the data dir.
-  for (const p of spec.hide) mask(p, a);
   for (const p of spec.rw) a.push("--bind-try", p, p);
+  // Masks after every granted path (an `rw: [~]` must not show the data dir inside it), and only
+  // then the daemon's own grants inside masked places (a CLI engine's home in the data dir).
+  for (const p of spec.hide) mask(p, a);
+  for (const p of spec.rwAfterHide ?? []) a.push("--bind-try", p, p);
   // Workspace paths are bound from descriptors opened without following symlinks (pinned-fds.ts),
   // never by path: a command running alongside could swap `.git/hooks` for a link to `~/.ssh`.
   if (spec.pinFds && spec.readOnlyFds) {

@@ -38,12 +38,14 @@ export interface SandboxOptions {
   hide: readonly string[];
   /** CPU seconds (the command's timeout). */
   cpuS: number;
+  /** More paths bound read-only (a CLI engine's program), masked like the configured ones. */
+  extraRo?: readonly string[];
 }
 
 /** The sandbox spec for one command under the current config. */
 export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOptions): SandboxSpec {
   const sb = cfg.tools.exec.sandbox;
-  const ro = sb.ro.map(expandHome);
+  const ro = [...sb.ro.map(expandHome), ...(o.extraRo ?? [])];
   const rw = sb.rw.map(expandHome);
   const roots = [o.workspace, ...ro, ...rw];
   // Only what a bound folder would show needs masking; the rest is not in the sandbox at all.
