@@ -12,6 +12,7 @@ import { homedir, tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { wantsSandbox } from "../../internal/agent/engines/engine-launch.js";
+import { cliProgramKey } from "../../internal/agent/catalog/file-agents.js";
 import type { AgentDef } from "../../internal/agent/agents.js";
 import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
@@ -243,6 +244,13 @@ describe("only config.yaml can take an agent out of the sandbox", () => {
     expect(wantsSandbox(agent({ sandbox: false }))).toBe(false);
     expect(wantsSandbox(agent({ sandbox: false, source: "file:agents/x.yaml" }))).toBe(true);
     expect(wantsSandbox(agent({ sandbox: false, source: "api" }))).toBe(true);
+  });
+
+  it("an agent file or API agent that says sandbox: false or pass_env is refused, naming the key", () => {
+    const base = { args: [], extra_args: [] };
+    expect(cliProgramKey({ ...base, sandbox: false })).toBe("sandbox");
+    expect(cliProgramKey({ ...base, pass_env: ["OPENAI_API_KEY"] })).toBe("pass_env");
+    expect(cliProgramKey({ ...base, sandbox: true, pass_env: [] })).toBeUndefined();
   });
 });
 
