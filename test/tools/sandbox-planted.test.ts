@@ -9,6 +9,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, wr
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
+import { checkSandbox } from "../../internal/tools/sandbox/sandbox-mode.js";
 import { createToolsHarness, type ToolsHarness } from "./harness.js";
 
 const status = await probeSandbox();
@@ -154,6 +155,10 @@ describe.skipIf(!status.ok)(`planted owner-tool files are quarantined and asked 
     const quiet = await h.call("exec", { command: "echo x > .npmrc" }, { ctx: { replyTarget: undefined } });
     expect(quiet.content).toContain("no channel to ask the owner on");
     expect(existsSync(join(h.workspace, ".npmrc"))).toBe(false);
+    // `familiar doctor` says something is waiting there.
+    expect((await checkSandbox(h.core.ctx.config())).detail).toContain(
+      "2 set(s) of planted files held in quarantine",
+    );
     rmSync(join(h.core.ctx.config().data_dir, "quarantine"), { recursive: true, force: true });
   });
 

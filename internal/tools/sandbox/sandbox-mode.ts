@@ -1,6 +1,8 @@
 /**
  * Which exec mode is live, in words: for the start-up log and `familiar doctor`.
  */
+import { readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { Config } from "../../config/schema.js";
 import type { Logger } from "../../log/logger.js";
 import { INSTALL_HINT, probeSandbox } from "./sandbox-probe.js";
@@ -34,12 +36,25 @@ export async function checkSandbox(cfg: Config): Promise<SandboxCheck> {
       ? `/tmp sized to ${sb.tmp_mb} MB`
       : "this bwrap cannot size /tmp (needs 0.8.0 or later)",
     ...(st.features?.disableUserns ? [] : ["nested user namespaces not disabled (bwrap or kernel too old)"]),
+    ...quarantineNote(cfg),
     ...(process.getuid?.() === 0 ? ["running as root: the process-count limit does not apply"] : []),
   ];
   return {
     status: "ok",
     detail: `${st.version ?? "bwrap"} at ${st.bwrap ?? "?"} works (${extras.join(", ")})`,
   };
+}
+
+/** Files left in quarantine (an unanswered question): the owner may want to look. */
+function quarantineNote(cfg: Config): string[] {
+  const dir = join(resolve(cfg.data_dir), "quarantine");
+  let n = 0;
+  try {
+    n = readdirSync(dir).length;
+  } catch {
+    return [];
+  }
+  return n > 0 ? [`${n} set(s) of planted files held in quarantine at ${dir}`] : [];
 }
 
 function cgroupDetail(totalMb: number): string {
