@@ -9,8 +9,9 @@
  * The snapshot covers what {@link findOwnerToolFiles} protects, to the same depth (protected names
  * in folders at depth 0-3, so nested repositories to depth 3), compared case-insensitively, with
  * symlinks recorded as links (never followed) and file contents hashed (an `mtime` can be reset).
- * Breadth first, so entries near the top are seen before a flood of files deeper down can use up
- * the entry cap; a scan that hit the cap says so (`complete: false`) and the guard reports it.
+ * Breadth first, every name of each listed folder checked, at most 20,000 folders: a flood of files
+ * cannot hide a planted name, a flood of folders can only push the deepest ones past the cap, and a
+ * scan that hit a cap says so (`complete: false`) and the guard reports it.
  */
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, lstatSync, readdirSync, readlinkSync, readSync } from "node:fs";
@@ -25,7 +26,9 @@ export interface OwnerSnapshot {
   complete: boolean;
 }
 
-/** Entries looked at per snapshot. */
+/** Folders listed per snapshot (breadth first: the shallow ones always). */
+const MAX_DIRS = 20_000;
+/** Entries recorded beneath protected folders per snapshot. */
 const MAX_ENTRIES = 50_000;
 /** Largest file hashed whole; a bigger one is compared by size, inode and mtime. */
 const MAX_HASH = 1024 * 1024;
@@ -95,7 +98,11 @@ export function snapshotOwnerFiles(root: string): OwnerSnapshot {
     }
   };
   const queue: [string, number][] = [[root, 0]];
-  for (let i = 0; i < queue.length && complete; i++) {
+  for (let i = 0; i < queue.length; i++) {
+    if (i >= MAX_DIRS) {
+      complete = false;
+      break;
+    }
     const [dir, depth] = queue[i] as [string, number];
     let list;
     try {
@@ -103,11 +110,9 @@ export function snapshotOwnerFiles(root: string): OwnerSnapshot {
     } catch {
       continue;
     }
+    // Every name of a folder that is looked at is checked: a flood of files in one folder costs
+    // time, it does not hide the planted name among them.
     for (const e of list) {
-      if (++seen > MAX_ENTRIES) {
-        complete = false;
-        break;
-      }
       const p = join(dir, e.name);
       const name = e.name.toLowerCase();
       if (DIRS.has(name) || FILES.has(name)) {
