@@ -125,7 +125,8 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       if (budget)
         throw new ToolError("EXEC_DISK_BUDGET", `refused: ${budget}; delete files before running commands`);
       // Invariant 4: what the command leaves behind for the owner's tools is compared afterwards.
-      const before = sandbox ? snapshotOwnerFiles(cwd) : undefined;
+      const dataDir = await realpath(resolve(full.data_dir)).catch(() => resolve(full.data_dir));
+      const before = sandbox ? snapshotOwnerFiles(cwd, [dataDir]) : undefined;
       const cgroup = sandbox ? createCommandCgroup(probeCgroup(), cfg.sandbox.total_memory_mb) : undefined;
       let invocation = sandbox
         ? sandboxInvocation(
@@ -161,7 +162,7 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       if (limited)
         result.content += `\n[the command's processes together reached their memory limit of ${cfg.sandbox.total_memory_mb} MB (tools.exec.sandbox.total_memory_mb), /tmp included]`;
       if (before) {
-        const planted = await guardPlanted(cwd, before, snapshotOwnerFiles(cwd), resolve(full.data_dir), ctx);
+        const planted = await guardPlanted(cwd, before, snapshotOwnerFiles(cwd, [dataDir]), dataDir, ctx);
         if (planted) result.content += planted.note;
       }
       const after = sandbox ? overBudget(cwd, cfg.sandbox.workspace_disk_mb) : undefined;

@@ -5,8 +5,18 @@
  * them back, no deletes them; commands that touch none never ask. Skipped where bwrap cannot run.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
+import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
 import { checkSandbox } from "../../internal/tools/sandbox/sandbox-mode.js";
@@ -160,6 +170,22 @@ describe.skipIf(!status.ok)(`planted owner-tool files are quarantined and asked 
       "2 set(s) of planted files held in quarantine",
     );
     rmSync(join(h.core.ctx.config().data_dir, "quarantine"), { recursive: true, force: true });
+  });
+
+  it("with the data dir inside the workspace, its quarantine is never taken for planted files", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "familiar-inside-"));
+    try {
+      h = await createToolsHarness({ data_dir: join(dir, "data"), workspace: dir });
+      const first = await h.call("exec", { command: "echo x > .envrc" }, { ctx: { replyTarget: undefined } });
+      expect(first.content).toContain("moved to quarantine in the data dir");
+      const second = await h.call("exec", { command: "echo fine" });
+      expect(second).toEqual({ content: "exit code 0\nfine\n", isError: false });
+      expect(h.channel.sent).toHaveLength(0);
+    } finally {
+      await h?.close();
+      h = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("the existing .git/config and a CLAUDE.md stay read-only inside; writing them changes nothing", async () => {

@@ -62,13 +62,14 @@ export class EngineRegistry {
       // for the owner's tools is quarantined and asked about, as after an exec command.
       const cfg = this.ctx.config();
       const root = realpathSync(resolve(cfg.workspace));
-      const before = snapshotOwnerFiles(root);
+      const dataDir = existsSync(cfg.data_dir) ? realpathSync(cfg.data_dir) : resolve(cfg.data_dir);
+      const before = snapshotOwnerFiles(root, [dataDir]);
       const outcome = yield* run(status);
       const planted = await guardPlanted(
         root,
         before,
-        snapshotOwnerFiles(root),
-        resolve(cfg.data_dir),
+        snapshotOwnerFiles(root, [dataDir]),
+        dataDir,
         opts.toolContext,
       );
       if (!planted) return outcome;

@@ -69,8 +69,12 @@ function signature(root: string, abs: string): string | undefined {
   }
 }
 
-/** Takes a snapshot of the protected paths under `root` (a real absolute path). */
-export function snapshotOwnerFiles(root: string): OwnerSnapshot {
+/**
+ * Takes a snapshot of the protected paths under `root` (a real absolute path), not descending into
+ * `skip` (the data dir when the workspace holds it: the quarantine lives there).
+ */
+export function snapshotOwnerFiles(root: string, skip: readonly string[] = []): OwnerSnapshot {
+  const skipped = new Set(skip);
   const entries = new Map<string, string>();
   let seen = 0;
   let complete = true;
@@ -118,7 +122,8 @@ export function snapshotOwnerFiles(root: string): OwnerSnapshot {
       if (DIRS.has(name) || FILES.has(name)) {
         if (e.isDirectory()) recordTree(p, name === ".git");
         else record(p);
-      } else if (e.isDirectory() && depth < 3 && !SKIP.has(name)) queue.push([p, depth + 1]);
+      } else if (e.isDirectory() && depth < 3 && !SKIP.has(name) && !skipped.has(p))
+        queue.push([p, depth + 1]);
     }
   }
   return { entries, complete };
