@@ -48,7 +48,7 @@ export async function checkSandbox(cfg: Config): Promise<SandboxCheck> {
 /** Files left in quarantine (an unanswered question): the owner may want to look. */
 function quarantineNote(cfg: Config): string[] {
   const dir = join(resolve(cfg.data_dir), "quarantine");
-  let n = 0;
+  let n: number;
   try {
     n = readdirSync(dir).length;
   } catch {
