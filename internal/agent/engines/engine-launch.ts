@@ -15,12 +15,16 @@
  *   available, the engine refuses to start, naming the reason and the opt-out.
  */
 import { mkdirSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Config } from "../../config/schema.js";
 import type { AgentDef } from "../agents.js";
 import { SANDBOX_PATH } from "../../tools/sandbox/bwrap-args.js";
-import { sandboxInvocation, sandboxSpec, type Invocation } from "../../tools/sandbox/sandbox-command.js";
+import {
+  programRoot,
+  sandboxInvocation,
+  sandboxSpec,
+  type Invocation,
+} from "../../tools/sandbox/sandbox-command.js";
 import type { SandboxStatus } from "../../tools/sandbox/sandbox-probe.js";
 
 /** Starts `bin args` the way the agent's settings say. */
@@ -67,19 +71,6 @@ export function engineEnv(
   return env;
 }
 
-/**
- * What of the program to show: its folder (an npm package needs its siblings), unless that folder is
- * the owner's home, the data dir or above either (a `command: ~/claude`): then the file alone.
- */
-function programRoot(real: string, cfg: Config): string {
-  const dir = dirname(real);
-  const covers = (p: string): boolean => {
-    const rel = relative(dir, p);
-    return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-  };
-  return covers(homedir()) || covers(resolve(cfg.data_dir)) || dir === "/" ? real : dir;
-}
-
 /** True when the agent's CLI runs in the sandbox: always, unless config.yaml itself says `sandbox: false`. */
 export function wantsSandbox(agent: AgentDef): boolean {
   return !(agent.sandbox === false && agent.source === "config");
@@ -120,7 +111,7 @@ export function engineLauncher(
     // read-only; nothing else of the owner's home is.
     const nodeBin = dirname(process.execPath);
     const workspace = realpathSync(resolve(cfg.workspace));
-    const ro = [programRoot(real, cfg), nodeBin, ...extraRo];
+    const ro = [programRoot(real, cfg.data_dir) ?? real, nodeBin, ...extraRo];
     const spec = sandboxSpec(cfg, status, { workspace, network: true, hide: [], cpuS: 0, extraRo: ro });
     const inv = sandboxInvocation(
       status,

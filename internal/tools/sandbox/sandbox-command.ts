@@ -2,8 +2,9 @@
  * Turns "run this program in the workspace" into the bwrap invocation that does it inside the
  * sandbox, from `tools.exec.sandbox` and the paths that must stay out of sight.
  */
+import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { Config } from "../../config/schema.js";
 import { bwrapArgs, sandboxEnv, type SandboxSpec } from "./bwrap-args.js";
 import { findOwnerToolFiles } from "./owner-tool-files.js";
@@ -27,6 +28,26 @@ export function expandHome(p: string): string {
 function within(root: string, p: string): boolean {
   const rel = relative(root, p);
   return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+/**
+ * What of a program outside the system folders to show read-only: its folder (an npm package or a
+ * Node install needs its siblings), unless that folder is the owner's home, the data dir or above
+ * either (a `command: ~/tool`): then the file alone. Undefined when it cannot be resolved.
+ */
+export function programRoot(program: string, dataDir: string): string | undefined {
+  let real: string;
+  try {
+    real = realpathSync(program);
+  } catch {
+    return undefined;
+  }
+  const dir = dirname(real);
+  const covers = (p: string): boolean => {
+    const rel = relative(dir, p);
+    return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  };
+  return covers(homedir()) || covers(resolve(dataDir)) || dir === "/" ? real : dir;
 }
 
 /** Options of one sandbox beyond `tools.exec.sandbox`. */
