@@ -80,6 +80,7 @@ export function formatStatus(s: Record<string, unknown>): string {
       );
     }
   } else lines.push(`cron         ${compact(s.cron)}`);
+  if (s.disk !== undefined) lines.push(`disk         ${compact(s.disk)}`);
   if (s.configError) lines.push(`config error ${String(s.configError)}`);
   const pending = Array.isArray(s.pendingRestart) ? (s.pendingRestart as unknown[]).map(obj) : [];
   if (pending.length) {

@@ -124,6 +124,12 @@ export const agentSchema = z
     mcp_config: z.string().min(1).optional(),
     timeout_s: z.number().int().positive().optional(),
     idle_ttl: durationSchema.optional(),
+    // CLI engines: `false` runs the CLI outside the sandbox (honoured from config.yaml only), and
+    // `pass_env` names environment variables it gets beyond its minimal set (engine-launch.ts).
+    sandbox: z.boolean().optional(),
+    pass_env: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected a variable name" }))
+      .default([]),
     capabilities: z.array(capabilitySchema).default([]),
     compact: agentCompactSchema.optional(),
     context_window: z.number().int().positive().optional(),

@@ -28,6 +28,8 @@ import {
   toolsPolicySchema,
 } from "./schema-parts.js";
 import { budgetsSchema } from "./budget-config.js";
+import { sandboxResourceKeys } from "./sandbox-schema.js";
+import { diskSchema } from "./disk-schema.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
@@ -259,6 +261,7 @@ export const configSchema = z
                 memory_mb: z.number().int().min(64).default(4096),
                 max_processes: z.number().int().min(8).default(512),
                 max_file_mb: z.number().int().min(1).default(1024),
+                ...sandboxResourceKeys,
               })
               .strict()
               .prefault({}),
@@ -334,6 +337,7 @@ export const configSchema = z
     budgets: budgetsSchema,
     memory: memorySchema,
     containment: containmentSchema,
+    disk: diskSchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
   .strict()

@@ -189,6 +189,11 @@ export class Daemon {
         services[s.name] = { state: "error", detail: (err as Error).message };
       }
     }
+    // A nearly full disk under the database is the owner's to see from outside before messages stop
+    // being stored: the top line says `warning` (still HTTP 200: the daemon works) and names it.
+    const warnings: string[] = [];
+    if (services.disk?.state === "degraded") warnings.push(services.disk.detail ?? "disk nearly full");
+    if (status === "ok" && warnings.length > 0) status = "warning";
     return {
       status,
       uptime_s: Math.round((Date.now() - this.ctx.startedAt) / 1000),
@@ -196,6 +201,7 @@ export class Daemon {
       services,
       channels: this.channels.statuses(),
       config_error: this.config.error() ?? null,
+      ...(warnings.length > 0 ? { warnings } : {}),
     };
   }
 

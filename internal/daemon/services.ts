@@ -100,6 +100,14 @@ export async function buildServices(
     createCronTool(cron, { allowedTargets: () => ctx.config().tools.send_message.allowed_targets }),
   );
 
+  // 4b. The data dir's free disk space: told to the owner once when low, shown in /healthz and status.
+  const { DiskWatch } = await import("../runtime/disk-watch.js");
+  const disk = new DiskWatch(ctx, {
+    deliver: async (target, text) => {
+      await channels.deliver(target, text);
+    },
+  });
+
   // 5. The gateway: HTTP and websocket doors on the daemon's one listener. It receives the narrow
   //    parts it uses, never the daemon.
   let gateway: GatewayService | undefined;
@@ -118,6 +126,7 @@ export async function buildServices(
       memory: tools.memory,
       approvals: tools.approvals,
       containment: tools.containment,
+      disk,
     });
     gatewayOut = gateway;
   }
@@ -184,6 +193,7 @@ export async function buildServices(
     discord,
     heartbeat,
     cron,
+    disk,
   ];
   return { parts, services };
 }

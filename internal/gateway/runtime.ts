@@ -57,6 +57,8 @@ export interface GatewayDeps {
   heartbeat?: { status(): unknown; recentRuns(limit?: number): unknown[] };
   /** The memory index for `memory.status` / `memory.reindex`. */
   memory?: { status(): unknown; reindex(): unknown };
+  /** The data dir's disk space (`status`): `degraded` while nearly full. */
+  disk?: { health(): unknown };
   /** Pending approvals: `/approve` in chat, `approvals.*` methods. */
   approvals?: ApprovalResolver & Pick<ApprovalManager, "list" | "resolve" | "access">;
   /** Prompt-injection containment: session taint, grants, tainted memory. */

@@ -59,6 +59,7 @@ export async function buildStatus(rt: GatewayRuntime, wsClients: number): Promis
     cron: cron
       ? await Promise.resolve(safe(() => cron.list()))
       : { state: "unknown", detail: "scheduler not running" },
+    disk: rt.deps.disk ? safe(() => rt.deps.disk?.health()) : { state: "unknown", detail: "not watched" },
     gatewayClients: wsClients,
     configError: rt.deps.config.error() ?? null,
     // Restart-only keys edited in config.yaml since start: the daemon still runs with the old values.

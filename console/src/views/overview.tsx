@@ -29,6 +29,8 @@ interface Status {
     | { state: string; detail?: string };
   gatewayClients: number;
   configError: string | null;
+  /** The data dir's disk: `degraded` while nearly full (runtime/disk-watch.ts). */
+  disk?: { state: string; detail?: string; free_mb?: number; total_mb?: number };
 }
 interface SystemInfo {
   version: string;
@@ -64,6 +66,13 @@ export function Overview() {
   return (
     <div class="grid">
       <ErrorLine error={status.error ?? info.error} />
+      {s?.disk?.state === "degraded" && (
+        <Card title="Disk" id="disk-card">
+          <div class="alert" role="alert" id="disk-low">
+            <strong>The disk holding the database is nearly full.</strong> {s.disk.detail}
+          </div>
+        </Card>
+      )}
       {(!!s?.configError || !!i?.pendingRestart.length) && (
         <Card title="Config" id="config-card">
           {s?.configError && (

@@ -5,7 +5,8 @@
  */
 import { realpath } from "node:fs/promises";
 import type { Config } from "../../config/schema.js";
-import { sandboxInvocation, sandboxSpec, type Invocation } from "../sandbox/sandbox-command.js";
+import { programRoot, sandboxInvocation, sandboxSpec, type Invocation } from "../sandbox/sandbox-command.js";
+import { isAbsolute } from "node:path";
 import { probeSandbox } from "../sandbox/sandbox-probe.js";
 import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
@@ -67,7 +68,16 @@ export class McpManager {
     if (!status.ok)
       throw new Error(`sandbox: true but the sandbox is not available: ${status.problem ?? ""}`);
     const workspace = await realpath(cfg.workspace).catch(() => cfg.workspace);
-    const spec = sandboxSpec(cfg, status, { workspace, network, hide: this.deps.hide ?? [], cpuS: 0 });
+    // The server's program, when it lies outside the system folders (a Node or Python install of
+    // its own), is shown read-only; the owner's home and the data dir never are (programRoot).
+    const program = argv[0] && isAbsolute(argv[0]) ? programRoot(argv[0], cfg.data_dir) : undefined;
+    const spec = sandboxSpec(cfg, status, {
+      workspace,
+      network,
+      hide: this.deps.hide ?? [],
+      cpuS: 0,
+      ...(program ? { extraRo: [program] } : {}),
+    });
     return sandboxInvocation(status, spec, argv);
   }
 
