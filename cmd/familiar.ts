@@ -1,13 +1,29 @@
 #!/usr/bin/env node
 /**
- * The `familiar` CLI. Subcommands import their modules lazily so `familiar --version` and
- * `familiar run` load only what they use.
+ * The `familiar` entry. Three steps, in this order, and nothing else here:
+ * 1. refuse a Node that is too old, in one line, before any module that loads a native addon
+ *    (better-sqlite3 crashes an old Node with a bare "Segmentation fault");
+ * 2. for the daemon, re-execute once with its runtime settings (cmd/runtime-tuning.ts);
+ * 3. only then import the CLI (cmd/main.ts).
+ *
+ * Invariant: this file imports nothing statically but cmd/node-version.cjs (plain ES5, no imports);
+ * everything else is a dynamic import after the check, so ESM's hoisting of static imports cannot
+ * load a native module first.
  */
-import { buildProgram } from "../internal/cli/program.js";
+import nodeVersion from "./node-version.cjs";
 
-buildProgram()
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    process.stderr.write(`familiar: ${(err as Error).message ?? String(err)}\n`);
-    process.exit(1);
-  });
+const tooOld = nodeVersion.refusal(process.versions.node);
+if (tooOld) {
+  process.stderr.write(`${tooOld}\n`);
+  process.exit(1);
+}
+const { applyRuntimeTuning, HeapSettingError } = await import("./runtime-tuning.js");
+let where: "here" | "child" = "here";
+try {
+  where = applyRuntimeTuning();
+} catch (err) {
+  if (!(err instanceof HeapSettingError)) throw err;
+  process.stderr.write(`familiar: ${err.message}\n`);
+  process.exit(1);
+}
+if (where === "here") await import("./main.js");

@@ -28,6 +28,8 @@ export function buildProgram(): Command {
     .description("run the daemon")
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
     .option("-p, --port <port>", "gateway port, over gateway.port and FAMILIAR_PORT (env)")
+    // Read by the entry before this parser runs (cmd/runtime-tuning.ts); declared so it is accepted.
+    .option("--heap-mb <mb>", "V8 heap cap in MB (default 96, 0 = no cap; env FAMILIAR_HEAP_MB)")
     .action(async (opts: { config: string; port?: string }) => {
       const { runCommand } = await import("./run.js");
       await runCommand(opts.config, opts.port);
