@@ -6,21 +6,21 @@
  * 2. for the daemon, re-execute once with its runtime settings (cmd/runtime-tuning.ts);
  * 3. only then import the CLI (cmd/main.ts).
  *
- * Invariant: this file imports nothing statically but cmd/node-version.cjs (plain ES5, no imports);
- * everything else is a dynamic import after the check, so ESM's hoisting of static imports cannot
- * load a native module first.
+ * Invariant: this file imports statically only cmd/node-version.cjs (plain ES5, no imports) and
+ * cmd/runtime-tuning.ts (Node built-ins only, nothing run at import); everything else is a dynamic
+ * import after the check, so ESM's hoisting of static imports cannot load a native module first.
  */
 import nodeVersion from "./node-version.cjs";
+import { applyRuntimeTuning, HeapSettingError } from "./runtime-tuning.js";
 
 const tooOld = nodeVersion.refusal(process.versions.node);
 if (tooOld) {
   process.stderr.write(`${tooOld}\n`);
   process.exit(1);
 }
-const { applyRuntimeTuning, HeapSettingError } = await import("./runtime-tuning.js");
 let where: "here" | "child" = "here";
 try {
-  where = applyRuntimeTuning();
+  where = await applyRuntimeTuning();
 } catch (err) {
   if (!(err instanceof HeapSettingError)) throw err;
   process.stderr.write(`familiar: ${err.message}\n`);

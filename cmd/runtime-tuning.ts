@@ -24,8 +24,6 @@
  *   each keep their own arena's freed memory);
  * - `MALLOC_TRIM_THRESHOLD_=131072`: glibc returns the free top of its heap once 128 KB of it is free.
  */
-import { spawn } from "node:child_process";
-
 /** Set in the re-executed process; its presence means "tuned already, do not re-exec". */
 export const TUNED_ENV = "FAMILIAR_TUNED";
 /** Heap cap in MB from the environment (the `--heap-mb` flag wins). */
@@ -109,7 +107,7 @@ export function tuningPlan(p: ProcessFacts): TuningPlan | null {
  * (Windows), runs the tuned process as a child instead, forwarding signals and its exit code, and
  * returns "child": the caller must then do nothing more.
  */
-export function applyRuntimeTuning(): "here" | "child" {
+export async function applyRuntimeTuning(): Promise<"here" | "child"> {
   const plan = tuningPlan({ args: process.argv.slice(2), execArgv: process.execArgv, env: process.env });
   if (!plan) return "here";
   const args = [...process.execArgv, ...plan.flags, ...process.argv.slice(1)];
@@ -118,6 +116,8 @@ export function applyRuntimeTuning(): "here" | "child" {
     // Does not return: the process image is replaced (same pid).
     process.execve(process.execPath, [process.execPath, ...args], env);
   }
+  // Loaded only here: the usual path (execve) should not pay for child_process.
+  const { spawn } = await import("node:child_process");
   const child = spawn(process.execPath, args, { stdio: "inherit", env });
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(sig, () => child.kill(sig));
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
