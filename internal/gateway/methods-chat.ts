@@ -82,6 +82,7 @@ export function summarizeResult(r: TurnResult): Record<string, unknown> {
     finishReason: r.finishReason,
     usage: r.treeUsage,
     cost: r.treeCost,
+    ...(r.treeCostEstimatedCalls ? { costEstimatedCalls: r.treeCostEstimatedCalls } : {}),
     ...(r.model ? { model: r.model } : {}),
     ...(r.error ? { error: r.error } : {}),
   };
