@@ -8,13 +8,19 @@
 export const ESTIMATE_MARK = "≈";
 
 /**
- * `$0.15`, `$0.0031`, `≈$0.15`. Two decimals from a cent up, four below (a single call's cost is
- * often a fraction of a cent), `$0.00` for nothing.
+ * `$0.15`, `$0.0031`, `$0.000048`, `≈$0.15`. Two decimals from a cent up; below a cent two significant
+ * digits (a single call often costs a fraction of a cent, and `$0.0000` would read as free);
+ * `$0.00` for nothing.
  */
 export function formatUsd(usd: number, estimated = false): string {
+  return `${estimated ? ESTIMATE_MARK : ""}$${usd.toFixed(usdDigits(usd))}`;
+}
+
+/** Decimals for {@link formatUsd}: 2 from a cent up (and for 0), else two significant digits, at most 8. */
+export function usdDigits(usd: number): number {
   const abs = Math.abs(usd);
-  const digits = abs === 0 || abs >= 0.01 ? 2 : 4;
-  return `${estimated ? ESTIMATE_MARK : ""}$${usd.toFixed(digits)}`;
+  if (abs === 0 || abs >= 0.01) return 2;
+  return Math.min(8, Math.max(4, Math.ceil(-Math.log10(abs)) + 1));
 }
 
 /**
