@@ -48,7 +48,7 @@ async function withStore<T>(
   fn: (store: CronStore, cfg: Config, m: Awaited<ReturnType<typeof mods>>, db: Db) => T,
 ): Promise<T> {
   const m = await mods();
-  const cfg = m.loadConfigFile(configPath).config;
+  const cfg = m.loadConfigFile(configPath, process.env, { deferSecrets: true }).config;
   const db = m.openDatabase(cfg.data_dir, { migrations: m.allMigrations });
   try {
     return fn(new m.CronStore(db), cfg, m, db);

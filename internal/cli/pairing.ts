@@ -19,7 +19,7 @@ export interface PairingOptions {
 }
 
 async function withStore<T>(configPath: string, fn: (store: PairingStore) => T): Promise<T> {
-  const { config } = loadConfigFile(configPath);
+  const { config } = loadConfigFile(configPath, process.env, { deferSecrets: true });
   let db: Db | undefined;
   try {
     db = openDatabase(config.data_dir, { migrations: allMigrations });

@@ -26,7 +26,7 @@ export interface SessionListEntry {
 }
 
 function withDb<T>(configPath: string, fn: (db: Db) => T): T | undefined {
-  const { config } = loadConfigFile(configPath);
+  const { config } = loadConfigFile(configPath, process.env, { deferSecrets: true });
   const file = join(config.data_dir, "familiar.db");
   if (!existsSync(file)) return undefined;
   const db = new Database(file, { readonly: true, fileMustExist: true });

@@ -181,7 +181,7 @@ export async function usageCommand(
   opts: UsageCommandOptions,
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<void> {
-  const { config } = loadConfigFile(opts.config);
+  const { config } = loadConfigFile(opts.config, process.env, { deferSecrets: true });
   const now = Date.now();
   const since = parseSince(opts.since ?? DEFAULT_SINCE, now);
   const file = join(config.data_dir, "familiar.db");
