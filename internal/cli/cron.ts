@@ -288,6 +288,11 @@ export function registerCronCommands(program: Command, defaultConfig: string): v
         const res = await client.request<{ result: CronRunRecord | null }>("cron.run", { id });
         const r = res.result;
         process.stdout.write(r ? formatRuns([r]) + "\n" : `ran ${id}\n`);
+        // Not delivered (no chat with the owner yet, or deliver none): the owner who ran it reads it here.
+        if (r && !r.delivered && r.outputPreview)
+          process.stdout.write(
+            `\n${r.outputPreview}\n\n(not delivered${r.error ? "" : ": no channel chat with the owner yet, or deliver none"}; kept in \`familiar cron runs ${id} --json\`)\n`,
+          );
         if (r && r.status !== "ok") process.exitCode = 1;
       } catch (err) {
         fail(err);
