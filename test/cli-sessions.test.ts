@@ -94,6 +94,12 @@ describe("familiar sessions", () => {
       h.dir,
     );
     expect((JSON.parse(all.stdout) as unknown[]).length).toBe(2);
+    // The human table: a header, the live session marked, the compacted one marked archived.
+    const table = await cli(["sessions", "list", "--all", "--prefix", KEY, "--config", h.configPath], h.dir);
+    const lines = table.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^SESSION KEY\s+SESSION ID\s+AGENT\s+MESSAGES\s+UPDATED\s+STATE$/);
+    expect(lines.find((l) => l.includes(live.session.id))).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+live$/);
+    expect(lines.find((l) => l.includes(archivedId))).toMatch(/archived$/);
   });
 
   it("names a session that does not exist and exits 1", async () => {

@@ -5,6 +5,7 @@
  */
 import { GatewayClient } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
+import { localTime } from "./cli-format.js";
 
 export interface ApprovalsOptions {
   config: string;
@@ -47,7 +48,7 @@ export async function approvalsCommand(
       else
         for (const a of approvals)
           out(
-            `${a.id}  ${a.kind} via ${a.replyTarget}, expires ${new Date(a.expiresAt).toLocaleTimeString()}\n  ${a.summary.replace(/\n/g, "\n  ")}\n`,
+            `${a.id}  ${a.kind} via ${a.replyTarget}, expires ${localTime(a.expiresAt)}\n  ${a.summary.replace(/\n/g, "\n  ")}\n`,
           );
       return 0;
     }

@@ -9,6 +9,7 @@ import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
 import type { CronStore, CronRunRecord } from "../cron/cron-store.js";
 import type { CronJobDef } from "../cron/job.js";
+import { localTime } from "./cli-format.js";
 
 /** Everything but the command definitions loads lazily: `familiar run` never pays for it. */
 async function mods() {
@@ -151,8 +152,7 @@ export function jobRuns(configPath: string, id: string, limit = 20): Promise<Cro
   });
 }
 
-const when = (t: number | null): string =>
-  t === null ? "-" : new Date(t).toISOString().replace(".000Z", "Z");
+const when = (t: number | null): string => localTime(t);
 
 export function formatList(rows: CronListRow[]): string {
   if (rows.length === 0) return "no cron jobs";

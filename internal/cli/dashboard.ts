@@ -67,7 +67,10 @@ export async function dashboardCommand(
   out(`${link}\n`);
   if (!up)
     err(`familiar dashboard: note: nothing answers at ${target.httpBase} yet (is the daemon running?)\n`);
-  else err("Open this link to log in to the web chat (it carries your token: do not share it).\n");
+  else
+    err(
+      `Open this link to log in to the ${opts.console ? "owner's console" : "web chat"} (it carries your token: do not share it).\n`,
+    );
   if (!opts.open) return 0;
   // The browser is handed a 0600 file that redirects to the link, not the link itself: a command
   // line is readable by every local user (ps, /proc/<pid>/cmdline), the owner's data dir is not.

@@ -9,6 +9,7 @@ import { systemClock } from "../core/clock.js";
 import { openDatabase, type Db } from "../store/db.js";
 import { allMigrations } from "../daemon/migrations.js";
 import { PairingStore } from "../channels/common/pairing.js";
+import { localTime } from "./cli-format.js";
 
 export interface PairingOptions {
   config: string;
@@ -29,7 +30,7 @@ async function withStore<T>(configPath: string, fn: (store: PairingStore) => T):
   }
 }
 
-const when = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+const when = (ms: number): string => localTime(ms);
 
 /** Lists pending pairing requests and approved users. */
 export async function pairingList(opts: PairingOptions): Promise<void> {

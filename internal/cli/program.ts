@@ -205,7 +205,7 @@ export function buildProgram(): Command {
 
   registerCronCommands(program, DEFAULT_CONFIG);
 
-  const memory = program.command("memory").description("the memory index: status and rebuild");
+  const memory = program.command("memory").description("the memory index: status and reindex");
   type MemoryOpts = { config: string; url?: string; token?: string; json?: boolean };
   const memoryOpts = (c: Command): Command =>
     c
@@ -214,7 +214,7 @@ export function buildProgram(): Command {
       .option("--token <token>", "gateway token (default from config)")
       .option("--json", "print JSON");
   memoryOpts(
-    memory.command("status").description("files, chunks, vectors, embedding model and rebuild progress"),
+    memory.command("status").description("files, chunks, vectors, embedding model and reindex progress"),
   ).action(async (opts: MemoryOpts) => {
     const { memoryStatusCommand } = await import("./memory.js");
     await memoryStatusCommand(opts);

@@ -13,6 +13,7 @@ import type { Db } from "../store/db.js";
 import { lineage, type Lineage, type LineageEntry } from "../agent/compaction/lineage.js";
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
+import { formatTable, localTime } from "./cli-format.js";
 
 /** A session row as `sessions list` prints it. */
 export interface SessionListEntry {
@@ -83,7 +84,7 @@ export function resolveSessionRef(db: Db, ref: string): string | undefined {
   return byKey?.id;
 }
 
-const time = (ms: number | null): string => (ms === null ? "-" : new Date(ms).toISOString());
+const time = (ms: number | null): string => localTime(ms);
 
 function entryLine(e: LineageEntry, marker: string): string {
   return `${marker} ${e.id}  ${e.messageCount} messages  created ${time(e.createdAt)}${e.archivedAt ? `  archived ${time(e.archivedAt)}` : "  (live)"}`;
@@ -120,10 +121,27 @@ export function sessionsListCommand(
     out.write("no sessions\n");
     return;
   }
-  for (const r of rows)
-    out.write(
-      `${r.sessionKey}  ${r.sessionId}  ${r.agentId}  ${r.messageCount} messages  updated ${time(r.updatedAt)}${r.archived ? "  archived" : ""}\n`,
-    );
+  // The live session of a key is its newest one that is not archived; after a /new an older session
+  // of the same key may still be listed: it is marked, so the two are told apart.
+  const seen = new Set<string>();
+  const state = (r: SessionListEntry): string => {
+    if (r.archived) return "archived";
+    if (seen.has(r.sessionKey)) return "earlier";
+    seen.add(r.sessionKey);
+    return "live";
+  };
+  const table = formatTable(
+    ["SESSION KEY", "SESSION ID", "AGENT", "MESSAGES", "UPDATED", "STATE"],
+    rows.map((r) => [
+      r.sessionKey,
+      r.sessionId,
+      r.agentId,
+      String(r.messageCount),
+      time(r.updatedAt),
+      state(r),
+    ]),
+  );
+  out.write(table.join("\n") + "\n");
 }
 
 /** `familiar sessions lineage <id|key>`; exit code 1 when the session does not exist. */

@@ -5,6 +5,7 @@
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
 import { formatUsd } from "../core/money.js";
+import { localTime } from "./cli-format.js";
 
 export interface StatusOptions {
   config: string;
@@ -21,7 +22,7 @@ function duration(s: number): string {
 }
 
 function when(v: unknown): string {
-  if (typeof v === "number") return new Date(v).toLocaleString();
+  if (typeof v === "number") return localTime(v);
   if (typeof v === "string") return v;
   return "-";
 }
