@@ -58,7 +58,7 @@ export function loadConfigFile(
     // A fresh directory has no config yet: say how to make one rather than only "ENOENT".
     const hint =
       (err as NodeJS.ErrnoException).code === "ENOENT"
-        ? " (create one with `familiar init DIR`, or copy config.default.yaml to it)"
+        ? " (create one with `familiar init DIR`; or name the file with --config PATH or FAMILIAR_CONFIG)"
         : "";
     throw new ConfigError(abs, [
       { path: "", message: `cannot read config file: ${(err as Error).message}${hint}` },
