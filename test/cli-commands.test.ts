@@ -2,7 +2,7 @@
  * `familiar init`, `config check` and `doctor`, run as the user runs them: the real CLI in a child
  * process, against real files and (for doctor) the fake OpenAI-compatible server on 127.0.0.1.
  */
-import { existsSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { loadConfigFile, parseConfigText } from "../internal/config/load.js";
+import { parseConfigText } from "../internal/config/load.js";
 import { configSchema } from "../internal/config/schema.js";
 import { REPO_ROOT } from "./helpers/daemon.js";
 
@@ -47,7 +47,8 @@ function schemaKeys(): string[] {
 
 describe("the built-in config template", () => {
   it("parses as is, with an empty environment", () => {
-    const loaded = loadConfigFile(join(REPO_ROOT, "internal/config/config-template.yaml"), {});
+    // As `familiar init` writes it: config.yaml in the owner's directory, paths relative to it.
+    const loaded = parseConfigText(text, join(REPO_ROOT, "config.yaml"), {});
     expect(loaded.config.gateway).toMatchObject({ bind: "127.0.0.1", port: 18790, enabled: true });
     expect(loaded.config.data_dir).toBe(join(REPO_ROOT, "data"));
     expect(loaded.config.workspace).toBe(join(REPO_ROOT, "workspace"));
