@@ -55,7 +55,7 @@ export async function dashboardCommand(
   const target = resolveGatewayTarget(opts);
   if (!target.token) {
     err(
-      "familiar dashboard: no gateway token found (gateway.token, FAMILIAR_GATEWAY_TOKEN or <data_dir>/gateway-token); start the daemon once so it creates one\n",
+      "familiar dashboard: no gateway token found (gateway.token, FAMILIAR_GATEWAY_TOKEN or <data_dir>/gateway-token); start the daemon once so it creates one, or name its config with --config PATH or FAMILIAR_CONFIG\n",
     );
     return 1;
   }

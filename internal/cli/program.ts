@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { registerCronCommands } from "./cron.js";
 import { packageRoot } from "../config/package-root.js";
+import { IMPLICIT_CONFIG, resolveConfigPath } from "./config-path.js";
 
 function version(): string {
   try {
@@ -16,12 +17,23 @@ function version(): string {
   }
 }
 
-const DEFAULT_CONFIG = process.env.FAMILIAR_CONFIG ?? "./config.yaml";
+const DEFAULT_CONFIG = process.env.FAMILIAR_CONFIG ?? IMPLICIT_CONFIG;
 
 export function buildProgram(): Command {
   const program = new Command("familiar")
     .description("Familiar: a self-hosted personal-assistant daemon")
     .version(version(), "-v, --version");
+
+  // A command run outside the checkout finds the running daemon's config (cli/config-path.ts). Not
+  // `run` (it starts a daemon, never reuses another's config) nor `init`.
+  program.hook("preAction", (_program, action) => {
+    if (action.name() === "run" || action.name() === "init") return;
+    const given = action.opts<{ config?: unknown }>().config;
+    if (typeof given !== "string") return;
+    const { path, note } = resolveConfigPath(given);
+    if (note) process.stderr.write(`${note}\n`);
+    if (path !== given) action.setOptionValue("config", path);
+  });
 
   program
     .command("run", { isDefault: true })
