@@ -21,6 +21,8 @@ import { resolveGatewayTarget } from "../gateway/target.js";
 
 export interface ChatOptions {
   config: string;
+  /** After each reply, print its request id (for `familiar trace`). */
+  verbose?: boolean;
   session?: string;
   agent?: string;
   url?: string;
@@ -34,6 +36,7 @@ interface Waiter {
   /** Set once a chat.send for this line went out on an open socket. */
   attempted: boolean;
   runId: string | undefined;
+  requestId?: string;
   done: () => void;
   /** Reply text printed so far (deltas). */
   streamed: string;
@@ -42,6 +45,8 @@ interface Waiter {
 /** What chat.send answers (see docs/gateway-protocol.md). */
 interface SendAnswer {
   runId: string;
+  /** The turn's request id (daemons before this field leave it out). */
+  requestId?: string;
   sessionKey: string;
   status: "started" | "done";
   duplicate?: boolean;
@@ -173,6 +178,7 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
   const accept = (w: Waiter, r: SendAnswer): void => {
     if (waiter !== w) return;
     sessionKey = r.sessionKey;
+    if (r.requestId) w.requestId = r.requestId;
     if (r.status === "done" && r.result) return finishFrom(w, r.result);
     w.runId = r.runId;
     const buffered = early;
@@ -233,6 +239,8 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
           if (finished) return;
           finished = true;
           waiter = undefined;
+          if (opts.verbose && w.requestId)
+            out.write(`(request ${w.requestId}; its call tree: familiar trace ${w.requestId})\n`);
           resolve();
         },
       };

@@ -82,8 +82,16 @@ export function buildProgram(): Command {
     .option("-a, --agent <id>", "agent to talk to (default agent when absent)")
     .option("--url <url>", "gateway websocket URL (default from config)")
     .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
+    .option("--verbose", "after each reply, print its request id (for familiar trace)")
     .action(
-      async (opts: { config: string; session?: string; agent?: string; url?: string; token?: string }) => {
+      async (opts: {
+        config: string;
+        session?: string;
+        agent?: string;
+        url?: string;
+        token?: string;
+        verbose?: boolean;
+      }) => {
         const { chatCommand } = await import("./chat.js");
         await chatCommand(opts);
       },
@@ -154,7 +162,7 @@ export function buildProgram(): Command {
 
   const sessions = program
     .command("sessions")
-    .description("list sessions, walk their compaction lineage, compact one");
+    .description("list sessions, show one, walk their compaction lineage, compact one");
   sessions
     .command("list")
     .description("sessions, most recently active first (reads the database directly)")
@@ -177,6 +185,16 @@ export function buildProgram(): Command {
     .action(async (ref: string, opts: { config: string; json?: boolean }) => {
       const { sessionsLineageCommand } = await import("./sessions.js");
       process.exitCode = sessionsLineageCommand(ref, opts);
+    });
+  sessions
+    .command("show <session>")
+    .description("the messages of a session id or key, with times and request ids (reads the database)")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--limit <n>", "the last this many messages", "50")
+    .option("--json", "print JSON")
+    .action(async (ref: string, opts: { config: string; limit?: string; json?: boolean }) => {
+      const { sessionsShowCommand } = await import("./sessions-show.js");
+      process.exitCode = sessionsShowCommand(ref, opts);
     });
   sessions
     .command("compact <sessionKey> [instructions...]")

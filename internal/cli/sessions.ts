@@ -26,7 +26,8 @@ export interface SessionListEntry {
   archived: boolean;
 }
 
-function withDb<T>(configPath: string, fn: (db: Db) => T): T | undefined {
+/** Runs `fn` on a read-only connection to the configured database; undefined when it does not exist yet. */
+export function withDb<T>(configPath: string, fn: (db: Db) => T): T | undefined {
   const { config } = loadConfigFile(configPath, process.env, { deferSecrets: true });
   const file = join(config.data_dir, "familiar.db");
   if (!existsSync(file)) return undefined;

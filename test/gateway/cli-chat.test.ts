@@ -74,6 +74,24 @@ describe("familiar chat with piped stdin", () => {
     ]);
   }, 60_000);
 
+  it("--verbose prints each reply's request id, the one familiar trace and sessions show know", async () => {
+    h.fake.enqueue({ text: "traced reply" });
+    const r = await runCli(
+      ["chat", "--url", h.wsUrl, "--token", TOKEN, "--session", "verbose", "--verbose"],
+      "hello\n",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const m = /^traced reply\n\(request (\S+); its call tree: familiar trace \1\)\n$/.exec(r.stdout);
+    expect(m, r.stdout).not.toBeNull();
+    const row = h.daemon.db
+      .prepare(
+        "SELECT m.request_id FROM messages m JOIN session_heads hd ON hd.session_id = m.session_id WHERE hd.key = ? AND m.role = 'assistant'",
+      )
+      .get("agent:main:gateway:verbose") as { request_id: string };
+    expect(row.request_id).toBe(m![1]);
+  }, 60_000);
+
   it("--agent runs the session with that agent", async () => {
     h.fake.enqueue({ text: "helper here" });
     const r = await runCli(
