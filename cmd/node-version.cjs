@@ -23,7 +23,11 @@ function refusal(version) {
   var minor = parseInt(parts[1], 10) || 0;
   if (major > MIN_MAJOR || (major === MIN_MAJOR && minor >= MIN_MINOR)) return null;
   return (
-    "Familiar needs Node.js " + MIN_MAJOR + "." + MIN_MINOR + " or newer; this is " +
+    "Familiar needs Node.js " +
+    MIN_MAJOR +
+    "." +
+    MIN_MINOR +
+    " or newer; this is " +
     String(version).replace(/^v/, "") +
     ". Install it with `nvm install 22` (or `fnm install 22`), or from https://nodejs.org/en/download"
   );
