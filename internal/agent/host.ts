@@ -149,7 +149,7 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
       this.rootOf.set(requestId, root);
     } else {
       this.rootOf.set(requestId, requestId);
-      this.trees.set(requestId, { usage: { ...ZERO_USAGE }, cost: 0, subCalls: 0 });
+      this.trees.set(requestId, { usage: { ...ZERO_USAGE }, cost: 0, subCalls: 0, estimatedCalls: 0 });
     }
     // Subagents pay from their parent's budget; a memory flush from the compacting turn's (payer scope).
     this.payers.set(

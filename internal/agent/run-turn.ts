@@ -187,6 +187,7 @@ export async function runTurn(
     usage: outcome.usage,
     treeUsage: treeNow ? { ...treeNow.usage } : outcome.usage,
     treeCost: treeNow?.cost ?? 0,
+    treeCostEstimatedCalls: treeNow?.estimatedCalls ?? 0,
     subCalls: treeNow?.subCalls ?? 0,
     ...(outcome.model ? { model: outcome.model } : {}),
     ...(outcome.error ? { error: outcome.error } : {}),

@@ -10,6 +10,8 @@ import type { Config } from "../config/schema.js";
 import { ZERO_USAGE, type Usage } from "../models/types.js";
 import type { Db } from "../store/db.js";
 import { costOf } from "./cost.js";
+import { costWithDefault } from "../budgets/spend.js";
+import { estimateReason, formatUsd } from "../core/money.js";
 import { addUsage } from "../core/usage.js";
 import { TraceRecorder, type TraceRow } from "./trace.js";
 
@@ -36,12 +38,17 @@ function usageOf(meta: string | null): Usage {
   }
 }
 
-/** Builds the report from stored trace rows; undefined when no record has that request id. */
+/**
+ * Builds the report from stored trace rows; undefined when no record has that request id. A model
+ * call without a price counts at `budgets.default_price`, as the budgets count it, and is marked
+ * `estimated`.
+ */
 export function buildTraceReport(
   rows: readonly TraceRow[],
   requestId: string,
-  pricing: Config["models"]["pricing"],
+  config: Config,
 ): TraceReport | undefined {
+  const pricing = config.models.pricing;
   if (rows.length === 0 || !rows.some((r) => r.request_id === requestId)) return undefined;
   const requests = new Map<string, TraceRequest>();
   for (const r of rows)
@@ -84,16 +91,22 @@ export function buildTraceReport(
       models++;
       const u = usageOf(r.meta);
       const slash = r.name.indexOf("/");
-      const c = slash > 0 ? costOf(pricing, r.name.slice(0, slash), r.name.slice(slash + 1), u) : null;
+      const provider = slash > 0 ? r.name.slice(0, slash) : r.name;
+      const model = slash > 0 ? r.name.slice(slash + 1) : "";
+      const priced = costOf(pricing, provider, model, u);
+      const c = priced ?? costWithDefault(config, provider, model, u);
       call.usage = u;
       call.cost = c;
+      if (priced === null && provider !== "echo") {
+        call.estimated = true;
+        unpriced++;
+      }
       total = addUsage(total, u);
-      if (c === null) unpriced++;
-      else cost += c;
+      cost += c;
       if (owner) {
         owner.model_calls++;
         owner.usage = addUsage(owner.usage, u);
-        owner.cost += c ?? 0;
+        owner.cost += c;
       }
     } else if (r.kind === "tool") {
       tools++;
@@ -117,6 +130,10 @@ export function buildTraceReport(
       usage: total,
       cost,
       unpriced_calls: unpriced,
+      default_price: {
+        input: config.budgets.default_price.input,
+        output: config.budgets.default_price.output,
+      },
       sub_calls: models + tools,
       model_calls: models,
       tool_calls: tools,
@@ -132,13 +149,13 @@ export function readTraceReport(db: Db, requestId: string, config: Config): Trac
     db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'traces'").get() !== undefined;
   if (!hasTable) return undefined;
   const rows = new TraceRecorder(db, () => Date.now()).tree(requestId);
-  return buildTraceReport(rows, requestId, config.models.pricing);
+  return buildTraceReport(rows, requestId, config);
 }
 
 /** Renders a report for humans: one line per call, indented by depth. */
 export function formatTraceReport(r: TraceReport): string {
-  const usd = (c: number | null | undefined): string =>
-    c === null || c === undefined ? "-" : `$${c.toFixed(6)}`;
+  const usd = (c: number | null | undefined, estimated = false): string =>
+    c === null || c === undefined ? "-" : formatUsd(c, estimated);
   const lines = [
     `trace ${r.root_request_id}${r.request_id !== r.root_request_id ? ` (asked: ${r.request_id})` : ""}`,
   ];
@@ -149,7 +166,7 @@ export function formatTraceReport(r: TraceReport): string {
       c.kind === "turn"
         ? ` request=${c.request_id}${c.parent_request_id ? ` parent=${c.parent_request_id}` : ""} depth=${c.depth} ${c.status}`
         : c.kind === "model" && c.usage
-          ? ` in=${c.usage.input} out=${c.usage.output} cost=${usd(c.cost)}`
+          ? ` in=${c.usage.input} out=${c.usage.output} cost=${usd(c.cost, c.estimated === true)}`
           : c.detail
             ? ` ${containmentDetail(c.detail)}`
             : ` ${c.status}`;
@@ -159,8 +176,9 @@ export function formatTraceReport(r: TraceReport): string {
   lines.push(
     "",
     `total: ${t.requests} turn(s), ${t.model_calls} model call(s), ${t.tool_calls} tool call(s), depth ${t.max_depth}`,
-    `usage: in=${t.usage.input} out=${t.usage.output} total=${t.usage.total} cost=${usd(t.cost)}${t.unpriced_calls ? ` (${t.unpriced_calls} unpriced)` : ""}`,
+    `usage: in=${t.usage.input} out=${t.usage.output} total=${t.usage.total} cost=${usd(t.cost, t.unpriced_calls > 0)}`,
   );
+  if (t.unpriced_calls > 0) lines.push(estimateReason(t.unpriced_calls, t.default_price));
   return lines.join("\n") + "\n";
 }
 

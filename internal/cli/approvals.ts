@@ -6,6 +6,7 @@
 import { safeLine, safeText } from "./terminal-text.js";
 import { GatewayClient } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
+import { localTime } from "./cli-format.js";
 
 export interface ApprovalsOptions {
   config: string;
@@ -60,7 +61,7 @@ export async function approvalsCommand(
       else
         for (const a of approvals)
           out(
-            `${safeLine(a.id)}  ${safeLine(a.kind)} via ${safeLine(a.replyTarget)}, expires ${new Date(a.expiresAt).toLocaleTimeString()}\n  ${safeText(a.summary).replace(/\n/g, "\n  ")}\n`,
+            `${safeLine(a.id)}  ${safeLine(a.kind)} via ${safeLine(a.replyTarget)}, expires ${localTime(a.expiresAt)}\n  ${safeText(a.summary).replace(/\n/g, "\n  ")}\n`,
           );
       return 0;
     }
@@ -73,7 +74,7 @@ export async function approvalsCommand(
       else
         for (const g of grants)
           out(
-            `${g.id}  ${g.sink} ${g.scope === "session" ? "(whole session)" : g.target}  ${g.sessionKey}  ${g.expiresAt ? `until ${new Date(g.expiresAt).toISOString()}` : "until the session ends"}\n`,
+            `${g.id}  ${g.sink} ${g.scope === "session" ? "(whole session)" : g.target}  ${g.sessionKey}  ${g.expiresAt ? `until ${localTime(g.expiresAt)}` : "until the session ends"}\n`,
           );
       return 0;
     }

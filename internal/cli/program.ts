@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { registerCronCommands } from "./cron.js";
 import { packageRoot } from "../config/package-root.js";
+import { IMPLICIT_CONFIG, resolveConfigPath } from "./config-path.js";
 
 function version(): string {
   try {
@@ -16,18 +17,31 @@ function version(): string {
   }
 }
 
-const DEFAULT_CONFIG = process.env.FAMILIAR_CONFIG ?? "./config.yaml";
+const DEFAULT_CONFIG = process.env.FAMILIAR_CONFIG ?? IMPLICIT_CONFIG;
 
 export function buildProgram(): Command {
   const program = new Command("familiar")
     .description("Familiar: a self-hosted personal-assistant daemon")
     .version(version(), "-v, --version");
 
+  // A command run outside the checkout finds the running daemon's config (cli/config-path.ts). Not
+  // `run` (it starts a daemon, never reuses another's config) nor `init`.
+  program.hook("preAction", (_program, action) => {
+    if (action.name() === "run" || action.name() === "init") return;
+    const given = action.opts<{ config?: unknown }>().config;
+    if (typeof given !== "string") return;
+    const { path, note } = resolveConfigPath(given);
+    if (note) process.stderr.write(`${note}\n`);
+    if (path !== given) action.setOptionValue("config", path);
+  });
+
   program
     .command("run", { isDefault: true })
     .description("run the daemon")
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
     .option("-p, --port <port>", "gateway port, over gateway.port and FAMILIAR_PORT (env)")
+    // Read by the entry before this parser runs (cmd/runtime-tuning.ts); declared so it is accepted.
+    .option("--heap-mb <mb>", "V8 heap cap in MB (default 96, 0 = no cap; env FAMILIAR_HEAP_MB)")
     .action(async (opts: { config: string; port?: string }) => {
       const { runCommand } = await import("./run.js");
       await runCommand(opts.config, opts.port);
@@ -68,8 +82,16 @@ export function buildProgram(): Command {
     .option("-a, --agent <id>", "agent to talk to (default agent when absent)")
     .option("--url <url>", "gateway websocket URL (default from config)")
     .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
+    .option("--verbose", "after each reply, print its request id (for familiar trace)")
     .action(
-      async (opts: { config: string; session?: string; agent?: string; url?: string; token?: string }) => {
+      async (opts: {
+        config: string;
+        session?: string;
+        agent?: string;
+        url?: string;
+        token?: string;
+        verbose?: boolean;
+      }) => {
         const { chatCommand } = await import("./chat.js");
         await chatCommand(opts);
       },
@@ -144,7 +166,7 @@ export function buildProgram(): Command {
 
   const sessions = program
     .command("sessions")
-    .description("list sessions, walk their compaction lineage, compact one");
+    .description("list sessions, show one, walk their compaction lineage, compact one");
   sessions
     .command("list")
     .description("sessions, most recently active first (reads the database directly)")
@@ -170,10 +192,13 @@ export function buildProgram(): Command {
     });
   sessions
     .command("show <session>")
-    .description("one session (id or key): its facts, and its taint if it read untrusted text")
+    .description(
+      "one session (id or key): its messages with times and request ids, and its taint if it read untrusted text",
+    )
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--limit <n>", "the last this many messages", "50")
     .option("--json", "print JSON")
-    .action(async (ref: string, opts: { config: string; json?: boolean }) => {
+    .action(async (ref: string, opts: { config: string; limit?: string; json?: boolean }) => {
       const { sessionsShowCommand } = await import("./sessions-show.js");
       process.exitCode = sessionsShowCommand(ref, opts);
     });
@@ -216,7 +241,7 @@ export function buildProgram(): Command {
 
   registerCronCommands(program, DEFAULT_CONFIG);
 
-  const memory = program.command("memory").description("the memory index: status and rebuild");
+  const memory = program.command("memory").description("the memory index: status and reindex");
   type MemoryOpts = { config: string; url?: string; token?: string; json?: boolean };
   const memoryOpts = (c: Command): Command =>
     c
@@ -225,7 +250,7 @@ export function buildProgram(): Command {
       .option("--token <token>", "gateway token (default from config)")
       .option("--json", "print JSON");
   memoryOpts(
-    memory.command("status").description("files, chunks, vectors, embedding model and rebuild progress"),
+    memory.command("status").description("files, chunks, vectors, embedding model and reindex progress"),
   ).action(async (opts: MemoryOpts) => {
     const { memoryStatusCommand } = await import("./memory.js");
     await memoryStatusCommand(opts);

@@ -79,7 +79,10 @@ export interface TurnResult {
   usage: Usage;
   /** Usage summed over the turn's whole call tree (subagents included). */
   treeUsage: Usage;
+  /** USD over the call tree; calls of a model without a price count at budgets.default_price. */
   treeCost: number;
+  /** How many of the tree's calls had no price (then `treeCost` is an estimate); 0 when absent. */
+  treeCostEstimatedCalls?: number;
   subCalls: number;
   model?: string;
   error?: { code: string; message: string };

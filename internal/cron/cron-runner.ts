@@ -21,7 +21,16 @@ export interface RunnerDeps {
   onOneShotDone(job: CronJobDef): void;
 }
 
-const PREVIEW_CHARS = 500;
+/**
+ * How much of the reply a run keeps (`output_preview`). Large enough to hold a whole reply: a reply
+ * that could not be delivered is read from here (`familiar cron runs`, the console's Cron page).
+ */
+const OUTPUT_CHARS = 20_000;
+
+/** Where an undelivered reply can be read, for the run's note and the log. */
+export function keptReplyHint(jobId: string): string {
+  return `the reply is kept: familiar cron runs ${jobId} --json, or the console's Cron page`;
+}
 /** Turn endings that mean the job did not do its work (they count toward backoff). */
 const FAILED = new Set(["error", "aborted", "loop_breaker"]);
 
@@ -57,6 +66,13 @@ export async function executeRun(
     if (FAILED.has(result.finishReason) || result.error) {
       status = "error";
       error = result.error?.message ?? `the turn ended with ${result.finishReason}`;
+    } else if (job.deliver === "last" && !target && text.trim() !== "") {
+      // No chat with the owner on a channel yet (an owner who only used the gateway, the CLI or the
+      // web chat): not a failure of the job. The reply is kept in the run and the log says where.
+      d.log.info(
+        { job: job.id },
+        `cron job ${job.id}: not delivered (no channel chat with the owner yet); ${keptReplyHint(job.id)}`,
+      );
     } else if (job.deliver !== "none" && text.trim() !== "") {
       try {
         await d.outbox.deliver(job.deliver, text);
@@ -64,7 +80,7 @@ export async function executeRun(
       } catch (err) {
         status = "error";
         deliveryFailed = true;
-        error = `delivery to ${job.deliver} failed: ${(err as Error).message}`;
+        error = `delivery to ${job.deliver} failed: ${(err as Error).message}; ${keptReplyHint(job.id)}`;
       }
     }
   } catch (err) {
@@ -78,7 +94,7 @@ export async function executeRun(
       status,
       error,
       tokens,
-      preview: text ? text.slice(0, PREVIEW_CHARS) : null,
+      preview: text ? text.slice(0, OUTPUT_CHARS) : null,
       delivered,
     });
     const st = d.store.state(job.id);
@@ -129,7 +145,7 @@ export async function executeRun(
       status,
       error,
       tokens,
-      outputPreview: text.slice(0, PREVIEW_CHARS),
+      outputPreview: text.slice(0, OUTPUT_CHARS),
       delivered,
       sessionKey,
     }

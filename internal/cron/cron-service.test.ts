@@ -206,8 +206,13 @@ describe("cron service", () => {
     });
     await advance(svc, clock, HOUR);
     expect(h.channel.sent.map((m) => [m.target, m.text])).toEqual([["chat-1", "echo: water the plants"]]);
-    expect(svc.get("tolast")).toMatchObject({ lastStatus: "error", failures: 1 });
-    expect(svc.get("tolast")?.lastError).toContain("no last channel target");
+    // No channel chat with the owner yet: not a failure; the whole reply is kept in the run.
+    expect(svc.get("tolast")).toMatchObject({ lastStatus: "ok", failures: 0 });
+    expect(svc.runs("tolast", 1)[0]).toMatchObject({
+      status: "ok",
+      delivered: false,
+      outputPreview: "echo: stretch",
+    });
     h.channels.setLastTarget("test:owner");
     await svc.runNow("tolast");
     expect(h.channel.sent.at(-1)).toMatchObject({ target: "owner", text: "echo: stretch" });

@@ -82,6 +82,7 @@ export function summarizeResult(r: TurnResult): Record<string, unknown> {
     finishReason: r.finishReason,
     usage: r.treeUsage,
     cost: r.treeCost,
+    ...(r.treeCostEstimatedCalls ? { costEstimatedCalls: r.treeCostEstimatedCalls } : {}),
     ...(r.model ? { model: r.model } : {}),
     ...(r.error ? { error: r.error } : {}),
   };
@@ -267,14 +268,16 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
         () => undefined,
       );
     }
+    // requestId: what `familiar trace` and GET /api/traces/{id} take (shown by `familiar chat --verbose`).
     if (wait)
       return {
         runId: handle.runId,
+        requestId: handle.requestId,
         sessionKey,
         status: "done",
         result: summarizeResult(await handle.result),
       };
-    return { runId: handle.runId, sessionKey, status: "started" };
+    return { runId: handle.runId, requestId: handle.requestId, sessionKey, status: "started" };
   };
 
   const abort: MethodHandler = (p) => {

@@ -331,5 +331,11 @@ export function usageHeaders(r: TurnResult): Record<string, string> {
     "x-familiar-usage-output": String(r.treeUsage.output),
     "x-familiar-usage-cost": String(r.treeCost),
     "x-familiar-usage-subcalls": String(r.subCalls),
+    // The cost above is an estimate when a call's model has no price: say so, and why, beside it.
+    ...(r.treeCostEstimatedCalls
+      ? {
+          "x-familiar-usage-cost-estimated": `${r.treeCostEstimatedCalls} call(s) of a model without a price in models.pricing, counted at budgets.default_price`,
+        }
+      : {}),
   };
 }

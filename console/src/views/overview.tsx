@@ -1,7 +1,18 @@
 /** Overview: uptime, version, router, channels, scheduler, config errors, memory and queue; live. */
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
-import { Badge, Card, Empty, ErrorLine, fmtAgo, fmtBytes, fmtCost, fmtDur, fmtInt } from "../ui";
+import {
+  Badge,
+  Card,
+  Empty,
+  ErrorLine,
+  fmtAgo,
+  fmtBytes,
+  fmtCost,
+  fmtDur,
+  fmtInt,
+  estimateTitle,
+} from "../ui";
 
 interface ChannelStatus {
   state: string;
@@ -22,7 +33,7 @@ interface Status {
   };
   channels: Record<string, ChannelStatus>;
   queueDepth: number | null;
-  tokensToday: { total: number; cost: number; calls: number };
+  tokensToday: { total: number; cost: number; calls: number; estimatedCalls?: number };
   heartbeat: { state: string; detail?: string; nextRunAt?: number; every?: number };
   cron:
     | { id: string; nextRunAt: number | null; lastStatus: string | null; enabled: boolean }[]
@@ -142,8 +153,13 @@ export function Overview() {
             <dd>{s.queueDepth ?? "—"} waiting</dd>
             <dt>Today</dt>
             <dd>
-              {fmtInt(s.tokensToday.total)} tokens, {fmtCost(s.tokensToday.cost)} ({s.tokensToday.calls}{" "}
-              calls)
+              {fmtInt(s.tokensToday.total)} tokens,{" "}
+              <span
+                title={s.tokensToday.estimatedCalls ? estimateTitle(s.tokensToday.estimatedCalls) : undefined}
+              >
+                {fmtCost(s.tokensToday.cost, (s.tokensToday.estimatedCalls ?? 0) > 0)}
+              </span>{" "}
+              ({s.tokensToday.calls} calls)
             </dd>
             <dt>Clients</dt>
             <dd>{s.gatewayClients} connected</dd>

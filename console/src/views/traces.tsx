@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { api } from "../gateway";
 import { useLoad } from "../hooks";
 import type { TraceReport as Report } from "../../../internal/agent/trace-wire";
-import { Badge, Card, Empty, ErrorLine, fmtCost, fmtDur, fmtInt, fmtTime } from "../ui";
+import { Badge, Card, Empty, ErrorLine, fmtCost, fmtDur, fmtInt, fmtTime, estimateTitle } from "../ui";
 
 export function Traces(props: { id: string | undefined }) {
   const [input, setInput] = useState(props.id ?? "");
@@ -50,9 +50,17 @@ function TraceTree(props: { id: string }) {
           <p class="totals" id="trace-totals">
             {r.totals.requests} turn(s), {r.totals.model_calls} model call(s), {r.totals.tool_calls} tool
             call(s), depth {r.totals.max_depth} · {fmtInt(r.totals.usage.input)} in /{" "}
-            {fmtInt(r.totals.usage.output)} out · <strong>{fmtCost(r.totals.cost)}</strong>
-            {r.totals.unpriced_calls > 0 && ` (${r.totals.unpriced_calls} unpriced)`} · {fmtTime(start)} ·{" "}
-            {fmtDur(end - start)}
+            {fmtInt(r.totals.usage.output)} out ·{" "}
+            <strong
+              title={
+                r.totals.unpriced_calls > 0
+                  ? estimateTitle(r.totals.unpriced_calls, r.totals.default_price)
+                  : undefined
+              }
+            >
+              {fmtCost(r.totals.cost, r.totals.unpriced_calls > 0)}
+            </strong>{" "}
+            · {fmtTime(start)} · {fmtDur(end - start)}
           </p>
           <ol class="tree" role="tree" aria-label="call tree">
             {r.calls.map((c) => {
@@ -72,7 +80,7 @@ function TraceTree(props: { id: string }) {
                     {" "}
                     {fmtDur(dur)}
                     {c.usage && ` · ${fmtInt(c.usage.input)} in / ${fmtInt(c.usage.output)} out`}
-                    {c.kind === "model" && ` · ${c.cost == null ? "unpriced" : fmtCost(c.cost)}`}
+                    {c.kind === "model" && c.cost != null && ` · ${fmtCost(c.cost, c.estimated === true)}`}
                     {c.kind === "turn" && c.agent_id && ` · agent ${c.agent_id}`}
                   </span>
                   <span class="bar" aria-hidden="true">

@@ -131,6 +131,7 @@ export function turnTotalsJson(r: TurnResult): Record<string, unknown> {
     request_id: r.requestId,
     usage: usageJson(r.treeUsage),
     cost: r.treeCost,
+    cost_estimated_calls: r.treeCostEstimatedCalls ?? 0,
     sub_calls: r.subCalls,
   };
 }
