@@ -245,8 +245,16 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
 
   const id = `chatcmpl-`;
   const created = Math.floor(Date.now() / 1000);
+  const admit = (onEvent?: (e: AgentEvent) => void) =>
+    rt.turnIdempotency.admit(desk, {
+      door: "/v1/chat/completions",
+      req,
+      body,
+      entry: msg,
+      ...(onEvent ? { onEvent } : {}),
+    });
   if (!stream) {
-    const handle = desk.admit(msg);
+    const handle = admit();
     if (sessionRaw === undefined)
       res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
     const r = await handle.result;
@@ -269,7 +277,7 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
         ],
         usage: usageJson(r.treeUsage),
       },
-      usageHeaders(r),
+      { ...usageHeaders(r), ...(handle.replayed ? { "idempotent-replayed": "true" } : {}) },
     );
     return;
   }
@@ -301,13 +309,15 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       `data: ${prefix()}[{"index":0,"delta":{"content":${JSON.stringify(e.delta)}},"finish_reason":null}]}\n\n`,
     );
   };
-  const handle = desk.admit(msg, onEvent);
+  const handle = admit(onEvent);
   runId = handle.runId;
   requestId = handle.requestId;
   if (sessionRaw === undefined)
     res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
   const r = await handle.result;
   if (r.finishReason === "error" && !started) throw turnError(r);
+  // A repeat answered from (or joined to) the first request never saw its deltas: one delta.
+  if (handle.replayed && !started && r.text) onEvent({ type: "text_delta", runId: r.runId, delta: r.text });
   start();
   if (r.finishReason === "error") {
     const e = turnError(r);

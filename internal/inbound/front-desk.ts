@@ -91,6 +91,8 @@ export interface FrontDeskEntry extends Destination {
   extraSystem?: string;
   /** A turn that stores nothing (stateless `/v1`, the one-shot `/api` chat). */
   ephemeral?: InboundMessage["ephemeral"];
+  /** Run again on a user message already stored (an idempotent repeat of a failed turn). */
+  resume?: InboundMessage["resume"];
 }
 
 /** Who asks for a command, beyond the routed chat: the door's approval rules. */
@@ -183,6 +185,7 @@ export class FrontDesk implements FrontDeskPort {
       ...(entry.extraSystem !== undefined ? { extraSystem: entry.extraSystem } : {}),
       ...(entry.ephemeral ? { ephemeral: entry.ephemeral } : {}),
       ...(entry.onAccepted ? { onAccepted: entry.onAccepted } : {}),
+      ...(entry.resume ? { resume: entry.resume } : {}),
     };
     return this.deps.host.submit(msg, onEvent);
   }

@@ -77,14 +77,28 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
     req: IncomingMessage,
     params: Record<string, string>,
     suffix: string,
-  ): Promise<{ agentId: string; key: string; text: string }> => {
+  ): Promise<{ agentId: string; key: string; text: string; body: unknown }> => {
     const agentId = params.id ?? "";
     const s = api.session(agentId, params.sid ?? "");
     assertLiveForWrite(api, agentId, s, suffix);
     const body = await api.body(req, messageBody);
     api.checkModel(api.agent(agentId));
-    return { agentId, key: s.key, text: body.message };
+    return { agentId, key: s.key, text: body.message, body };
   };
+  /** Admits the turn once per `Idempotency-Key` (or SDK retry): a repeat gets the first turn. */
+  const admit = (
+    req: IncomingMessage,
+    door: string,
+    t: { agentId: string; key: string; text: string; body: unknown },
+    onEvent?: (e: AgentEvent) => void,
+  ) =>
+    api.rt.turnIdempotency.admit(api.desk(), {
+      door,
+      req,
+      body: t.body,
+      entry: restEntry(t),
+      ...(onEvent ? { onEvent } : {}),
+    });
 
   const stored = (r: TurnResult): Record<string, unknown> | null => {
     const m = byId(r.assistantMessageId);
@@ -115,7 +129,7 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
       pattern: "/api/agents/:id/sessions/:sid/messages",
       handler: async ({ req, res, params }) => {
         const t = await prepare(req, params, "/messages");
-        const handle = api.desk().admit(restEntry(t));
+        const handle = admit(req, "/api/messages", t);
         const user = userMessage(t.key, handle.requestId);
         const r = await handle.result;
         const body = {
@@ -130,7 +144,10 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
           sendJson(res, e.status, { error: { code: e.code, message: e.message }, ...body }, usageHeaders(r));
           return;
         }
-        sendJson(res, 200, body, usageHeaders(r));
+        sendJson(res, 200, body, {
+          ...usageHeaders(r),
+          ...(handle.replayed ? { "idempotent-replayed": "true" } : {}),
+        });
       },
     },
     {
@@ -142,7 +159,9 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
         // Events of the turn may fire while `submit` runs; hold them until `user-message` is out.
         const held: AgentEvent[] = [];
         const to: { forward?: (e: AgentEvent) => void } = {};
-        const handle = api.desk().admit(restEntry(t), (e) => (to.forward ? to.forward(e) : held.push(e)));
+        const handle = admit(req, "/api/messages/stream", t, (e) =>
+          to.forward ? to.forward(e) : held.push(e),
+        );
         // The turn's events are recorded (for a client that reconnects) and written to this client.
         const stream = streams.open(handle.requestId, t.key);
         sse.open({ "x-familiar-request-id": handle.requestId });

@@ -1,0 +1,30 @@
+import type { Migration } from "../store/migrations.js";
+
+/**
+ * Namespace `gateway`: `turn_idempotency`, one row per (scope, key) of a turn-starting POST on `/v1`
+ * or `/api` (turn-idempotency.ts). `scope` is the door, the caller's token and the session; `key` is
+ * the client's `Idempotency-Key` (`key:`) or, for an SDK retry without one, the request's fingerprint
+ * (`sdk:`). Rows older than a day are ignored and pruned.
+ */
+export const gatewayMigrations: readonly Migration[] = [
+  {
+    version: 1,
+    description: "turn_idempotency",
+    sql: `
+CREATE TABLE turn_idempotency (
+  scope TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  session_key TEXT,
+  run_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  result TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (scope, key)
+);
+CREATE INDEX turn_idempotency_created ON turn_idempotency(created_at);
+`,
+  },
+];
