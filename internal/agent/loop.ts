@@ -13,6 +13,7 @@
  * below it.
  */
 import type { AgentEvent, FinishReason } from "../core/agent-events.js";
+import type { ClientRequest } from "../core/client-request.js";
 import { addUsage } from "../core/usage.js";
 import {
   ModelError,
@@ -79,6 +80,13 @@ export interface LoopOptions {
   toolContext: ToolContext;
   loopGuard?: LoopGuard;
   hooks?: LoopHooks;
+  /**
+   * An API client's request (`/v1`): its functions are offered beside the agent's tools (shadowing
+   * same-named ones); a call to one ends the turn with finish reason `tool_calls` after the agent's
+   * own calls of that step ran. `toolChoice` applies to the first call only (a forced choice on
+   * every call would never let the loop end); `responseFormat` to every call.
+   */
+  client?: ClientRequest;
 }
 
 export interface LoopOutcome {
@@ -88,6 +96,8 @@ export interface LoopOutcome {
   model?: string;
   iterations: number;
   error?: { code: string; message: string };
+  /** With finish reason `tool_calls`: the client's functions the model called. */
+  toolCalls?: ToolCall[];
 }
 
 const MAX_OVERFLOW_RETRIES = 3;
@@ -99,7 +109,16 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
   let usage: Usage = { ...ZERO_USAGE };
   let model: string | undefined;
   let lastText = "";
-  const specs = opts.tools.specs();
+  const client = opts.client;
+  const clientNames = new Set((client?.tools ?? []).map((t) => t.name));
+  const specs = [
+    ...opts.tools.specs().filter((t) => !clientNames.has(t.name)),
+    ...(client?.tools ?? []).map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+    })),
+  ];
 
   for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
     if (signal.aborted)
@@ -137,12 +156,18 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
       try {
         text = "";
         calls.length = 0;
+        const maxTokens = client?.maxTokens ?? opts.maxTokens;
+        const temperature = client?.temperature ?? opts.temperature;
+        const toolChoice = iteration === 1 || client?.toolChoice === "none" ? client?.toolChoice : undefined;
         const req = {
           messages,
           ...(specs.length > 0 ? { tools: specs } : {}),
           ...(opts.modelRef ? { model: opts.modelRef } : {}),
-          ...(opts.maxTokens ? { maxTokens: opts.maxTokens } : {}),
-          ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+          ...(maxTokens ? { maxTokens } : {}),
+          ...(temperature !== undefined ? { temperature } : {}),
+          ...(toolChoice !== undefined ? { toolChoice } : {}),
+          ...(client?.parallelToolCalls !== undefined ? { parallelToolCalls: client.parallelToolCalls } : {}),
+          ...(client?.responseFormat ? { responseFormat: client.responseFormat } : {}),
           agentId: opts.toolContext.agentId,
           signal,
         };
@@ -254,11 +279,14 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
     if (text) yield { type: "iteration_text", runId, text };
     lastText = text;
 
-    // Run this response's tool calls concurrently; yield results as they complete.
+    // Run this response's tool calls concurrently; yield results as they complete. The client's own
+    // functions are not ours to run: they end the turn below.
+    const clientCalls = calls.filter((c) => clientNames.has(c.name));
+    const ownCalls = clientCalls.length > 0 ? calls.filter((c) => !clientNames.has(c.name)) : calls;
     let breaker: string | undefined;
     const results = new Map<string, { content: string; isError: boolean }>();
     const pending = new Map<string, Promise<{ call: ToolCall; result: ToolResult; ms: number }>>();
-    for (const call of calls) {
+    for (const call of ownCalls) {
       const args = parseArgs(call.arguments);
       yield { type: "tool_start", runId, callId: call.id, name: call.name, args };
       const verdict = opts.loopGuard?.beforeCall({ name: call.name, args }) ?? { verdict: "ok" as const };
@@ -302,6 +330,20 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         result: done.result.content,
         isError: done.result.isError === true,
         durationMs: done.ms,
+      };
+    }
+    if (clientCalls.length > 0) {
+      for (const call of ownCalls) {
+        const r = results.get(call.id) ?? { content: "no result", isError: true };
+        hooks.onToolResult?.({ callId: call.id, name: call.name, content: r.content, isError: r.isError });
+      }
+      return {
+        text,
+        finishReason: "tool_calls",
+        usage,
+        ...(model ? { model } : {}),
+        iterations: iteration,
+        toolCalls: clientCalls,
       };
     }
     // Results go back in call order so the transcript is deterministic.

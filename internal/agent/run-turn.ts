@@ -136,6 +136,7 @@ export async function runTurn(
     ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
     toolContext: setup.toolContext,
     hooks: recorder.hooks,
+    ...(msg.client ? { client: msg.client } : {}),
   };
   if (setup.loopGuard) loopOpts.loopGuard = setup.loopGuard;
 
@@ -181,6 +182,7 @@ export async function runTurn(
     ...(outcome.error ? { error: outcome.error } : {}),
     ...(t.userMessageId !== undefined ? { userMessageId: t.userMessageId } : {}),
     ...(finalStored !== undefined ? { assistantMessageId: finalStored } : {}),
+    ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls } : {}),
   };
 }
 

@@ -93,6 +93,8 @@ export interface FrontDeskEntry extends Destination {
   ephemeral?: InboundMessage["ephemeral"];
   /** Run again on a user message already stored (an idempotent repeat of a failed turn). */
   resume?: InboundMessage["resume"];
+  /** An API client's tools, response format and sampling (`/v1`). */
+  client?: InboundMessage["client"];
 }
 
 /** Who asks for a command, beyond the routed chat: the door's approval rules. */
@@ -186,6 +188,7 @@ export class FrontDesk implements FrontDeskPort {
       ...(entry.ephemeral ? { ephemeral: entry.ephemeral } : {}),
       ...(entry.onAccepted ? { onAccepted: entry.onAccepted } : {}),
       ...(entry.resume ? { resume: entry.resume } : {}),
+      ...(entry.client ? { client: entry.client } : {}),
     };
     return this.deps.host.submit(msg, onEvent);
   }
