@@ -21,6 +21,7 @@ import type { Usage } from "../models/types.js";
 import { HttpError, decodePathSegment, readJsonObject, sendJson, toHttpError } from "./http-util.js";
 import { requireJsonBody } from "./request-guard.js";
 import { bad, CLIENT_FIELDS, parseChatRequest } from "./openai-chat-request.js";
+import { createResponse, getResponse } from "./openai-responses.js";
 import type { GatewayRuntime } from "./runtime.js";
 
 const ERROR_TYPES: Record<number, string> = {
@@ -110,6 +111,17 @@ export function openAiRoutes(rt: GatewayRuntime) {
           throw new HttpError(405, "method_not_allowed", "use POST", { allow: "POST" });
         requireJsonBody(req);
         await completions(rt, req, res);
+        return true;
+      }
+      if (path === "/v1/responses") {
+        if (req.method !== "POST")
+          throw new HttpError(405, "method_not_allowed", "use POST", { allow: "POST" });
+        requireJsonBody(req);
+        await createResponse(rt, req, res);
+        return true;
+      }
+      if (req.method === "GET" && path.startsWith("/v1/responses/")) {
+        getResponse(rt, res, decodePathSegment(path.slice("/v1/responses/".length)));
         return true;
       }
       if (req.method === "GET" && (path === "/v1/models" || path.startsWith("/v1/models/"))) {
