@@ -24,7 +24,7 @@ import {
   type Usage,
 } from "../models/types.js";
 import type { ToolContext, ToolResult, ToolSet } from "../tools/tool.js";
-import { clause } from "../models/provider-hint.js";
+import { parseArgs, toolImagesMessage, userMessageFor } from "./loop-messages.js";
 
 /** Verdict of a loop guard on one tool call (see internal/agent/loop-detection). */
 export interface LoopGuardVerdict {
@@ -87,6 +87,12 @@ export interface LoopOptions {
    * every call would never let the loop end); `responseFormat` to every call.
    */
   client?: ClientRequest;
+  /**
+   * False for a model declared `vision: false`: images tools return are then only named in their
+   * text results. Otherwise they follow the tool results as a user message with image parts (tool
+   * messages carry text only in the chat API).
+   */
+  acceptsImages?: boolean;
 }
 
 export interface LoopOutcome {
@@ -284,7 +290,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
     const clientCalls = calls.filter((c) => clientNames.has(c.name));
     const ownCalls = clientCalls.length > 0 ? calls.filter((c) => !clientNames.has(c.name)) : calls;
     let breaker: string | undefined;
-    const results = new Map<string, { content: string; isError: boolean }>();
+    const results = new Map<string, { content: string; isError: boolean; images?: ToolResult["images"] }>();
     const pending = new Map<string, Promise<{ call: ToolCall; result: ToolResult; ms: number }>>();
     for (const call of ownCalls) {
       const args = parseArgs(call.arguments);
@@ -321,7 +327,11 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
     while (pending.size > 0) {
       const done = await Promise.race(pending.values());
       pending.delete(done.call.id);
-      results.set(done.call.id, { content: done.result.content, isError: done.result.isError === true });
+      results.set(done.call.id, {
+        content: done.result.content,
+        isError: done.result.isError === true,
+        ...(done.result.images?.length ? { images: done.result.images } : {}),
+      });
       yield {
         type: "tool_end",
         runId,
@@ -352,6 +362,8 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
       hooks.onToolResult?.({ callId: call.id, name: call.name, content: r.content, isError: r.isError });
       messages = [...messages, { role: "tool", tool_call_id: call.id, name: call.name, content: r.content }];
     }
+    const images = toolImagesMessage(calls, results, opts.acceptsImages !== false);
+    if (images) messages = [...messages, images];
     if (breaker) {
       const msg = `I stopped because I was repeating the same action without progress (${breaker}). Tell me how you would like to continue.`;
       yield { type: "notice", runId, kind: "loop_breaker", text: msg };
@@ -380,40 +392,4 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
     ...(model ? { model } : {}),
     iterations: opts.maxIterations,
   };
-}
-
-/** Parses tool-call arguments; malformed JSON is passed on as the raw string (the registry reports it). */
-export function parseArgs(raw: string): unknown {
-  if (raw.trim() === "") return {};
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
-}
-
-/** A short message the user can act on. */
-function userMessageFor(err: unknown, overflowCompactions: number): string {
-  if (err instanceof ModelError) {
-    switch (err.code) {
-      // err.message names the provider, its URL (without secrets) and the fix: say it once, no more.
-      case "MODEL_AUTH":
-        return `The model provider rejected the credentials: ${clause(err.message)}.`;
-      case "MODEL_BAD_REQUEST":
-        return `The model provider refused the request: ${clause(err.message)}.`;
-      case "MODEL_UNREACHABLE":
-        return `The model provider could not be reached: ${clause(err.message)}.`;
-      case "MODEL_CONTEXT_OVERFLOW":
-        return overflowCompactions > 0
-          ? `The conversation is still too long for the model after ${overflowCompactions} compaction${overflowCompactions === 1 ? "" : "s"}. Use /new to start fresh.`
-          : `The conversation is too long for the model. Use /compact or /new.`;
-      case "MODEL_NOT_CONFIGURED":
-        return err.message;
-      case "MODEL_ALL_FAILED":
-        return `No model could answer: ${clause(err.message)}.`;
-      default:
-        return `The model is unavailable right now: ${clause(err.message)}. Please try again in a moment.`;
-    }
-  }
-  return `Something went wrong while answering: ${(err as Error).message ?? String(err)}`;
 }

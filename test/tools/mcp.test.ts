@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
 import { createToolsHarness, FakeClock, waitFor, type ToolsHarness } from "./harness.js";
@@ -112,7 +112,8 @@ describe("MCP client", () => {
       try {
         h = await createToolsHarness(
           {
-            tools: { exec: { sandbox: { ro: [repo] } } },
+            // The Node that runs the server must be visible too (it may live outside the repo).
+            tools: { exec: { sandbox: { ro: [repo, dirname(dirname(process.execPath))] } } },
             mcp: { servers: { fx: { ...fixture(), sandbox: true } } },
           },
           { start: true },
