@@ -101,7 +101,7 @@ export interface LoopOutcome {
   usage: Usage;
   model?: string;
   iterations: number;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; retryAfterMs?: number };
   /** With finish reason `tool_calls`: the client's functions the model called. */
   toolCalls?: ToolCall[];
 }
@@ -246,7 +246,13 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
           usage,
           ...(model ? { model } : {}),
           iterations: iteration,
-          error: { code, message },
+          error: {
+            code,
+            message,
+            ...(err instanceof ModelError && err.info.retryAfterMs !== undefined
+              ? { retryAfterMs: err.info.retryAfterMs }
+              : {}),
+          },
         };
       }
     }

@@ -89,7 +89,8 @@ export interface TurnResult {
   treeCost: number;
   subCalls: number;
   model?: string;
-  error?: { code: string; message: string };
+  /** `retryAfterMs`: the upstream model's `Retry-After`, for doors that pass it on (429/503). */
+  error?: { code: string; message: string; retryAfterMs?: number };
   userMessageId?: number;
   assistantMessageId?: number;
   /** With finishReason `tool_calls`: the client's functions the model called (the client runs them). */

@@ -22,6 +22,7 @@ import { HttpError, decodePathSegment, readJsonObject, sendJson, toHttpError } f
 import { requireJsonBody } from "./request-guard.js";
 import { bad, CLIENT_FIELDS, parseChatRequest } from "./openai-chat-request.js";
 import { createResponse, getResponse } from "./openai-responses.js";
+import { turnError } from "./turn-error-public.js";
 import type { GatewayRuntime } from "./runtime.js";
 
 const ERROR_TYPES: Record<number, string> = {
@@ -75,18 +76,6 @@ function toolCallsJson(r: TurnResult): Record<string, unknown>[] {
     type: "function",
     function: { name: c.name, arguments: c.arguments },
   }));
-}
-
-/** Maps a failed turn to the HTTP error an OpenAI client expects. */
-function turnError(r: TurnResult): HttpError {
-  const code = r.error?.code ?? "turn_failed";
-  const message = r.error?.message ?? r.text ?? "the turn failed";
-  if (code === "AGENT_UNKNOWN") return new HttpError(404, "model_not_found", message, {}, "model");
-  if (code === "MODEL_RATE_LIMIT") return new HttpError(429, "rate_limit_exceeded", message);
-  if (code === "MODEL_NOT_CONFIGURED") return new HttpError(503, "model_not_configured", message);
-  // Disk full / read-only store: the daemon cannot keep the conversation; retry once the owner fixed it.
-  if (code.startsWith("STORE_")) return new HttpError(503, code.toLowerCase(), message);
-  return new HttpError(code.startsWith("MODEL_") ? 502 : 500, code.toLowerCase(), message);
 }
 
 function sessionName(raw: string): string {

@@ -26,6 +26,7 @@ import type { Usage } from "../models/types.js";
 import type { Db } from "../store/db.js";
 import { HttpError, readJsonObject, sendJson } from "./http-util.js";
 import { bad } from "./openai-chat-request.js";
+import { turnError } from "./turn-error-public.js";
 import { parseResponsesRequest, type ResponsesRequest } from "./openai-responses-request.js";
 import type { GatewayRuntime } from "./runtime.js";
 
@@ -361,10 +362,5 @@ function formatOut(f: NonNullable<NonNullable<ResponsesRequest["client"]>["respo
 }
 
 function turnHttpError(r: TurnResult): HttpError {
-  const code = r.error?.code ?? "turn_failed";
-  const message = r.error?.message ?? r.text ?? "the turn failed";
-  if (code === "MODEL_RATE_LIMIT") return new HttpError(429, "rate_limit_exceeded", message);
-  if (code === "MODEL_NOT_CONFIGURED" || code.startsWith("STORE_"))
-    return new HttpError(503, code.toLowerCase(), message);
-  return new HttpError(code.startsWith("MODEL_") ? 502 : 500, code.toLowerCase(), message);
+  return turnError(r);
 }

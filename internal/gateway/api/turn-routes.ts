@@ -141,7 +141,12 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
         };
         if (r.finishReason === "error") {
           const e = turnFailure(r);
-          sendJson(res, e.status, { error: { code: e.code, message: e.message }, ...body }, usageHeaders(r));
+          sendJson(
+            res,
+            e.status,
+            { error: { code: e.code, message: e.message }, ...body },
+            { ...usageHeaders(r), ...e.headers },
+          );
           return;
         }
         sendJson(res, 200, body, {
