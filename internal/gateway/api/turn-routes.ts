@@ -25,6 +25,7 @@ import { SseWriter, turnEventForwarder } from "./sse.js";
 import { StreamRegistry } from "./stream-replay.js";
 import { apiError } from "./api-errors.js";
 import { turnFailure } from "./turn-errors.js";
+import { chunkEventForwarder, chunkFinish } from "./chunk-vocabulary.js";
 
 const messageBody = z.object({ message: z.string().min(1, { error: "must not be empty" }) }).strict();
 const abortBody = z.object({ request_id: z.string().min(1).optional() }).strict();
@@ -158,7 +159,15 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
     {
       method: "POST",
       pattern: "/api/agents/:id/sessions/:sid/messages/stream",
-      handler: async ({ req, res, params }) => {
+      handler: async ({ req, res, url, params }) => {
+        const vocabulary = url.searchParams.get("vocabulary") ?? "events";
+        if (vocabulary !== "events" && vocabulary !== "chunks")
+          throw apiError(
+            400,
+            "invalid_query",
+            `vocabulary: expected events (default) or chunks, got "${vocabulary}"`,
+            "vocabulary",
+          );
         const t = await prepare(req, params, "/messages/stream");
         const sse = new SseWriter(res);
         // Events of the turn may fire while `submit` runs; hold them until `user-message` is out.
@@ -171,13 +180,25 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
         const stream = streams.open(handle.requestId, t.key);
         sse.open({ "x-familiar-request-id": handle.requestId });
         stream.attach(sse, 0);
+        const chunks = vocabulary === "chunks" ? chunkEventForwarder(stream) : undefined;
         const user = userMessage(t.key, handle.requestId);
-        stream.send("user-message", { message: user ? messageJson(user) : null });
-        const forward = turnEventForwarder(stream);
+        if (!chunks) stream.send("user-message", { message: user ? messageJson(user) : null });
+        const forward = chunks ? chunks.forward : turnEventForwarder(stream);
         for (const e of held.splice(0)) forward(e);
         to.forward = forward;
         try {
           const r = await handle.result;
+          if (chunks) {
+            chunks.close();
+            const failure = r.finishReason === "error" ? turnFailure(r) : undefined;
+            chunkFinish(
+              stream,
+              r,
+              { agentId: t.agentId, question: t.text },
+              failure ? { code: failure.code, message: failure.message } : undefined,
+            );
+            return;
+          }
           const totals = { session_id: r.sessionId, ...turnTotalsJson(r) };
           if (r.finishReason === "error") {
             const e = turnFailure(r);
