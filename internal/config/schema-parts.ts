@@ -150,6 +150,11 @@ export const agentSchema = z
     capabilities: z.array(capabilitySchema).default([]),
     compact: agentCompactSchema.optional(),
     context_window: z.number().int().positive().optional(),
+    // false: kept in the config but not run (the echo agent says so; delegation refuses it).
+    enabled: z.boolean().default(true),
+    // The memory this agent's memory tools reach: files (MEMORY.md, memory/), sessions (past chats).
+    // Absent: both; []: none (memory_search and memory_write refuse).
+    memory: z.array(z.enum(["files", "sessions"])).optional(),
   })
   .strict();
 export type AgentConfig = z.infer<typeof agentSchema>;

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
-import { defineTool, type Tool } from "../tools/tool.js";
+import { defineTool, ToolError, type Tool } from "../tools/tool.js";
 import type { MemoryHit, MemoryIndex } from "./memory-index.js";
 import { localDateTime } from "./local-date.js";
 
@@ -42,6 +42,15 @@ async function exists(p: string): Promise<boolean> {
   );
 }
 
+/**
+ * The memory an agent may reach (`agents.<id>.memory`): undefined = all. Only config agents can set it.
+ */
+function agentMemory(cfg: Config, agentId: string): readonly ("files" | "sessions")[] | undefined {
+  const def = (cfg.agents as Record<string, unknown>)[agentId];
+  if (typeof def !== "object" || def === null || !("memory" in def)) return undefined;
+  return (def as { memory?: ("files" | "sessions")[] }).memory;
+}
+
 export function createMemoryTools(deps: { config: () => Config; clock: Clock; index: MemoryIndex }): Tool[] {
   const write = defineTool({
     name: "memory_write",
@@ -51,6 +60,12 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
     schema: writeSchema,
     async execute(args, _signal, ctx) {
       const cfg = deps.config();
+      const allowed = agentMemory(cfg, ctx.agentId);
+      if (allowed && !allowed.includes("files"))
+        throw new ToolError(
+          "MEMORY_OFF",
+          `memory files are off for agent ${ctx.agentId} (agents.${ctx.agentId}.memory: [${allowed.join(", ")}])`,
+        );
       const root = resolve(ctx.workspace || cfg.workspace);
       const { date, time } = localDateTime(deps.clock.now(), cfg.timezone);
       const text = args.text.trim().replace(/\r\n/g, "\n");
@@ -89,10 +104,21 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
     description:
       "Search long-term memory (MEMORY.md, daily notes in memory/) and past conversations by words and by meaning; returns ranked snippets with file:lines (open them with read_file), date and score.",
     schema: searchSchema,
-    async execute(args) {
+    async execute(args, _signal, ctx) {
+      const allowed = agentMemory(deps.config(), ctx.agentId);
+      let sources = args.sources;
+      if (allowed) {
+        const asked = !sources || sources === "all" ? allowed : allowed.filter((s) => s === sources);
+        if (asked.length === 0)
+          throw new ToolError(
+            "MEMORY_OFF",
+            `${sources && sources !== "all" ? `memory ${sources}` : "memory"} is off for agent ${ctx.agentId} (agents.${ctx.agentId}.memory: [${allowed.join(", ")}])`,
+          );
+        sources = asked.length === 2 ? "all" : asked[0];
+      }
       const hits = await deps.index.search(args.query, {
         ...(args.limit ? { limit: args.limit } : {}),
-        ...(args.sources ? { sources: args.sources } : {}),
+        ...(sources ? { sources } : {}),
       });
       if (hits.length === 0) return `nothing in memory matches "${args.query}"`;
       return formatHits(hits, deps.config().memory.max_result_chars);
