@@ -1,10 +1,11 @@
 /**
  * Issue 34 item 7: the MCP reference servers from npm (dev dependencies) against Familiar's client:
- * `@modelcontextprotocol/server-everything` (roots capability, an image round trip through the agent
- * loop to the model), `server-filesystem` (works from the client's roots alone: the workspace) and
+ * `@modelcontextprotocol/server-everything` over stdio and streamable HTTP (roots capability, an image
+ * round trip through the agent loop to the model), `server-filesystem` (works from the client's roots alone: the workspace) and
  * `server-memory`; a sandboxed server that cannot start says why and how to fix it, and granting the
  * missing path restarts it at once instead of at its next retry.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -109,6 +110,41 @@ describe("MCP reference servers", () => {
       `data:image/png;base64,${direct.images![0]!.data.slice(0, 40)}`,
     );
     expect(JSON.stringify(imageMsg.content)).toContain("mcp__everything__get-tiny-image (call_img)");
+  });
+
+  it("server-everything over streamable HTTP: tools listed and called, the image included", async () => {
+    const { freePort } = await import("../helpers/daemon.js");
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      [bin("@modelcontextprotocol/server-everything"), "streamableHttp"],
+      {
+        env: { ...process.env, PORT: String(port) },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    try {
+      await new Promise<void>((res, rej) => {
+        const t = setTimeout(() => rej(new Error("server-everything did not start")), 30_000);
+        child.stderr.on("data", (d: Buffer) => {
+          if (d.toString().includes("listening")) {
+            clearTimeout(t);
+            res();
+          }
+        });
+      });
+      h = await createToolsHarness(
+        { mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp` } } } },
+        { start: true },
+      );
+      await connected("web");
+      const sum = await h.call("mcp__web__get-sum", { a: 2, b: 40 });
+      expect(sum.content).toContain("42");
+      const img = await h.call("mcp__web__get-tiny-image", {});
+      expect(img.images?.[0]?.mime).toBe("image/png");
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 
   it("server-filesystem: with no directory arguments it works in the client's root (the workspace)", async () => {
