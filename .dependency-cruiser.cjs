@@ -74,6 +74,27 @@ module.exports = {
       from: { path: "^internal/", pathNot: "^internal/channels/(telegram|discord)/" },
       to: { path: "node_modules/(grammy|@grammyjs|discord\\.js|@discordjs)/" },
     },
+    {
+      name: "workspace-through-the-door",
+      comment:
+        "docs/security.md, invariant 1: the daemon touches the workspace only through internal/workspace/ " +
+        "(no link followed, regular files, capped). Modules that read or write the workspace may not use " +
+        "node:fs; the allowlist is the model's own file tools (fd-relative safe-open), the exec sandbox and " +
+        "CLI engines (invariants 3 and 4) and the one skills file that looks for binaries on PATH",
+      severity: "error",
+      from: {
+        path: "^internal/(agent|memory|skills|heartbeat|media|channels|inbound|cron|tools)/",
+        pathNot: [
+          "\\.test\\.ts$",
+          "^internal/agent/engines/",
+          "^internal/tools/sandbox/",
+          "^internal/tools/(exec-tool|exec-escape|safe-open|workspace-path|fs-tools)\\.ts$",
+          "^internal/tools/mcp/mcp-manager\\.ts$",
+          "^internal/skills/bin-on-path\\.ts$",
+        ],
+      },
+      to: { dependencyTypes: ["core"], path: "^(node:)?fs(/promises)?$" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -100,6 +100,8 @@ export async function promptCost(o: BenchOptions): Promise<BenchResult> {
       {
         metric: '"hi" turn: whole request body chars / est. prompt tokens',
         value: `${hi.bodyChars} / ${hi.promptTokens}`,
+        target: "<= 6144 chars (issue 38)",
+        pass: hi.bodyChars <= 6144,
       },
       {
         metric: `idle heartbeats (${hb.ticks} ticks >= 48 = one day at 30m): model calls`,

@@ -6,7 +6,7 @@
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
  * Benchmarks: cold-start, rss, load-peak, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
- * compaction-rate, stable-prefix.
+ * compaction-rate, stable-prefix, ttft, pdf-bomb.
  * Sizes (--size name=value): rssTurns, loadTurns, settleSeconds, overheadTurns, throughputTurns, telegramTurns, storeMessages,
  * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
  */
@@ -17,6 +17,7 @@ import { coldStart } from "./cold-start.js";
 import { compactionRate } from "./compaction-rate.js";
 import { stablePrefix } from "./stable-prefix.js";
 import { machineInfo, load1 } from "./lib/machine.js";
+import { pdfBombBench } from "./pdf-bomb.js";
 import { formatTable, type BenchOptions, type BenchResult } from "./lib/report.js";
 import { loadPeak } from "./load-peak.js";
 import { promptCost } from "./prompt-cost.js";
@@ -26,6 +27,7 @@ import { storeBench } from "./store.js";
 import { memoryVectorsBench } from "./memory-vectors.js";
 import { telegramLatency } from "./telegram-latency.js";
 import { throughput } from "./throughput.js";
+import { ttft } from "./ttft.js";
 import { turnOverhead } from "./turn-overhead.js";
 
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
@@ -41,6 +43,8 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   sandbox: sandboxBench,
   "compaction-rate": compactionRate,
   "stable-prefix": stablePrefix,
+  ttft,
+  "pdf-bomb": pdfBombBench,
 };
 
 function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?: string } {

@@ -5,6 +5,10 @@
  */
 import { buildProgram } from "../internal/cli/program.js";
 
+// Owner data is private on disk (docs/security.md, invariant 5): whatever the CLI or the daemon it
+// runs creates (config, workspace, data dir, database) is owner-only from the first byte.
+process.umask(0o077);
+
 buildProgram()
   .parseAsync(process.argv)
   .catch((err: unknown) => {

@@ -3,7 +3,7 @@
  * process, against real files and (for doctor) the fake OpenAI-compatible server on 127.0.0.1.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -192,6 +192,10 @@ describe("familiar doctor", () => {
     writeFileSync(join(dir, "workspace", "AGENTS.md"), "# rules\n");
     const port = await freePort();
     writeFileSync(join(dir, "config.yaml"), `gateway:\n  port: ${port}\n${extra}`);
+    // Owner-only, as `familiar init` makes them (doctor warns about a loose mode, invariant 5).
+    chmodSync(dir, 0o700);
+    chmodSync(join(dir, "workspace"), 0o700);
+    chmodSync(join(dir, "config.yaml"), 0o600);
     return { dir, config: join(dir, "config.yaml") };
   }
 
@@ -221,6 +225,12 @@ describe("familiar doctor", () => {
       /^ok {4}gateway: 127\.0\.0\.1:\d+ is free \(token: .*gateway-token, generated\)$/,
     );
     expect(line(r.stdout, "provider fake")).toBe("ok    provider fake: reachable, key accepted (1 models)");
+    expect(line(r.stdout, "private files")).toBe(
+      "ok    private files: data dir, database, workspace and config are owner-only",
+    );
+    expect(line(r.stdout, "workspace links")).toBe(
+      "ok    workspace links: no symbolic links where the daemon reads",
+    );
     // No models.pricing entry: budgets count it at the default price, and doctor says so.
     expect(line(r.stdout, "pricing")).toMatch(
       /^warn {2}pricing: no price for fake\/gpt-4o-mini in models\.pricing: their calls count at the default price \(\$5 input \/ \$15 output/,

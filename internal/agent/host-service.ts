@@ -21,7 +21,7 @@ import { resolveContextWindow } from "../models/context-window.js";
 import { normalizeUsage } from "../models/normalize-usage.js";
 import { createHostCompactor } from "./compaction/host-compactor.js";
 import { EngineRegistry } from "./engines/engine-registry.js";
-import { FileAgentSource } from "./catalog/file-agents.js";
+import { FileAgentSource, workspaceToolCeiling } from "./catalog/file-agents.js";
 import { ApiAgentStore } from "./catalog/api-agents.js";
 import { configPromptProblems } from "./catalog/agent-prompt.js";
 import { SubagentTaskManager } from "./subagents/task-manager.js";
@@ -89,7 +89,12 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   const engines = new EngineRegistry(ctx, normalizeUsage);
   const toolTokenCache = new WeakMap<object, number>();
   const toolsFor = (agent: AgentDef): ReturnType<ToolRegistry["forAgent"]> =>
-    tools.registry.forAgent(agent.id, agent.tools);
+    // An agent from a workspace file never gets more than the ceiling config.yaml sets (invariant 2).
+    tools.registry.forAgent(
+      agent.id,
+      agent.tools,
+      agent.source.startsWith("file:") ? workspaceToolCeiling(ctx.config()) : undefined,
+    );
 
   // The flush needs the host, which needs the compactor: bound once the host exists.
   const late: { host?: AgentHostImpl } = {};

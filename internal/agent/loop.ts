@@ -117,14 +117,15 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
   let lastText = "";
   const client = opts.client;
   const clientNames = new Set((client?.tools ?? []).map((t) => t.name));
-  const specs = [
-    ...opts.tools.specs().filter((t) => !clientNames.has(t.name)),
-    ...(client?.tools ?? []).map((t) => ({
-      name: t.name,
-      description: t.description,
-      parameters: t.parameters,
-    })),
-  ];
+  const clientSpecs = client?.tools ?? []; // ClientTool has the ToolSpec shape
+  // Deferred tools the model loaded this turn (`load_tools`); their schemas join the next calls.
+  const loaded = new Set<string>();
+  const toolContext: ToolContext = {
+    ...opts.toolContext,
+    loadTools: (names) => {
+      for (const n of names) loaded.add(n);
+    },
+  };
 
   for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
     if (signal.aborted)
@@ -165,6 +166,8 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         const maxTokens = client?.maxTokens ?? opts.maxTokens;
         const temperature = client?.temperature ?? opts.temperature;
         const toolChoice = iteration === 1 || client?.toolChoice === "none" ? client?.toolChoice : undefined;
+        // The client's functions shadow the agent's tools of the same name.
+        const specs = [...opts.tools.specs(loaded).filter((t) => !clientNames.has(t.name)), ...clientSpecs];
         const req = {
           messages,
           ...(specs.length > 0 ? { tools: specs } : {}),
@@ -319,7 +322,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         continue;
       }
       const started = Date.now();
-      const exec = (): Promise<ToolResult> => opts.tools.execute(call, signal, opts.toolContext);
+      const exec = (): Promise<ToolResult> => opts.tools.execute(call, signal, toolContext);
       const run = (hooks.onToolCall ? hooks.onToolCall(call, exec) : exec()).then((result) => {
         opts.loopGuard?.afterCall({ name: call.name, args }, result.content);
         const warned =
@@ -348,11 +351,13 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         durationMs: done.ms,
       };
     }
-    if (clientCalls.length > 0) {
-      for (const call of ownCalls) {
-        const r = results.get(call.id) ?? { content: "no result", isError: true };
-        hooks.onToolResult?.({ callId: call.id, name: call.name, content: r.content, isError: r.isError });
-      }
+    // Results go back in call order so the transcript is deterministic (the client's calls have none).
+    for (const call of ownCalls) {
+      const r = results.get(call.id) ?? { content: "no result", isError: true };
+      hooks.onToolResult?.({ callId: call.id, name: call.name, content: r.content, isError: r.isError });
+      messages = [...messages, { role: "tool", tool_call_id: call.id, name: call.name, content: r.content }];
+    }
+    if (clientCalls.length > 0)
       return {
         text,
         finishReason: "tool_calls",
@@ -361,13 +366,6 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         iterations: iteration,
         toolCalls: clientCalls,
       };
-    }
-    // Results go back in call order so the transcript is deterministic.
-    for (const call of calls) {
-      const r = results.get(call.id) ?? { content: "no result", isError: true };
-      hooks.onToolResult?.({ callId: call.id, name: call.name, content: r.content, isError: r.isError });
-      messages = [...messages, { role: "tool", tool_call_id: call.id, name: call.name, content: r.content }];
-    }
     const images = toolImagesMessage(calls, results, opts.acceptsImages !== false);
     if (images) messages = [...messages, images];
     if (breaker) {

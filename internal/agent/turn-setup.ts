@@ -66,7 +66,7 @@ export function setupTurn(
   const cfg = ctx.config();
   const modelRef = msg.model ?? t.liveSession?.model_override ?? agent.model ?? undefined;
   const tools = env.deps.toolsFor?.(agent, msg) ?? EMPTY_TOOLS;
-  const toolNames = tools.specs().map((s) => s.name);
+  const toolNames = tools.names?.() ?? tools.specs().map((s) => s.name);
   let history: ChatMessage[];
   if (msg.ephemeral) {
     history = msg.ephemeral.history.map((h): ChatMessage => {

@@ -1,9 +1,16 @@
 /**
  * Cached reads of workspace prompt files. A file is re-read when its mtime or size changes; the stat
  * itself is throttled (once per `checkMs` per file) so a busy turn path does no needless I/O.
+ *
+ * Every read goes through the workspace door (internal/workspace/workspace-door.ts): a prompt file
+ * that is a symlink (`SOUL.md -> /proc/self/environ`), sits in a linked folder, is not a regular file
+ * or is over {@link MAX_PROMPT_FILE_BYTES} is left out of the prompt, and the refusal is logged once.
  */
-import { statSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { reportRefusal } from "../workspace/refusal-log.js";
+import { readWorkspaceFileSync, statWorkspaceFileSync } from "../workspace/workspace-door.js";
+
+/** A prompt file bigger than this is refused whole (the prompt keeps far fewer characters anyway). */
+export const MAX_PROMPT_FILE_BYTES = 1024 * 1024;
 
 interface Entry {
   text: string | undefined;
@@ -24,15 +31,15 @@ export class WorkspaceFiles {
    * missing or without content (see {@link promptText}).
    */
   read(workspace: string, name: string, maxChars: number): string | undefined {
-    const file = join(workspace, name);
+    const file = `${workspace}\0${name}`;
     const now = this.now();
     const hit = this.cache.get(file);
     if (hit && now - hit.checkedAt < this.checkMs) return cap(hit.text, maxChars);
     let st: { mtimeMs: number; size: number } | undefined;
     try {
-      const s = statSync(file);
-      st = { mtimeMs: s.mtimeMs, size: s.size };
-    } catch {
+      st = statWorkspaceFileSync(workspace, name);
+    } catch (err) {
+      reportRefusal(err, "prompt file");
       st = undefined;
     }
     if (!st) {
@@ -45,8 +52,10 @@ export class WorkspaceFiles {
     }
     let text: string | undefined;
     try {
-      text = promptText(readFileSync(file, "utf8"));
-    } catch {
+      const f = readWorkspaceFileSync(workspace, name, { maxBytes: MAX_PROMPT_FILE_BYTES });
+      text = f === undefined ? undefined : promptText(f.text);
+    } catch (err) {
+      reportRefusal(err, "prompt file");
       text = undefined;
     }
     if (text === "") text = undefined;

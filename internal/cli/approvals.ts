@@ -3,6 +3,7 @@
  * the owner settles approval requests from the terminal, whichever chat they were sent to. The CLI
  * connects as an owner-role client (it holds the token from the owner's 0600 file).
  */
+import { safeLine, safeText } from "./terminal-text.js";
 import { GatewayClient } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
 
@@ -47,7 +48,7 @@ export async function approvalsCommand(
       else
         for (const a of approvals)
           out(
-            `${a.id}  ${a.kind} via ${a.replyTarget}, expires ${new Date(a.expiresAt).toLocaleTimeString()}\n  ${a.summary.replace(/\n/g, "\n  ")}\n`,
+            `${safeLine(a.id)}  ${safeLine(a.kind)} via ${safeLine(a.replyTarget)}, expires ${new Date(a.expiresAt).toLocaleTimeString()}\n  ${safeText(a.summary).replace(/\n/g, "\n  ")}\n`,
           );
       return 0;
     }

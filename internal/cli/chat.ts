@@ -9,6 +9,7 @@
  * re-sent with it until the gateway answers, so a line typed while disconnected goes out after the
  * reconnect, and a line whose answer was cut off is neither lost nor run twice.
  */
+import { safeLine, safeText } from "./terminal-text.js";
 import { createInterface } from "node:readline";
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
 import { ReconnectingGateway } from "./chat-connection.js";
@@ -100,16 +101,17 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     switch (p.state) {
       case "delta":
         w.streamed += p.delta;
-        out.write(p.delta);
+        // The model's text can be steered by strangers (prompt injection): no escapes reach the tty.
+        out.write(safeText(p.delta));
         break;
       case "tool":
-        if (tty && p.phase === "start") out.write(`\n\x1b[2m[${p.name}]\x1b[0m\n`);
+        if (tty && p.phase === "start") out.write(`\n\x1b[2m[${safeLine(p.name)}]\x1b[0m\n`);
         break;
       case "notice":
-        if (tty) out.write(`\n\x1b[2m(${p.text})\x1b[0m\n`);
+        if (tty) out.write(`\n\x1b[2m(${safeText(p.text)})\x1b[0m\n`);
         break;
       case "final":
-        if (!w.streamed) out.write(p.text);
+        if (!w.streamed) out.write(safeText(p.text));
         out.write("\n");
         w.done();
         break;
@@ -119,7 +121,7 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
         break;
       case "error":
         if (w.streamed) out.write("\n");
-        process.stderr.write(`error: ${p.message}\n`);
+        process.stderr.write(`error: ${safeText(p.message)}\n`);
         w.done();
         break;
       default:
@@ -132,7 +134,9 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
   client.on("approval.request", (raw) => {
     const a = raw as { id?: unknown; text?: unknown };
     if (typeof a.id !== "string" || typeof a.text !== "string") return;
-    out.write(`\n${a.text}\n(from another terminal: familiar approvals approve ${a.id}, or deny ${a.id})\n`);
+    out.write(
+      `\n${safeText(a.text)}\n(from another terminal: familiar approvals approve ${safeLine(a.id)}, or deny ${safeLine(a.id)})\n`,
+    );
   });
 
   const sendParams = (w: Waiter): Record<string, unknown> => ({
@@ -150,7 +154,7 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     else {
       const text = result.text ?? "";
       // Print only what the stream had not shown yet.
-      out.write(text.startsWith(w.streamed) ? text.slice(w.streamed.length) : `${sep}${text}`);
+      out.write(safeText(text.startsWith(w.streamed) ? text.slice(w.streamed.length) : `${sep}${text}`));
       out.write("\n");
     }
     w.done();

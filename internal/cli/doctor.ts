@@ -99,6 +99,8 @@ export async function runDoctor(
   const { checkMemory } = await import("../memory/memory-doctor.js");
   out.push(await checkMemory(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS));
   out.push(...checkChannels(cfg));
+  const { checkSecurity } = await import("./doctor-security.js");
+  out.push(...checkSecurity(cfg, configPath));
   return out;
 }
 

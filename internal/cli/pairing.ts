@@ -9,6 +9,7 @@ import { systemClock } from "../core/clock.js";
 import { openDatabase, type Db } from "../store/db.js";
 import { allMigrations } from "../daemon/migrations.js";
 import { PairingStore } from "../channels/common/pairing.js";
+import { safeLine } from "./terminal-text.js";
 
 export interface PairingOptions {
   config: string;
@@ -44,12 +45,12 @@ export async function pairingList(opts: PairingOptions): Promise<void> {
     out(pending.length ? "Pending requests:" : "No pending pairing requests.");
     for (const p of pending)
       out(
-        `  ${p.code}  ${p.channel}  user ${p.userId}${p.userName ? ` (${p.userName})` : ""}  expires ${when(p.expiresAt)}`,
+        `  ${p.code}  ${p.channel}  user ${safeLine(p.userId)}${p.userName ? ` (${safeLine(p.userName)})` : ""}  expires ${when(p.expiresAt)}`,
       );
     out(allowed.length ? "Approved users:" : "No approved users (besides allow_from in config.yaml).");
     for (const a of allowed)
       out(
-        `  ${a.channel}  user ${a.userId}${a.userName ? ` (${a.userName})` : ""}  since ${when(a.approvedAt)}`,
+        `  ${a.channel}  user ${safeLine(a.userId)}${a.userName ? ` (${safeLine(a.userName)})` : ""}  since ${when(a.approvedAt)}`,
       );
   });
 }
@@ -67,7 +68,7 @@ export async function pairingApprove(code: string, opts: PairingOptions): Promis
       return false;
     }
     out(
-      `Approved ${r.channel} user ${r.userId}${r.userName ? ` (${r.userName})` : ""}. They can talk to the assistant now.`,
+      `Approved ${r.channel} user ${safeLine(r.userId)}${r.userName ? ` (${safeLine(r.userName)})` : ""}. They can talk to the assistant now.`,
     );
     return true;
   });
@@ -83,8 +84,8 @@ export async function pairingRevoke(
     const ok = store.revoke(opts.channel, userId);
     out(
       ok
-        ? `Revoked ${opts.channel} user ${userId}.`
-        : `User ${userId} was not on the stored ${opts.channel} allow list.`,
+        ? `Revoked ${opts.channel} user ${safeLine(userId)}.`
+        : `User ${safeLine(userId)} was not on the stored ${opts.channel} allow list.`,
     );
     if (!ok) process.exitCode = 1;
     return ok;

@@ -5,6 +5,7 @@
  * reader and the writer proceed together); `compact` asks the running daemon over its gateway, since
  * compaction calls the model.
  */
+import { safeLine } from "./terminal-text.js";
 import Database from "better-sqlite3";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -122,7 +123,7 @@ export function sessionsListCommand(
   }
   for (const r of rows)
     out.write(
-      `${r.sessionKey}  ${r.sessionId}  ${r.agentId}  ${r.messageCount} messages  updated ${time(r.updatedAt)}${r.archived ? "  archived" : ""}\n`,
+      `${safeLine(r.sessionKey)}  ${r.sessionId}  ${safeLine(r.agentId)}  ${r.messageCount} messages  updated ${time(r.updatedAt)}${r.archived ? "  archived" : ""}\n`,
     );
 }
 

@@ -2,6 +2,7 @@
  * `familiar status`: asks the running daemon's gateway (`status` method) and prints uptime, channels,
  * models and cooldowns, queue depth, today's tokens, the next heartbeat and cron runs.
  */
+import { safeLine } from "./terminal-text.js";
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
 
@@ -53,7 +54,7 @@ export function formatStatus(s: Record<string, unknown>): string {
   for (const [id, st] of channels) {
     const c = obj(st);
     lines.push(
-      `  ${id.padEnd(10)} ${String(c.state ?? "?")}${c.identity ? ` as ${String(c.identity)}` : ""}${c.detail ? ` (${String(c.detail)})` : ""}`,
+      `  ${safeLine(id).padEnd(10)} ${safeLine(String(c.state ?? "?"))}${c.identity ? ` as ${safeLine(String(c.identity))}` : ""}${c.detail ? ` (${safeLine(String(c.detail))})` : ""}`,
     );
   }
   lines.push(`queue        ${s.queueDepth === null ? "host not running" : String(s.queueDepth)}`);

@@ -53,6 +53,10 @@ export const mediaSchema = z
           .default(10 * MB),
         /** Extracted text beyond this many characters is cut (the file stays whole in the workspace). */
         max_chars: z.number().int().min(1000).default(60_000),
+        /** A PDF is read in a child process killed after this many seconds (the chat is told). */
+        parse_timeout_s: z.number().int().min(1).max(600).default(30),
+        /** ...or once it holds more than this much memory (resident, MB). */
+        parse_memory_mb: z.number().int().min(64).max(4096).default(256),
       })
       .strict()
       .prefault({}),

@@ -228,6 +228,11 @@ export const hookSchema = z
     agent: z.string().optional(),
     deliver: z.string().default("none"),
     template: z.string().optional(),
+    /**
+     * How long an accepted delivery is remembered: the same delivery id, or the same signed body, is
+     * not run again inside it (replay protection).
+     */
+    replay_window: durationSchema.default(7 * 24 * 60 * 60_000),
   })
   .strict();
 

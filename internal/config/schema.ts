@@ -25,6 +25,7 @@ import {
   priceSchema,
   hookSchema,
   mcpServerSchema,
+  toolsPolicySchema,
 } from "./schema-parts.js";
 import { budgetsSchema } from "./budget-config.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
@@ -94,6 +95,9 @@ export const configSchema = z
               .prefault({}),
             context_window: z.number().int().positive().optional(),
             workspace_file_max_chars: z.number().int().positive().default(8000),
+            // The most tools an agent file in <workspace>/agents/ may get (docs/security.md,
+            // invariant 2); absent: the default agent's own tools.
+            workspace_agent_tools: toolsPolicySchema.optional(),
           })
           .strict()
           .prefault({}),
@@ -234,6 +238,10 @@ export const configSchema = z
     tools: z
       .object({
         max_result_chars: z.number().int().min(256).default(16_000),
+        // Tools whose schemas are not sent until the model loads them with `load_tools` (lean prompts).
+        deferred: z
+          .array(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "a tool name"))
+          .default(["cron", "delegate", "dispatch", "send_message", "current_time"]),
         exec: z
           .object({
             security: z.enum(["deny", "allowlist", "full"]).default("allowlist"),

@@ -73,6 +73,7 @@ export function deliverAllowed(
 export function createCronTool(service: CronService, opts: CronToolOptions = {}): Tool<typeof schema> {
   return defineTool({
     name: "cron",
+    hint: "reminders, schedules",
     group: "cron",
     description:
       "Manage scheduled jobs (reminders, routines). action=list shows jobs; action=add creates one with message and exactly one of cron, every or at; action=remove deletes a job by id; action=run runs a job now.",

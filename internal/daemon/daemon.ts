@@ -11,6 +11,8 @@ import { ConfigManager } from "../config/manager.js";
 import { createLogger, SecretScrubber, type Logger } from "../log/logger.js";
 import { acquireInstanceLock, type InstanceLock } from "../store/lock.js";
 import { openDatabase, type Db } from "../store/db.js";
+import { setRefusalLogger } from "../workspace/refusal-log.js";
+import { narrowModes, octal, privateUmask } from "./private-modes.js";
 import { allMigrations } from "./migrations.js";
 import { EventBus } from "../core/event-bus.js";
 import { systemClock, type Clock } from "../core/clock.js";
@@ -79,11 +81,16 @@ export class Daemon {
       logger.level = next.log.level;
     });
     const cfg = loaded.config;
+    // Owner data is private on disk (docs/security.md, invariant 5): new files 0600, folders 0700,
+    // and an install made before that narrowed now. The workspace door logs each refused link once.
+    privateUmask();
+    setRefusalLogger(logger);
     const lock = acquireInstanceLock(cfg.data_dir);
     let db: Db | undefined;
     try {
       db = openDatabase(cfg.data_dir, { migrations: allMigrations });
       logger.info({ file: `${cfg.data_dir}/familiar.db` }, "store opened");
+      logNarrowed(logger, narrowModes(cfg.data_dir, cfg.workspace, loaded.file));
       const bus = new EventBus();
       manager.onError((message) => bus.emit("config.error", { message }));
       const ctx: CoreContext = {
@@ -248,4 +255,15 @@ async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promi
   } finally {
     clearTimeout(t);
   }
+}
+
+/** One line per path narrowed at start, one warning per path that could not be. */
+function logNarrowed(logger: Logger, r: ReturnType<typeof narrowModes>): void {
+  for (const n of r.narrowed)
+    logger.warn(
+      { path: n.path, from: octal(n.mode), to: octal(n.mode & 0o700) },
+      `${n.what} was readable by other users: narrowed to ${octal(n.mode & 0o700)}`,
+    );
+  for (const f of r.failed)
+    logger.warn({ path: f.path, err: f.reason }, "could not make a private path owner-only");
 }

@@ -1,14 +1,23 @@
 /**
- * Gateway authentication: one shared token, compared in constant time, with per-address rate limiting
- * of failures. There is always a token: `gateway.token` when the config sets one, else the token the
+ * Gateway authentication: one shared token, compared in constant time, with a failure limiter that
+ * slows guessing. There is always a token: `gateway.token` when the config sets one, else the token the
  * daemon generated in `<data_dir>/gateway-token` (see token-store.ts). A reload that removes
  * `gateway.token` therefore falls back to the generated token; it never opens the gateway.
  *
- * Invariants:
+ * Invariants (docs/security.md, "Gateway and parsers under abuse"):
  * - comparison hashes both sides first, so neither length nor content leaks through timing;
- * - an address over `gateway.rate_limit.max_failures` failures inside `window_s` is refused with 429
- *   (and `Retry-After`) until the window passes, even with the right token, so guessing stays slow;
- * - the failure table is bounded (oldest addresses are dropped first).
+ * - a request that carries no credential is answered 401 and is not a guess: it never counts, so a web
+ *   page's `<img>` tags (or any local user) cannot lock anyone out;
+ * - a correct token is never refused by the limiter. Guessing is slowed by making the guesser WAIT, not
+ *   by refusing: after `max_failures` wrong tokens inside `window_s`, every later token from that source
+ *   is checked only in its turn, one per `window_s / max_failures` (a correct one too: it is delayed, never
+ *   answered 429, because it cannot be told from a guess before it is checked);
+ * - a global bound: once all sources together failed `GLOBAL_FACTOR * max_failures` times in a window,
+ *   every source that has failed in the window also queues on one shared lane, so spreading guesses over
+ *   many addresses gains nothing after their first guess each. A source that has not failed never waits;
+ * - memory is bounded: the failure table keeps `MAX_TRACKED` sources (oldest dropped first) and at most
+ *   `MAX_WAITING_PER_SOURCE` / `MAX_WAITING` requests wait; beyond that the source is answered 429 at
+ *   once, without its token being checked (only a source that is itself flooding guesses gets there).
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Config } from "../config/schema.js";
@@ -16,6 +25,12 @@ import type { Clock } from "../core/clock.js";
 import { HttpError } from "./http-util.js";
 
 const MAX_TRACKED = 10_000;
+/** Requests one source may have waiting for their turn; more are answered 429 unchecked. */
+export const MAX_WAITING_PER_SOURCE = 16;
+/** Requests all sources together may have waiting. */
+export const MAX_WAITING = 512;
+/** The global lane opens after this many times `max_failures` failures in a window, over all sources. */
+export const GLOBAL_FACTOR = 10;
 
 /** True for bind addresses only this machine can reach. */
 export function isLoopbackBind(bind: string): boolean {
@@ -43,11 +58,20 @@ interface FailureEntry {
   windowStart: number;
 }
 
+/** A queue of turns: the next free turn and how many requests wait for one. */
+interface Lane {
+  next: number;
+  waiting: number;
+}
+
 export type AuthOutcome = { ok: true } | { ok: false; error: HttpError };
 
-/** Token check plus failure rate limiting. Reads config on every call (hot reload). */
+/** Token check plus the failure limiter. Reads config on every call (hot reload). */
 export class GatewayAuth {
   private failures = new Map<string, FailureEntry>();
+  private lanes = new Map<string, Lane>();
+  private global: Lane = { next: 0, waiting: 0 };
+  private globalFailures: FailureEntry = { count: 0, windowStart: 0 };
 
   /**
    * @param generatedToken the data dir's generated token, used whenever `gateway.token` is unset.
@@ -68,31 +92,53 @@ export class GatewayAuth {
     return this.config().gateway.token ? "config" : "generated";
   }
 
-  /** A 429 HttpError when `addr` is currently limited, else undefined. */
-  limited(addr: string): HttpError | undefined {
-    const e = this.failures.get(addr);
-    if (!e) return undefined;
-    const { max_failures, window_s } = this.config().gateway.rate_limit;
-    const now = this.clock.now();
-    const windowMs = window_s * 1000;
-    if (now - e.windowStart >= windowMs) {
-      this.failures.delete(addr);
-      return undefined;
-    }
-    if (e.count < max_failures) return undefined;
-    const retry = Math.max(1, Math.ceil((e.windowStart + windowMs - now) / 1000));
-    return new HttpError(
-      429,
-      "rate_limited",
-      `too many failed authentication attempts from ${addr}; retry in ${retry} s`,
-      { "retry-after": String(retry) },
-    );
+  /** True when `presented` is the live token (constant time). Counts nothing: for re-checks of a live connection. */
+  isCurrent(presented: string | undefined): boolean {
+    return presented !== undefined && safeEqual(presented, this.token());
   }
 
-  /** Records one failed attempt from `addr`. */
+  /** Failures of `addr` in its current window (0 when none or the window passed). */
+  private failuresOf(addr: string): number {
+    const e = this.failures.get(addr);
+    if (!e) return 0;
+    if (this.clock.now() - e.windowStart >= this.windowMs()) {
+      this.failures.delete(addr);
+      return 0;
+    }
+    return e.count;
+  }
+
+  private windowMs(): number {
+    return this.config().gateway.rate_limit.window_s * 1000;
+  }
+
+  private globalCount(): number {
+    if (this.clock.now() - this.globalFailures.windowStart >= this.windowMs()) return 0;
+    return this.globalFailures.count;
+  }
+
+  /**
+   * True when a token from `addr` must wait for a turn before it is checked: the source used up its
+   * free failures, or the global bound is reached and the source has failed in this window.
+   */
+  slowed(addr: string): boolean {
+    const own = this.failuresOf(addr);
+    const max = this.config().gateway.rate_limit.max_failures;
+    return own >= max || (own > 0 && this.globalCount() >= GLOBAL_FACTOR * max);
+  }
+
+  /** How many requests wait for their turn now (all sources). */
+  waiting(): number {
+    return this.global.waiting;
+  }
+
+  /** Records one wrong credential from `addr` (also for hook secrets and signatures). */
   recordFailure(addr: string): void {
     const now = this.clock.now();
-    const windowMs = this.config().gateway.rate_limit.window_s * 1000;
+    const windowMs = this.windowMs();
+    if (now - this.globalFailures.windowStart >= windowMs)
+      this.globalFailures = { count: 0, windowStart: now };
+    this.globalFailures.count++;
     const e = this.failures.get(addr);
     if (!e || now - e.windowStart >= windowMs) {
       this.failures.delete(addr);
@@ -105,25 +151,73 @@ export class GatewayAuth {
   }
 
   /**
-   * Checks a presented token for `addr`. Order: rate limit first (a limited address learns nothing),
-   * then the token. A wrong or missing token counts as a failure.
+   * Waits for `addr`'s turn when it is slowed; resolves at once otherwise. Rejects (resolves to a 429)
+   * only when too many requests already wait, which takes a source flooding wrong tokens.
    */
-  check(addr: string, presented: string | undefined): AuthOutcome {
-    const limited = this.limited(addr);
-    if (limited) return { ok: false, error: limited };
-    const token = this.token();
-    if (presented !== undefined && safeEqual(presented, token)) return { ok: true };
+  async turn(addr: string): Promise<HttpError | undefined> {
+    if (!this.slowed(addr)) return undefined;
+    const { max_failures } = this.config().gateway.rate_limit;
+    const spacing = Math.ceil(this.windowMs() / max_failures);
+    let lane = this.lanes.get(addr);
+    const useGlobal = this.globalCount() >= GLOBAL_FACTOR * max_failures;
+    if ((lane?.waiting ?? 0) >= MAX_WAITING_PER_SOURCE || this.global.waiting >= MAX_WAITING) {
+      const retry = Math.max(1, Math.ceil(spacing / 1000));
+      return new HttpError(
+        429,
+        "rate_limited",
+        `too many authentication attempts waiting from ${addr}; retry in ${retry} s`,
+        { "retry-after": String(retry) },
+      );
+    }
+    if (!lane) {
+      if (this.lanes.size >= MAX_TRACKED) {
+        for (const [k, l] of this.lanes) if (l.waiting === 0) this.lanes.delete(k);
+      }
+      lane = { next: this.clock.now() + spacing, waiting: 0 };
+      this.lanes.set(addr, lane);
+    }
+    const now = this.clock.now();
+    let at = Math.max(now, lane.next);
+    if (useGlobal) at = Math.max(at, this.global.next);
+    lane.next = at + spacing;
+    if (useGlobal) this.global.next = at + Math.ceil(this.windowMs() / (GLOBAL_FACTOR * max_failures));
+    lane.waiting++;
+    this.global.waiting++;
+    try {
+      if (at > now) await new Promise<void>((r) => this.clock.setTimeout(r, at - now));
+    } finally {
+      lane.waiting--;
+      this.global.waiting--;
+      if (lane.waiting === 0 && lane.next <= this.clock.now()) this.lanes.delete(addr);
+    }
+    return undefined;
+  }
+
+  /**
+   * Checks a presented token for `addr`. A request without one is answered 401 and not counted. A
+   * slowed source waits for its turn (see {@link turn}); then the token is checked, and a wrong one
+   * counts as a failure. A correct token is never answered 429.
+   */
+  async check(addr: string, presented: string | undefined): Promise<AuthOutcome> {
+    if (presented === undefined)
+      return {
+        ok: false,
+        error: new HttpError(
+          401,
+          "unauthorized",
+          "missing gateway token: send Authorization: Bearer <token> (gateway.token, or the generated <data_dir>/gateway-token; `familiar dashboard` prints a login link)",
+          { "www-authenticate": 'Bearer realm="familiar"' },
+        ),
+      };
+    const busy = await this.turn(addr);
+    if (busy) return { ok: false, error: busy };
+    if (this.isCurrent(presented)) return { ok: true };
     this.recordFailure(addr);
     return {
       ok: false,
-      error: new HttpError(
-        401,
-        presented === undefined ? "unauthorized" : "invalid_token",
-        presented === undefined
-          ? "missing gateway token: send Authorization: Bearer <token> (gateway.token, or the generated <data_dir>/gateway-token; `familiar dashboard` prints a login link)"
-          : "invalid gateway token",
-        { "www-authenticate": 'Bearer realm="familiar"' },
-      ),
+      error: new HttpError(401, "invalid_token", "invalid gateway token", {
+        "www-authenticate": 'Bearer realm="familiar"',
+      }),
     };
   }
 }

@@ -93,7 +93,7 @@ export function openAiRoutes(rt: GatewayRuntime) {
     const path = url.pathname;
     if (!path.startsWith("/v1/")) return false;
     try {
-      const denied = rt.authorize(req);
+      const denied = await rt.authorize(req);
       if (denied) throw denied;
       if (path === "/v1/chat/completions") {
         if (req.method !== "POST")

@@ -117,11 +117,11 @@ export class GatewayRuntime {
   }
 
   /**
-   * Authorizes an HTTP request by its bearer token (and rate limit). Returns the error to send, or
+   * Authorizes an HTTP request by its bearer token (a slowed source waits for its turn first). Returns the error to send, or
    * undefined when allowed. For `/api` and other routes sharing the port.
    */
-  authorize(req: IncomingMessage): HttpError | undefined {
-    const r = this.auth.check(clientAddress(req), bearerToken(req));
+  async authorize(req: IncomingMessage): Promise<HttpError | undefined> {
+    const r = await this.auth.check(clientAddress(req), bearerToken(req));
     return r.ok ? undefined : r.error;
   }
 

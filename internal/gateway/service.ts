@@ -98,14 +98,14 @@ export function createGatewayService(
   let tick: TimerHandle | undefined;
   const onUpgrade = ws.handleUpgrade.bind(ws);
 
-  const metricsRoute = (
+  const metricsRoute = async (
     req: import("node:http").IncomingMessage,
     res: import("node:http").ServerResponse,
     url: URL,
-  ): boolean => {
+  ): Promise<boolean> => {
     if (url.pathname !== "/metrics" || req.method !== "GET") return false;
     // Metrics reveal activity: they need the token like every other route.
-    const r = auth.check(clientAddress(req), bearerToken(req));
+    const r = await auth.check(clientAddress(req), bearerToken(req));
     if (!r.ok) {
       sendError(res, r.error);
       return true;
@@ -173,6 +173,12 @@ export function createGatewayService(
               `gateway access widened by a reload: ${widened.join("; ")}`,
             );
           ws.setMaxPayload(next.gateway.max_body_bytes);
+          // A rotated or removed token takes its connections with it (a leaked token is locked out).
+          if (prev.gateway.token !== next.gateway.token) {
+            const closed = ws.revoke();
+            if (closed)
+              ctx.logger.warn({ closed }, "closed websocket connections that used the old gateway token");
+          }
           ws.broadcast("config.reloaded", { changed });
         }),
       );

@@ -49,8 +49,12 @@ export function webChatRoute() {
       "content-type": "text/html; charset=utf-8",
       "content-length": cached.length,
       "cache-control": "no-cache",
+      // connect-src 'self' covers the same-origin websocket (CSP Level 3: ws: and wss: of the page's
+      // own host and port); no other host. Never framed: a page of another site cannot dress the
+      // chat up or click through it (frame-ancestors, and X-Frame-Options for older browsers).
       "content-security-policy":
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self' ws: wss:; img-src 'self' data:; base-uri 'none'; form-action 'none'",
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "x-frame-options": "DENY",
       "x-content-type-options": "nosniff",
       "referrer-policy": "no-referrer",
     });

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GatewayAuth } from "./auth.js";
-import { WsGateway } from "./ws-server.js";
+import { CLOSE_TOKEN_REVOKED, WsGateway } from "./ws-server.js";
 import { checkRequest } from "./request-guard.js";
 import { GatewayClient } from "./client.js";
 import { configFromObject } from "../config/load.js";
@@ -66,4 +66,32 @@ describe("WsGateway slow consumers", () => {
     expect(received).toBeGreaterThan(0);
     await fast.close();
   }, 60_000);
+});
+
+describe("WsGateway authority", () => {
+  it("checks a connection's token when it acts: once the live token changed, the request is not run", async () => {
+    const cfg = configFromObject({ log: { level: "silent" }, gateway: { token: TOKEN } });
+    let ran = 0;
+    gw = new WsGateway({
+      auth: new GatewayAuth(() => cfg, systemClock, "generated-unused"),
+      guard: (req) => checkRequest(req, cfg.gateway),
+      logger: silentLogger(),
+      maxPayload: () => 1024 * 1024,
+      methods: new Map([["act", () => ({ ran: ++ran })]]),
+      hello: () => ({}),
+    });
+    const g = gw;
+    server = createServer();
+    server.on("upgrade", (req, socket, head) => g.handleUpgrade(req, socket, head));
+    await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`;
+    const c = await GatewayClient.connect({ url, clientName: "c", token: TOKEN });
+    expect(await c.request("act")).toEqual({ ran: 1 });
+    const closed = new Promise<number>((r) => c.onClose((code) => r(code)));
+    // The token changes without anyone calling revoke(): the next act is refused all the same.
+    (cfg.gateway as { token?: string }).token = "rotated-token-000";
+    await expect(c.request("act")).rejects.toThrow();
+    expect(await closed).toBe(CLOSE_TOKEN_REVOKED);
+    expect(ran).toBe(1);
+  });
 });

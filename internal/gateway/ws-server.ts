@@ -6,7 +6,10 @@
  *   name and a supported protocol version; anything else closes the socket with a clear reason;
  * - nothing a client sends can throw out of a handler: bad frames get error responses;
  * - oversize frames are closed by ws itself with 1009 (maxPayload tracks gateway.max_body_bytes);
- * - a client whose send buffer exceeds `maxBufferedBytes` is disconnected instead of growing memory.
+ * - a client whose send buffer exceeds `maxBufferedBytes` is disconnected instead of growing memory;
+ * - a connection's authority is the token it connected with, checked again on every request it sends
+ *   and whenever the config changes (`revoke`): once that token is no longer the live one (rotated or
+ *   removed by hot reload), the socket is closed with 4001 and the request is not run.
  *
  * Over 300 lines on purpose: the websocket protocol (handshake, auth, frames, back-pressure) is one
  * state machine.
@@ -65,6 +68,8 @@ export interface WsServerOptions {
 interface Client {
   ws: WebSocket;
   conn: WsConn;
+  /** The token this connection authenticated with; kept to re-check it against the live one. */
+  token: string;
   seq: number;
   closers: (() => void)[];
 }
@@ -102,7 +107,7 @@ export class WsGateway {
     });
   }
 
-  /** `upgrade` listener for the HTTP server. Refuses rate-limited addresses before the handshake. */
+  /** `upgrade` listener for the HTTP server. Refuses wrong paths, Hosts and Origins before the handshake. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = requestUrl(req.url);
     if (!url || (url.pathname !== "/ws" && url.pathname !== "/"))
@@ -116,9 +121,9 @@ export class WsGateway {
         refused.message,
         refused,
       );
+    // No limiter here: the upgrade carries no credential yet (the token comes in the connect frame,
+    // which the limiter checks), and a refused upgrade would lock out the owner's web chat.
     const addr = clientAddress(req);
-    const limited = this.o.auth.limited(addr);
-    if (limited) return rejectUpgrade(socket, 429, "Too Many Requests", limited.message, limited);
     void this.server().then(
       (wss) => {
         if (this.closed || socket.destroyed) return void socket.destroy();
@@ -160,33 +165,53 @@ export class WsGateway {
         }
       }
     });
+    // Frames that arrive while the connect frame's token waits for its turn (a slowed source) are
+    // held, in order, and handled once the handshake succeeded; the hold is bounded.
+    let handshaking: Promise<void> | undefined;
+    let held = 0;
     ws.on("message", (data: RawData, isBinary: boolean) => {
       const text = isBinary ? undefined : rawToString(data);
-      if (!client) {
+      if (!client && !handshaking) {
         clearTimeout(timer);
-        client = this.handshake(ws, text, addr, headerToken);
-        if (client) this.clients.add(client);
-        return;
-      }
-      if (text === undefined) {
-        this.reply(client, {
-          type: "res",
-          id: null,
-          ok: false,
-          error: { code: "invalid_frame", message: "binary frames are not supported; send JSON text" },
+        handshaking = this.handshake(ws, text, addr, headerToken).then((c) => {
+          if (!c) return;
+          if (ws.readyState !== ws.OPEN) return;
+          client = c;
+          this.clients.add(c);
         });
         return;
       }
-      void this.dispatch(client, text);
+      if (!client) {
+        if (++held > 32) return void ws.close(1008, "too many frames before the connect answer");
+        void handshaking!.then(() => {
+          if (client) this.frame(client, text);
+        });
+        return;
+      }
+      this.frame(client, text);
     });
   }
 
-  private handshake(
+  /** One frame from a connected client. */
+  private frame(client: Client, text: string | undefined): void {
+    if (text === undefined) {
+      this.reply(client, {
+        type: "res",
+        id: null,
+        ok: false,
+        error: { code: "invalid_frame", message: "binary frames are not supported; send JSON text" },
+      });
+      return;
+    }
+    void this.dispatch(client, text);
+  }
+
+  private async handshake(
     ws: WebSocket,
     text: string | undefined,
     addr: string,
     headerToken?: string,
-  ): Client | undefined {
+  ): Promise<Client | undefined> {
     const parsed = text === undefined ? undefined : parseRequest(text);
     if (!parsed?.ok || parsed.frame.method !== "connect") {
       ws.close(1008, 'first frame must be a connect request {type:"req", method:"connect"}');
@@ -222,7 +247,7 @@ export class WsGateway {
           : undefined;
     if (!name) return fail("invalid_params", "params.client.name: expected the client's name", 1008);
     const token = typeof p.o.token === "string" ? p.o.token : headerToken;
-    const auth = this.o.auth.check(addr, token);
+    const auth = await this.o.auth.check(addr, token);
     if (!auth.ok) return fail(auth.error.code, auth.error.message, 1008);
     const role = p.o.role ?? "chat";
     if (role !== "owner" && role !== "chat")
@@ -231,6 +256,7 @@ export class WsGateway {
     const id = this.nextId++;
     const c: Client = {
       ws,
+      token: token ?? "",
       seq: 0,
       closers: [],
       conn: {
@@ -252,6 +278,7 @@ export class WsGateway {
   }
 
   private async dispatch(c: Client, text: string): Promise<void> {
+    if (!this.o.auth.isCurrent(c.token)) return this.revokeClient(c);
     const parsed = parseRequest(text);
     if (!parsed.ok) return this.reply(c, parsed.res);
     const f: ReqFrame = parsed.frame;
@@ -322,6 +349,27 @@ export class WsGateway {
     for (const c of this.clients) this.sendEvent(c, event, payload);
   }
 
+  /**
+   * Closes every connection whose token is no longer the live one (call after a config reload).
+   * Returns how many were closed.
+   */
+  revoke(): number {
+    let n = 0;
+    for (const c of [...this.clients])
+      if (!this.o.auth.isCurrent(c.token)) {
+        this.revokeClient(c);
+        n++;
+      }
+    return n;
+  }
+
+  private revokeClient(c: Client): void {
+    this.clients.delete(c);
+    c.ws.close(CLOSE_TOKEN_REVOKED, "the gateway token changed: reconnect with the new token");
+    // A peer that does not answer the close handshake is cut off anyway.
+    setTimeout(() => c.ws.terminate(), 1000).unref();
+  }
+
   close(): void {
     for (const c of this.clients) c.ws.close(1001, "gateway shutting down");
     this.clients.clear();
@@ -329,6 +377,9 @@ export class WsGateway {
     void this.wss?.then((wss) => wss.close());
   }
 }
+
+/** Close code of a connection whose token was rotated or removed (application range 4000-4999). */
+export const CLOSE_TOKEN_REVOKED = 4001;
 
 function rawToString(data: RawData): string {
   if (Buffer.isBuffer(data)) return data.toString("utf8");

@@ -2,8 +2,11 @@
  * HEARTBEAT.md: the owner's checklist for the heartbeat. A file with nothing actionable (only headings,
  * HTML comments and blank lines) means "nothing to check", and the heartbeat then makes zero model calls.
  */
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readWorkspaceFile } from "../workspace/workspace-door.js";
+import { reportRefusal } from "../workspace/refusal-log.js";
+
+/** A HEARTBEAT.md bigger than this is refused (it is a checklist). */
+const MAX_HEARTBEAT_BYTES = 256 * 1024;
 
 /** The file name in the workspace. */
 export const HEARTBEAT_FILE = "HEARTBEAT.md";
@@ -21,14 +24,20 @@ export function hasHeartbeatTasks(text: string): boolean {
   return false;
 }
 
-/** Why a heartbeat has nothing to do, or undefined when HEARTBEAT.md has tasks. */
+/**
+ * Why a heartbeat has nothing to do, or undefined when HEARTBEAT.md has tasks. Read through the
+ * workspace door: a HEARTBEAT.md that is a link is refused (logged once) and the heartbeat skips.
+ */
 export async function heartbeatSkipReason(workspace: string): Promise<string | undefined> {
   let text: string;
   try {
-    text = await readFile(join(workspace, HEARTBEAT_FILE), "utf8");
+    const f = await readWorkspaceFile(workspace, HEARTBEAT_FILE, { maxBytes: MAX_HEARTBEAT_BYTES });
+    if (!f) return "HEARTBEAT.md is missing";
+    text = f.text;
   } catch (err) {
+    if (reportRefusal(err, "heartbeat")) return `HEARTBEAT.md refused: ${(err as Error).message}`;
     const code = (err as NodeJS.ErrnoException).code;
-    return code === "ENOENT" ? "HEARTBEAT.md is missing" : `HEARTBEAT.md cannot be read (${code ?? "error"})`;
+    return `HEARTBEAT.md cannot be read (${code ?? "error"})`;
   }
   if (text.trim() === "") return "HEARTBEAT.md is empty";
   if (!hasHeartbeatTasks(text)) return "HEARTBEAT.md has only headings, comments and blank lines";

@@ -1,10 +1,16 @@
 /**
  * Documents in: text-like files (txt, md, csv, json, code...) and PDFs become text the model reads.
- * PDF text comes from `unpdf` (PDF.js, pure JavaScript, no native download), imported on the first
- * PDF so it costs nothing at start.
+ * PDF text comes from `unpdf` (PDF.js) in a bounded child process (document-parser.ts), never on the
+ * daemon's event loop. A text file is decoded here, but only as many bytes as the character limit
+ * can use (4 x max_chars), so its cost on the loop is bounded whatever its size.
  */
 import { extname } from "node:path";
+import { parsePdfInChild } from "./document-parser.js";
 import { MediaFailure, mb } from "./media-errors.js";
+
+/** Default limits of the PDF reader child (`media.documents.parse_timeout_s` / `parse_memory_mb`). */
+export const DEFAULT_PARSE_TIMEOUT_MS = 30_000;
+export const DEFAULT_PARSE_MEMORY_MB = 256;
 
 /** Extensions read as UTF-8 text (code, data, markup, config). */
 const TEXT_EXT = new Set(
@@ -43,7 +49,7 @@ export async function extractDocument(
   data: Buffer,
   name: string,
   mime: string | undefined,
-  limits: { maxBytes: number; maxChars: number },
+  limits: { maxBytes: number; maxChars: number; parseTimeoutMs?: number; parseMemoryMb?: number },
 ): Promise<ExtractedDocument> {
   if (data.length > limits.maxBytes)
     throw new MediaFailure(
@@ -53,38 +59,22 @@ export async function extractDocument(
   const kind = documentKind(name, mime);
   if (kind === "other")
     throw new MediaFailure("MEDIA_UNSUPPORTED", `I can only read text files and PDFs, not "${name}".`);
-  let text: string;
-  let pages: number | undefined;
-  if (kind === "pdf") ({ text, pages } = await pdfText(data, name));
-  else {
-    if (data.subarray(0, 8192).includes(0))
-      throw new MediaFailure("MEDIA_UNSUPPORTED", `"${name}" looks binary, not like a text file.`);
-    text = data.toString("utf8");
+  if (kind === "pdf") {
+    const r = await parsePdfInChild(data, name, {
+      maxChars: limits.maxChars,
+      timeoutMs: limits.parseTimeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS,
+      memoryMb: limits.parseMemoryMb ?? DEFAULT_PARSE_MEMORY_MB,
+    });
+    return { text: r.text, truncated: r.truncated, pages: r.pages };
   }
-  const truncated = text.length > limits.maxChars;
-  return {
-    text: truncated ? text.slice(0, limits.maxChars) : text,
-    truncated,
-    ...(pages !== undefined ? { pages } : {}),
-  };
-}
-
-async function pdfText(data: Buffer, name: string): Promise<{ text: string; pages: number }> {
-  try {
-    const { extractText, getDocumentProxy } = await import("unpdf");
-    // PDF.js takes ownership of (and detaches) the array it is given: hand it a copy.
-    const pdf = await getDocumentProxy(new Uint8Array(data));
-    const { totalPages, text } = await extractText(pdf, { mergePages: true });
-    return { text: text.trim(), pages: totalPages };
-  } catch (err) {
-    throw new MediaFailure(
-      "MEDIA_EXTRACT_FAILED",
-      `I could not read the PDF "${name}": ${(err as Error).message}`,
-      {
-        cause: err,
-      },
-    );
-  }
+  if (data.subarray(0, 8192).includes(0))
+    throw new MediaFailure("MEDIA_UNSUPPORTED", `"${name}" looks binary, not like a text file.`);
+  // A UTF-8 character is at most 4 bytes (and at least one UTF-16 unit per 3 bytes), so this prefix
+  // holds more than max_chars characters whenever the file does: nothing beyond it is decoded.
+  const prefix = data.subarray(0, limits.maxChars * 4 + 4);
+  const text = prefix.toString("utf8");
+  const truncated = text.length > limits.maxChars || prefix.length < data.length;
+  return { text: truncated ? text.slice(0, limits.maxChars) : text, truncated };
 }
 
 /** The user message a document becomes: the saved path, then the text, fenced. */

@@ -5,8 +5,9 @@
  * reply for the chat: a file is never dropped without a word, and an over-limit recording is refused
  * before any download or transcription call.
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { reportRefusal } from "../workspace/refusal-log.js";
+import { isWorkspaceError } from "../workspace/workspace-error.js";
+import { writeNewWorkspaceFile } from "../workspace/workspace-door.js";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
 import type { AudioClient, MediaCallScope } from "./audio-client.js";
@@ -123,7 +124,12 @@ export async function attachmentMessage(
       return { text: voiceMessage(caption, transcript, rel) };
     }
     if (documentKind(att.name, att.mime) === "other") return undefined;
-    const limits = { maxBytes: cfg.media.documents.max_bytes, maxChars: cfg.media.documents.max_chars };
+    const limits = {
+      maxBytes: cfg.media.documents.max_bytes,
+      maxChars: cfg.media.documents.max_chars,
+      parseTimeoutMs: cfg.media.documents.parse_timeout_s * 1000,
+      parseMemoryMb: cfg.media.documents.parse_memory_mb,
+    };
     if (att.size !== undefined && att.size > limits.maxBytes)
       return {
         reply: `The document is too large to read (${mb(att.size)}; the limit is ${mb(limits.maxBytes)}).`,
@@ -166,7 +172,11 @@ async function whileTyping<T>(deps: InboundMediaDeps, fn: () => Promise<T>): Pro
   }
 }
 
-/** Saves to `<workspace>/inbox/<channel>/<date>/<id>-<name>`; returns the workspace-relative path. */
+/**
+ * Saves to `<workspace>/inbox/<channel>/<date>/<id>-<name>`; returns the workspace-relative path.
+ * Through the workspace door: `inbox/`, the channel or the day folder replaced by a link (to
+ * `~/.config/autostart`) is refused, never written through (the caller reports the failure).
+ */
 export async function saveToInbox(
   workspace: string,
   channel: string,
@@ -177,8 +187,18 @@ export async function saveToInbox(
   const day = new Date(now).toISOString().slice(0, 10);
   const safeId = att.uniqueId.replace(/[^\w-]+/g, "_").slice(0, 64);
   const safe = att.name.replace(/[^\w.-]+/g, "_").slice(-100) || "file";
-  const rel = join("inbox", channel, day, `${safeId}-${safe}`);
-  await mkdir(join(workspace, "inbox", channel, day), { recursive: true });
-  await writeFile(join(workspace, rel), data);
+  const safeChannel = channel.replace(/[^\w-]+/g, "_") || "channel";
+  const rel = `inbox/${safeChannel}/${day}/${safeId}-${safe}`;
+  try {
+    await writeNewWorkspaceFile(workspace, rel, data);
+  } catch (err) {
+    if (!isWorkspaceError(err)) throw err;
+    reportRefusal(err, "media inbox");
+    throw new MediaFailure(
+      "MEDIA_SAVE_REFUSED",
+      `I could not save that file in the workspace inbox: ${err.message}. The owner should remove it.`,
+      { cause: err },
+    );
+  }
   return rel;
 }

@@ -6,7 +6,8 @@ export type MediaErrorCode =
   | "MEDIA_TOO_LARGE"
   | "MEDIA_UNSUPPORTED"
   | "MEDIA_PROVIDER_FAILED"
-  | "MEDIA_EXTRACT_FAILED";
+  | "MEDIA_EXTRACT_FAILED"
+  | "MEDIA_SAVE_REFUSED";
 
 /** A media failure whose message is safe to show the user. */
 export class MediaFailure extends Error {

@@ -8,13 +8,20 @@
  *   added in batches; rows of deleted sessions are pruned when they show up in results.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Db } from "../store/db.js";
+import { reportRefusal } from "../workspace/refusal-log.js";
+import {
+  listWorkspaceDirSync,
+  readWorkspaceFileSync,
+  statWorkspaceFileSync,
+} from "../workspace/workspace-door.js";
 import { chunkHash, chunkMarkdown } from "./chunk-markdown.js";
 import type { VectorStore } from "./vector-store.js";
 
 const SYNC_BATCH = 2000;
+/** A memory file bigger than this is not indexed (refused by the door, logged once). */
+const MAX_INDEXED_BYTES = 8 * 1024 * 1024;
 /** A daily note's date comes from its name: memory/YYYY-MM-DD.md (any suffix after the date). */
 const DAILY = /^memory\/(\d{4}-\d{2}-\d{2})/;
 
@@ -63,25 +70,29 @@ export class ChunkSync {
     };
   }
 
-  /** The memory files of the workspace, relative paths: MEMORY.md and memory/*.md. */
+  /**
+   * The memory files of the workspace, relative paths: MEMORY.md and memory/*.md. Read through the
+   * workspace door: a symlinked MEMORY.md, memory/ or note is not indexed (memory_search would return
+   * the link target's lines), and the refusal is logged once.
+   */
   listFiles(): string[] {
     const root = resolve(this.workspace());
     const out: string[] = [];
     for (const name of ["MEMORY.md", "memory.md"]) {
       try {
-        if (statSync(join(root, name)).isFile()) {
+        if (statWorkspaceFileSync(root, name)) {
           out.push(name);
           break;
         }
-      } catch {
-        /* absent */
+      } catch (err) {
+        if (!reportRefusal(err, "memory index")) throw err;
       }
     }
     try {
-      for (const e of readdirSync(join(root, "memory"), { withFileTypes: true }))
-        if (e.isFile() && e.name.endsWith(".md")) out.push(`memory/${e.name}`);
-    } catch {
-      /* no memory folder yet */
+      for (const e of listWorkspaceDirSync(root, "memory"))
+        if (e.kind === "file" && e.name.endsWith(".md")) out.push(`memory/${e.name}`);
+    } catch (err) {
+      if (!reportRefusal(err, "memory index")) throw err;
     }
     return out;
   }
@@ -96,11 +107,16 @@ export class ChunkSync {
 
   /** Re-indexes one workspace-relative file if it changed (or drops it if gone). True if re-chunked. */
   syncFile(rel: string): boolean {
-    const abs = join(resolve(this.workspace()), rel);
-    let st;
+    const root = resolve(this.workspace());
+    let st: { mtimeMs: number; size: number } | undefined;
     try {
-      st = statSync(abs);
-    } catch {
+      st = statWorkspaceFileSync(root, rel);
+    } catch (err) {
+      // A link or a non-regular file is dropped from the index like a missing one.
+      if (!reportRefusal(err, "memory index")) throw err;
+      st = undefined;
+    }
+    if (!st) {
       this.db.transaction(() => {
         this.removeChunks(this.s.chunksOf.all(rel).map((c) => c.id));
         this.s.deleteFile.run(rel);
@@ -109,7 +125,21 @@ export class ChunkSync {
     }
     const row = this.s.fileRow.get(rel);
     if (row && row.mtime_ms === Math.floor(st.mtimeMs) && row.size === st.size) return false;
-    const text = readFileSync(abs, "utf8");
+    let file;
+    try {
+      file = readWorkspaceFileSync(root, rel, { maxBytes: MAX_INDEXED_BYTES });
+    } catch (err) {
+      if (!reportRefusal(err, "memory index")) throw err;
+      file = undefined;
+    }
+    if (!file) {
+      this.db.transaction(() => {
+        this.removeChunks(this.s.chunksOf.all(rel).map((c) => c.id));
+        this.s.deleteFile.run(rel);
+      })();
+      return false;
+    }
+    const text = file.text;
     const hash = createHash("sha256").update(text).digest("hex");
     if (row && row.hash === hash) {
       this.s.upsertFile.run(rel, Math.floor(st.mtimeMs), st.size, hash);

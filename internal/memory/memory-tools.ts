@@ -3,43 +3,58 @@
  * and `memory_search` (FTS5 over memory files and past transcripts, see {@link MemoryIndex}).
  * Dates and times are in the owner's configured time zone (`timezone`).
  */
-import { appendFile, mkdir, readFile, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
 import { defineTool, ToolError, type Tool } from "../tools/tool.js";
 import type { MemoryHit, MemoryIndex } from "./memory-index.js";
 import { localDateTime } from "./local-date.js";
+import { isWorkspaceError } from "../workspace/workspace-error.js";
+import { reportRefusal } from "../workspace/refusal-log.js";
+import {
+  appendWorkspaceFileSync,
+  readWorkspaceFileSync,
+  statWorkspaceFileSync,
+} from "../workspace/workspace-door.js";
+
+/** A memory file bigger than this is not read whole (the index and the tool refuse it). */
+export const MAX_MEMORY_FILE_BYTES = 8 * 1024 * 1024;
 
 export { localDateTime } from "./local-date.js";
 
 const writeSchema = z
   .object({
-    text: z.string().min(1).max(20_000).describe("what to remember, in plain words"),
-    kind: z
-      .enum(["note", "fact"])
-      .optional()
-      .describe("note (default): today's dated journal entry; fact: a lasting fact for MEMORY.md"),
+    text: z.string().min(1).max(20_000),
+    kind: z.enum(["note", "fact"]).optional(),
   })
   .strict();
 
 const searchSchema = z
   .object({
-    query: z.string().min(1).describe("what to recall, in words or as a question"),
-    sources: z
-      .enum(["all", "files", "sessions"])
-      .optional()
-      .describe("files = memory notes only, sessions = past chats only"),
+    query: z.string().min(1),
+    sources: z.enum(["all", "files", "sessions"]).optional(),
     limit: z.number().int().min(1).max(50).optional(),
   })
   .strict();
 
-async function exists(p: string): Promise<boolean> {
-  return stat(p).then(
-    () => true,
-    () => false,
-  );
+/** True when the workspace holds `rel` as a regular file (a link there counts as present: never replaced). */
+function exists(root: string, rel: string): boolean {
+  try {
+    return statWorkspaceFileSync(root, rel) !== undefined;
+  } catch {
+    return true;
+  }
+}
+
+/** `text`, preceded by a newline when the file does not end with one (an owner's edit). */
+function startOnNewLine(root: string, rel: string, text: string): string {
+  try {
+    const prev = readWorkspaceFileSync(root, rel, { maxBytes: MAX_MEMORY_FILE_BYTES });
+    return prev && prev.text && !prev.text.endsWith("\n") ? `\n${text}` : text;
+  } catch {
+    return text;
+  }
 }
 
 /**
@@ -55,8 +70,7 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
   const write = defineTool({
     name: "memory_write",
     group: "memory",
-    description:
-      "Remember something: kind=note appends a timestamped line to today's journal (memory/YYYY-MM-DD.md); kind=fact adds a lasting fact to MEMORY.md.",
+    description: "Remember: note (default) goes to today's journal memory/YYYY-MM-DD.md, fact to MEMORY.md.",
     schema: writeSchema,
     async execute(args, _signal, ctx) {
       const cfg = deps.config();
@@ -70,23 +84,24 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
       const { date, time } = localDateTime(deps.clock.now(), cfg.timezone);
       const text = args.text.trim().replace(/\r\n/g, "\n");
       let rel: string;
-      let entry: string;
-      if (args.kind === "fact") {
-        rel =
-          (await exists(join(root, "memory.md"))) && !(await exists(join(root, "MEMORY.md")))
-            ? "memory.md"
-            : "MEMORY.md";
-        const abs = join(root, rel);
-        const prev = await readFile(abs, "utf8").catch(() => "");
-        entry = (prev && !prev.endsWith("\n") ? "\n" : "") + `- ${text.replace(/\n/g, "\n  ")} (${date})\n`;
-        await appendFile(abs, prev ? entry : `# Memory\n\n${entry}`);
-      } else {
-        rel = `memory/${date}.md`;
-        const abs = join(root, rel);
-        await mkdir(join(root, "memory"), { recursive: true });
-        const fresh = !(await exists(abs));
-        entry = `- ${time} ${text.replace(/\n/g, "\n  ")}\n`;
-        await appendFile(abs, fresh ? `# ${date}\n\n${entry}` : entry);
+      // Through the workspace door: MEMORY.md or memory/ planted as a link (to ~/.ssh/authorized_keys)
+      // is refused, named in one log line, and the model gets a clear tool error; nothing is written.
+      try {
+        if (args.kind === "fact") {
+          rel = exists(root, "memory.md") && !exists(root, "MEMORY.md") ? "memory.md" : "MEMORY.md";
+          const body = `- ${text.replace(/\n/g, "\n  ")} (${date})\n`;
+          appendWorkspaceFileSync(root, rel, startOnNewLine(root, rel, body), {
+            initial: `# Memory\n\n${body}`,
+          });
+        } else {
+          rel = `memory/${date}.md`;
+          const entry = `- ${time} ${text.replace(/\n/g, "\n  ")}\n`;
+          appendWorkspaceFileSync(root, rel, entry, { mkdirs: true, initial: `# ${date}\n\n${entry}` });
+        }
+      } catch (err) {
+        if (!isWorkspaceError(err)) throw err;
+        reportRefusal(err, "memory_write");
+        throw new ToolError("MEMORY_REFUSED", `memory not saved: ${err.message}`);
       }
       try {
         deps.index.syncFile(rel);
@@ -101,8 +116,7 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
   const search = defineTool({
     name: "memory_search",
     group: "memory",
-    description:
-      "Search long-term memory (MEMORY.md, daily notes in memory/) and past conversations by words and by meaning; returns ranked snippets with file:lines (open them with read_file), date and score.",
+    description: "Search memory files and past chats by words and meaning; returns snippets with file:lines.",
     schema: searchSchema,
     async execute(args, _signal, ctx) {
       const allowed = agentMemory(deps.config(), ctx.agentId);

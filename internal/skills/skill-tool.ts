@@ -6,15 +6,13 @@ import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../tools/tool.js";
 import type { SkillsLoader } from "./skills-loader.js";
 
-const schema = z
-  .object({ name: z.string().min(1).describe("skill name as listed in the Skills section") })
-  .strict();
+const schema = z.object({ name: z.string().min(1) }).strict();
 
 export function createSkillTool(loader: SkillsLoader): Tool<typeof schema> {
   return defineTool({
     name: "skill",
     group: "skills",
-    description: "Load the full instructions of one skill by name (see the Skills section).",
+    description: "Load a skill's instructions (see Skills).",
     schema,
     async execute(args) {
       const info = loader.get(args.name);

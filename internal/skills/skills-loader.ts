@@ -8,13 +8,49 @@
  * - a skill with missing requirements or listed in `skills.disabled` is skipped, logged once per
  *   distinct reason (not on every rescan);
  * - only front matter is kept in memory; bodies are read on demand (`skill` tool, `always` skills);
- * - the prompt section lists names and one-line descriptions only, plus the full text of `always` skills.
+ * - the prompt section lists names and one-line descriptions only, plus the full text of `always` skills;
+ * - every SKILL.md is read through the workspace door: a skill folder or SKILL.md that is a link
+ *   (`SKILL.md -> ~/.ssh/id_ed25519`) is skipped and named, never followed; a file over
+ *   {@link MAX_SKILL_BYTES} is skipped;
+ * - a workspace skill describes, it never grants (docs/security.md, invariant 2): front matter that
+ *   would choose a program, tools, MCP servers, an engine or settings ({@link POWER_KEYS}) skips the
+ *   skill, naming the file and the key.
  */
-import { accessSync, constants, readdirSync, readFileSync, statSync } from "node:fs";
-import { delimiter, join, resolve, sep } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { Logger } from "../log/logger.js";
 import { packageRoot } from "../config/package-root.js";
+import { reportRefusal } from "../workspace/refusal-log.js";
+import { isWorkspaceError } from "../workspace/workspace-error.js";
+import { listWorkspaceDirSync, readWorkspaceFileSync } from "../workspace/workspace-door.js";
+import { onPath } from "./bin-on-path.js";
+
+/** A SKILL.md bigger than this is skipped (the body goes into the model's context). */
+export const MAX_SKILL_BYTES = 256 * 1024;
+
+/**
+ * Front-matter keys that would grant power in some skill format (a program to run, tools, MCP
+ * servers, an engine, hooks, settings): only config.yaml grants those, so a workspace skill with one
+ * is skipped, named.
+ */
+export const POWER_KEYS = [
+  "allowed-tools",
+  "allowed_tools",
+  "tools",
+  "command",
+  "commands",
+  "engine",
+  "mcp",
+  "mcp_servers",
+  "mcpServers",
+  "hooks",
+  "env",
+  "sandbox",
+  "exec",
+  "approvals",
+  "routing",
+  "budgets",
+] as const;
 
 export interface SkillInfo {
   name: string;
@@ -22,6 +58,9 @@ export interface SkillInfo {
   /** Absolute folder of the skill. */
   dir: string;
   file: string;
+  /** The root the door reads from and SKILL.md's path beneath it. */
+  root: string;
+  rel: string;
   source: "workspace" | "bundled";
   always: boolean;
 }
@@ -56,27 +95,6 @@ export function parseSkillFile(text: string): { meta: Record<string, unknown>; b
   };
 }
 
-function onPath(bin: string, pathVar: string): boolean {
-  if (bin.includes("/")) {
-    try {
-      accessSync(bin, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  for (const d of pathVar.split(delimiter)) {
-    if (!d) continue;
-    try {
-      accessSync(join(d, bin), constants.X_OK);
-      return true;
-    } catch {
-      /* next */
-    }
-  }
-  return false;
-}
-
 const strList = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : typeof v === "string" ? [v] : [];
 
@@ -95,11 +113,24 @@ export class SkillsLoader {
     this.reload();
   }
 
-  private roots(): { dir: string; source: SkillInfo["source"] }[] {
+  private roots(): { root: string; prefix: string; dir: string; source: SkillInfo["source"] }[] {
+    const ws = resolve(this.opts.workspace());
     return [
-      { dir: join(resolve(this.opts.workspace()), "skills"), source: "workspace" },
-      { dir: this.bundledDir, source: "bundled" },
+      { root: ws, prefix: "skills", dir: join(ws, "skills"), source: "workspace" },
+      { root: resolve(this.bundledDir), prefix: ".", dir: resolve(this.bundledDir), source: "bundled" },
     ];
+  }
+
+  /** SKILL.md through the door, or the reason the skill is skipped. */
+  private readSkill(root: string, rel: string): { text: string } | { reason: string } | undefined {
+    try {
+      const f = readWorkspaceFileSync(root, rel, { maxBytes: MAX_SKILL_BYTES });
+      return f ? { text: f.text } : undefined;
+    } catch (err) {
+      if (!isWorkspaceError(err)) throw err;
+      reportRefusal(err, "skills");
+      return { reason: `refused: ${err.message}` };
+    }
   }
 
   /** Rescans both roots. Cheap: reads only SKILL.md files. */
@@ -110,22 +141,32 @@ export class SkillsLoader {
     const pathVar = this.opts.path?.() ?? process.env.PATH ?? "";
     const env = this.opts.env?.() ?? process.env;
     for (const root of this.roots()) {
-      let entries: string[];
+      let entries;
       try {
-        entries = readdirSync(root.dir).sort();
-      } catch {
+        entries = listWorkspaceDirSync(root.root, root.prefix);
+      } catch (err) {
+        if (!reportRefusal(err, "skills")) throw err;
+        if (isWorkspaceError(err, "FILE_NOT_FOUND")) continue;
+        skipped.push({ name: root.prefix, dir: root.dir, reason: (err as Error).message });
         continue;
       }
-      for (const folder of entries) {
+      for (const entry of entries) {
+        const folder = entry.name;
         const dir = join(root.dir, folder);
         const file = join(dir, "SKILL.md");
-        let text: string;
-        try {
-          if (!statSync(dir).isDirectory()) continue;
-          text = readFileSync(file, "utf8");
-        } catch {
+        const rel = root.prefix === "." ? `${folder}/SKILL.md` : `${root.prefix}/${folder}/SKILL.md`;
+        if (entry.kind === "link") {
+          skipped.push({ name: folder, dir, reason: "the skill folder is a symbolic link (not followed)" });
           continue;
         }
+        if (entry.kind !== "dir") continue;
+        const read = this.readSkill(root.root, rel);
+        if (!read) continue;
+        if ("reason" in read) {
+          skipped.push({ name: folder, dir, reason: read.reason });
+          continue;
+        }
+        const text = read.text;
         let meta: Record<string, unknown>;
         try {
           meta = parseSkillFile(text).meta;
@@ -134,6 +175,15 @@ export class SkillsLoader {
           continue;
         }
         const name = typeof meta.name === "string" && meta.name.trim() ? meta.name.trim() : folder;
+        const power = root.source === "workspace" ? POWER_KEYS.find((k) => k in meta) : undefined;
+        if (power) {
+          skipped.push({
+            name,
+            dir,
+            reason: `${file}: front matter key "${power}" is refused: a workspace skill cannot grant tools, programs or settings (only config.yaml can)`,
+          });
+          continue;
+        }
         // Shadowed by the workspace skill of the same name (a skipped workspace skill does not shadow).
         if (next.has(name)) continue;
         const description =
@@ -155,7 +205,16 @@ export class SkillsLoader {
           skipped.push({ name, dir, reason: why });
           continue;
         }
-        next.set(name, { name, description, dir, file, source: root.source, always: meta.always === true });
+        next.set(name, {
+          name,
+          description,
+          dir,
+          file,
+          root: root.root,
+          rel,
+          source: root.source,
+          always: meta.always === true,
+        });
       }
     }
     for (const s of skipped) {
@@ -188,8 +247,10 @@ export class SkillsLoader {
   body(name: string): string | undefined {
     const s = this.skills.get(name);
     if (!s) return undefined;
+    const read = this.readSkill(s.root, s.rel);
+    if (!read || "reason" in read) return undefined;
     try {
-      return parseSkillFile(readFileSync(s.file, "utf8")).body.trim();
+      return parseSkillFile(read.text).body.trim();
     } catch {
       return undefined;
     }
@@ -231,6 +292,8 @@ export class SkillsLoader {
     const w = watch([ws, bundled], {
       ignoreInitial: true,
       depth: 3,
+      // A planted `skills/x -> /` must not make the watcher walk the host (the loader never follows it).
+      followSymlinks: false,
       ignored: (p: string) =>
         !(
           p === ws ||

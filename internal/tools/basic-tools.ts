@@ -63,6 +63,7 @@ export function describeTime(ms: number, timeZone: string): string {
 export function createTimeTool(deps: { config: () => Config; clock: Clock }): Tool<typeof timeSchema> {
   return defineTool({
     name: "current_time",
+    hint: "time in another zone",
     group: "time",
     description: "The current date and time in the owner's time zone (or another IANA zone).",
     schema: timeSchema,
@@ -87,6 +88,7 @@ export function createSendMessageTool(deps: {
 }): Tool<typeof sendSchema> {
   return defineTool({
     name: "send_message",
+    hint: "message another chat",
     group: "messaging",
     description:
       "Send a message to one of the owner's allowed channel targets (for proactive messages; your normal reply already reaches the current chat).",

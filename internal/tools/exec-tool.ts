@@ -24,13 +24,8 @@ export { commandEnv, runShell } from "./run-process.js";
 
 const schema = z
   .object({
-    command: z.string().min(1).describe("shell command (sh -c), run in the workspace folder"),
-    timeout_s: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe("timeout in seconds (at most the configured tools.exec.timeout_s)"),
+    command: z.string().min(1).describe("sh -c command, run in the workspace"),
+    timeout_s: z.number().int().min(1).optional(),
   })
   .strict();
 
@@ -90,7 +85,7 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
     name: "exec",
     group: "exec",
     description:
-      "Run a shell command in the workspace and return its exit code and output. In the sandbox (the usual case) it sees the workspace read-write and the system read-only; outside it, commands need the owner's approval.",
+      "Run a shell command; returns exit code and output. Sandboxed: the workspace is writable, the system read-only.",
     schema,
     async execute(args, signal, ctx) {
       const full = config();

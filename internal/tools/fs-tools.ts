@@ -70,36 +70,33 @@ function ownerToolGate(ctx: ToolContext, tool: string, content: string) {
 
 const readSchema = z
   .object({
-    path: z.string().min(1).describe("file path relative to the workspace"),
-    start_line: z.number().int().min(1).optional().describe("first line to return (1-based)"),
-    end_line: z.number().int().min(1).optional().describe("last line to return (inclusive)"),
+    path: z.string().min(1).describe("workspace-relative path"),
+    start_line: z.number().int().min(1).optional().describe("first line (1-based)"),
+    end_line: z.number().int().min(1).optional().describe("last line (inclusive)"),
   })
   .strict();
 
 const writeSchema = z
   .object({
-    path: z.string().min(1).describe("file path relative to the workspace; parent folders are created"),
-    content: z.string().describe("the full text to write"),
-    append: z.boolean().optional().describe("append instead of overwriting"),
+    path: z.string().min(1).describe("workspace-relative path (folders are created)"),
+    content: z.string(),
+    append: z.boolean().optional(),
   })
   .strict();
 
 const editSchema = z
   .object({
     path: z.string().min(1).describe("file path relative to the workspace"),
-    old_text: z
-      .string()
-      .min(1)
-      .describe("exact text to replace (must occur exactly once unless replace_all)"),
-    new_text: z.string().describe("replacement text"),
-    replace_all: z.boolean().optional().describe("replace every occurrence"),
+    old_text: z.string().min(1).describe("exact text; must occur once unless replace_all"),
+    new_text: z.string(),
+    replace_all: z.boolean().optional(),
   })
   .strict();
 
 const listSchema = z
   .object({
-    path: z.string().optional().describe("folder relative to the workspace (default: the workspace root)"),
-    recursive: z.boolean().optional().describe("list sub-folders too (up to 3 levels)"),
+    path: z.string().optional().describe("workspace-relative folder (default: root)"),
+    recursive: z.boolean().optional().describe("3 levels deep"),
   })
   .strict();
 
@@ -140,7 +137,7 @@ export function createFsTools(): Tool[] {
   const readTool = defineTool({
     name: "read_file",
     group: "fs",
-    description: "Read a text file in the workspace, optionally a line range (start_line..end_line).",
+    description: "Read a workspace text file, optionally a line range.",
     schema: readSchema,
     async execute(args, _signal, ctx) {
       const opened = await openBeneath(ctx.workspace, args.path, { mode: "r" });
@@ -161,7 +158,7 @@ export function createFsTools(): Tool[] {
   const writeTool = defineTool({
     name: "write_file",
     group: "fs",
-    description: "Create or overwrite a text file in the workspace (or append with append=true).",
+    description: "Create, overwrite or append to a workspace text file.",
     schema: writeSchema,
     async execute(args, _signal, ctx) {
       const opened = await openBeneath(ctx.workspace, args.path, {
@@ -184,7 +181,7 @@ export function createFsTools(): Tool[] {
     name: "edit_file",
     group: "fs",
     description:
-      "Replace exact text in a workspace file. old_text must match exactly once (include surrounding lines to disambiguate) unless replace_all=true.",
+      "Replace exact text in a workspace file (include surrounding lines to make old_text unique).",
     schema: editSchema,
     async execute(args, _signal, ctx) {
       const opened = await openBeneath(ctx.workspace, args.path, {
@@ -197,7 +194,7 @@ export function createFsTools(): Tool[] {
   const listTool = defineTool({
     name: "list_dir",
     group: "fs",
-    description: "List a folder in the workspace (folders end with /, files show their size).",
+    description: "List a workspace folder (folders end with /, files show sizes).",
     schema: listSchema,
     async execute(args, signal, ctx) {
       const shown = args.path ?? ".";

@@ -9,8 +9,10 @@
  * - every result is capped at `tools.max_result_chars` with a note saying how much was cut;
  * - JSON-schema specs are computed once per tool object (zod's export is not free) and reused.
  */
+import { WorkspaceError } from "../workspace/workspace-error.js";
 import { z } from "zod";
 import { leanJsonSchema } from "./lean-schema.js";
+import { LOAD_TOOLS, loadToolsSpec, runLoadTools } from "./load-tools.js";
 import type { Config } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
 import type { ToolCall, ToolSpec } from "../models/types.js";
@@ -64,7 +66,10 @@ export function capResult(r: ToolResult, max: number): ToolResult {
 export class ToolRegistry {
   private tools = new Map<string, Tool>();
   private version = 0;
-  private cache = new Map<string, { version: number; config: Config; policy: unknown; set: ToolSet }>();
+  private cache = new Map<
+    string,
+    { version: number; config: Config; policy: unknown; ceiling?: unknown; set: ToolSet }
+  >();
 
   constructor(private opts: ToolRegistryOptions) {}
 
@@ -103,30 +108,77 @@ export class ToolRegistry {
    * The tool set of one agent. `policy` overrides `agents.<agentId>.tools` (pass the AgentDef's
    * `tools` for agents defined outside config.yaml). Cached until the registry or config changes.
    */
-  forAgent(agentId: string, policy?: ToolPolicy): ToolSet {
+  forAgent(agentId: string, policy?: ToolPolicy, ceiling?: ToolPolicy): ToolSet {
     const config = this.opts.config();
     const effective =
       policy ??
       ((config.agents as Record<string, unknown>)[agentId] as { tools?: ToolPolicy } | undefined)?.tools;
     const hit = this.cache.get(agentId);
-    if (hit && hit.version === this.version && hit.config === config && hit.policy === effective)
+    if (
+      hit &&
+      hit.version === this.version &&
+      hit.config === config &&
+      hit.policy === effective &&
+      hit.ceiling === ceiling
+    )
       return hit.set;
+    // The ceiling (a workspace agent's most tools, set only in config.yaml) caps whatever the policy allows.
     const allowed = new Map<string, Tool>();
-    for (const t of this.tools.values()) if (isToolAllowed(effective, t)) allowed.set(t.name, t);
-    const set = this.makeSet(allowed);
-    this.cache.set(agentId, { version: this.version, config, policy: effective, set });
+    for (const t of this.tools.values())
+      if (
+        t.name !== LOAD_TOOLS &&
+        isToolAllowed(effective, t) &&
+        (ceiling === undefined || isToolAllowed(ceiling, t))
+      )
+        allowed.set(t.name, t);
+    const set = this.makeSet(allowed, new Set(config.tools.deferred));
+    this.cache.set(agentId, { version: this.version, config, policy: effective, ceiling, set });
     return set;
   }
 
-  private makeSet(allowed: Map<string, Tool>): ToolSet {
-    const specs = [...allowed.values()].map(toolSpec);
+  private makeSet(allowed: Map<string, Tool>, deferredNames: ReadonlySet<string>): ToolSet {
+    const eager: Tool[] = [];
+    const deferred = new Map<string, Tool>();
+    for (const t of allowed.values()) {
+      if (deferredNames.has(t.name)) deferred.set(t.name, t);
+      else eager.push(t);
+    }
+    const loader = loadToolsSpec([...deferred.values()]);
+    const base = [...eager.map(toolSpec), ...(loader ? [loader] : [])];
+    const names = [...allowed.keys()];
+    // One spec list per distinct set of loaded tools (a turn loads one or two, rarely more).
+    const withLoaded = new Map<string, ToolSpec[]>();
     return {
-      specs: () => specs,
+      specs: (loaded) => {
+        const extra = loaded ? [...deferred.values()].filter((t) => loaded.has(t.name)) : [];
+        if (extra.length === 0) return base;
+        const key = extra.map((t) => t.name).join(",");
+        let specs = withLoaded.get(key);
+        if (!specs) {
+          const rest = loadToolsSpec([...deferred.values()].filter((t) => !loaded?.has(t.name)));
+          specs = [...eager.map(toolSpec), ...extra.map(toolSpec), ...(rest ? [rest] : [])];
+          withLoaded.set(key, specs);
+        }
+        return specs;
+      },
+      names: () => names,
       execute: async (call, signal, ctx) => {
         const max = this.opts.config().tools.max_result_chars;
+        if (call.name === LOAD_TOOLS && deferred.size > 0)
+          return capResult(this.load(call, deferred, ctx), max);
         return capResult(await this.run(allowed, call, signal, ctx), max);
       },
     };
+  }
+
+  private load(call: ToolCall, deferred: ReadonlyMap<string, Tool>, ctx: ToolContext): ToolResult {
+    let raw: unknown;
+    try {
+      raw = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+    } catch (err) {
+      return { isError: true, content: `invalid arguments: not valid JSON (${(err as Error).message})` };
+    }
+    return runLoadTools(raw, deferred, toolSpec, ctx);
   }
 
   private async run(
@@ -169,7 +221,9 @@ export class ToolRegistry {
     } catch (err) {
       if (signal.aborted) return { isError: true, content: "aborted" };
       // ToolError messages are written for the model; anything else is unexpected and logged.
-      if (err instanceof ToolError) return { isError: true, content: err.message };
+      // So are the workspace door's refusals (a planted link, a fifo): a clear tool error, not a crash.
+      if (err instanceof ToolError || err instanceof WorkspaceError)
+        return { isError: true, content: err.message };
       ctx.logger.warn({ tool: call.name, err: (err as Error).message }, "tool failed");
       return { isError: true, content: `error: ${(err as Error).message ?? String(err)}` };
     } finally {

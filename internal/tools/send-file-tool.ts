@@ -10,13 +10,10 @@ import { sendWorkspaceFile, type FileDelivery } from "./send-file.js";
 import { defineTool, ToolError, type Tool } from "./tool.js";
 
 const schema = z.object({
-  path: z.string().min(1).describe("Workspace-relative path of the file to send"),
-  caption: z.string().max(4000).optional().describe("Text shown with the file"),
-  as: z
-    .enum(["auto", "document", "photo", "audio", "voice"])
-    .default("auto")
-    .describe("How to show it: auto picks photo for images, audio/voice for audio, else document"),
-  target: z.string().optional().describe("Channel target such as telegram:123; default: the current chat"),
+  path: z.string().min(1).describe("workspace-relative path"),
+  caption: z.string().max(4000).optional(),
+  as: z.enum(["auto", "document", "photo", "audio", "voice"]).default("auto"),
+  target: z.string().optional().describe("default: this chat"),
 });
 
 /** Creates the send_file tool. */
@@ -27,8 +24,7 @@ export function createSendFileTool(deps: {
   return defineTool({
     name: "send_file",
     group: "messaging",
-    description:
-      "Send a file from the workspace to the current chat (images as photos, audio as audio/voice messages, anything else as a document), with an optional caption.",
+    description: "Send a workspace file to the chat (images as photos, audio as audio).",
     schema,
     async execute(args, _signal, ctx) {
       const current = ctx.replyTarget;

@@ -38,6 +38,11 @@ export interface ToolContext {
   logger: Logger;
   /** Asks the owner on the originating channel; resolves when decided or expired. Never hangs. */
   requestApproval(req: ApprovalRequest): Promise<ApprovalDecision>;
+  /**
+   * Adds deferred tools' schemas to the rest of this turn's model calls (`load_tools`). Set by the
+   * agent loop; absent elsewhere, where `load_tools` returns the schemas as text instead.
+   */
+  loadTools?(names: readonly string[]): void;
 }
 
 /** A tool's structured result. Plain strings are accepted as `{ content }`. */
@@ -54,6 +59,11 @@ export interface ToolResult {
 export interface Tool<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
+  /**
+   * A few words for the `load_tools` list when the tool is deferred (`tools.deferred`), e.g.
+   * "reminders and schedules". Defaults to the description's first clause.
+   */
+  hint?: string;
   group: ToolGroup;
   schema: S;
   /**
@@ -85,8 +95,13 @@ export class ToolError extends Error {
  * Implemented by the tool registry (`internal/tools/registry.ts`).
  */
 export interface ToolSet {
-  /** Tool specs for the model (JSON schema parameters). */
-  specs(): import("../models/types.js").ToolSpec[];
+  /**
+   * Tool specs for the model (JSON schema parameters). Deferred tools (`tools.deferred`) are left
+   * out unless named in `loaded`; while any is left out, the `load_tools` spec lists them.
+   */
+  specs(loaded?: ReadonlySet<string>): import("../models/types.js").ToolSpec[];
+  /** Every tool this set can run, deferred ones included (skills check their requirements here). */
+  names?(): string[];
   /**
    * Runs one call. Never throws: unknown tools, invalid arguments (naming the bad field), thrown
    * errors and aborts all come back as `{ isError: true }`. Results are size-capped.

@@ -19,8 +19,8 @@ import { defineTool, ToolError, type Tool } from "./tool.js";
 
 const schema = z
   .object({
-    url: z.string().min(1).describe("http(s) URL to fetch"),
-    raw: z.boolean().optional().describe("return the raw body instead of converting HTML to text"),
+    url: z.string().min(1),
+    raw: z.boolean().optional().describe("raw body, not HTML as text"),
   })
   .strict();
 
@@ -184,8 +184,7 @@ export function createWebFetchTool(config: () => Config): Tool<typeof schema> {
   return defineTool({
     name: "web_fetch",
     group: "web",
-    description:
-      "Fetch a web page (HTTP GET) and return its readable text. Private network addresses are refused.",
+    description: "Fetch a web page (GET) as readable text.",
     schema,
     async execute(args, signal, _ctx) {
       const web = config().tools.web;

@@ -96,7 +96,7 @@ describe("agent files", () => {
     expect(errs).toHaveLength(4);
   });
 
-  it("cannot set the program of a CLI engine (the assistant's file tools can write the folder)", () => {
+  it("cannot choose a CLI engine or set its program (a sandboxed command can write the folder)", () => {
     const { src, dir } = setup();
     writeFileSync(join(dir, "coder.yaml"), "name: coder\nengine: claude-cli\n");
     writeFileSync(join(dir, "shell.yaml"), "name: shell\nengine: cli\ncommand: /bin/sh\nargs: [-c]\n");
@@ -106,8 +106,13 @@ describe("agent files", () => {
     );
     writeFileSync(join(dir, "mcp.yaml"), "name: mcp\nengine: claude-cli\nmcp_config: mcp.json\n");
     src.load();
-    expect(src.list().map((a) => a.id)).toEqual(["coder"]);
+    // Issue 31: `engine: claude-cli` with no command started the owner's claude unsandboxed.
+    expect(src.list().map((a) => a.id)).toEqual([]);
     const keyOf = (f: string) => src.errors().find((e) => e.path === join(dir, f));
+    expect(keyOf("coder.yaml")).toMatchObject({
+      key: "engine",
+      message: expect.stringMatching(/engine: a workspace agent file cannot set this.*config\.yaml/),
+    });
     expect(keyOf("shell.yaml")).toMatchObject({
       key: "command",
       message: expect.stringMatching(/config\.yaml/),

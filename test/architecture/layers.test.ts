@@ -107,4 +107,29 @@ describe("the layer check", () => {
     expect(r.code).not.toBe(0);
     expect(r.out).toContain("internal/newroom/ is not in the layer order of docs/architecture.md");
   });
+
+  it("fails when a module that reads the workspace uses node:fs instead of the workspace door", async () => {
+    const cwd = fixture({
+      "internal/heartbeat/beat.ts":
+        'import { readFileSync } from "node:fs";\nexport const beat = (p: string) => readFileSync(p, "utf8");\n',
+      "internal/memory/notes.ts":
+        'import { appendFile } from "node:fs/promises";\nexport const note = (p: string) => appendFile(p, "x");\n',
+    });
+    const r = await check(cwd);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toContain("workspace-through-the-door");
+    expect(r.out).toContain("internal/heartbeat/beat.ts");
+    expect(r.out).toContain("internal/memory/notes.ts");
+  });
+
+  it("lets the workspace door itself and the allowlisted files use node:fs", async () => {
+    const cwd = fixture({
+      "internal/workspace/door.ts": 'import { openSync } from "node:fs";\nexport const o = openSync;\n',
+      "internal/skills/bin-on-path.ts":
+        'import { accessSync } from "node:fs";\nexport const a = accessSync;\n',
+    });
+    const r = await check(cwd);
+    expect(r.out).toContain("no dependency violations");
+    expect(r.code).toBe(0);
+  });
 });

@@ -90,6 +90,11 @@ export interface RecordedRequest {
   stream: boolean;
   /** The step the server answered with (after resolution), for assertions. */
   step: FakeStep;
+  /**
+   * `performance.now()` when the first non-empty text delta of a streamed reply was written
+   * (benchmarks: the daemon's share of time to first token starts here).
+   */
+  firstTextAt?: number;
 }
 
 /** The subset of the request body the fake understands; everything else is kept as-is. */
@@ -438,7 +443,10 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     out.push(chunk({}, finish));
     if (includeUsage && usage) out.push(enc({ ...base, choices: [], usage }));
     out.push("data: [DONE]\n\n");
+    // The role chunk comes first, then reasoning; the first text delta follows them.
+    const firstText = reply.text ? 1 + chunks(reply.reasoning ?? "", size).length : -1;
     if (delay <= 0) {
+      if (firstText >= 0) record.firstTextAt = performance.now();
       res.end(out.join(""));
       return;
     }
@@ -450,6 +458,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         res.end(part);
         return;
       }
+      if (i === firstText) record.firstTextAt = performance.now();
       res.write(part);
       await wait(delay);
     }

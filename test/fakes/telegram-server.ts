@@ -24,6 +24,8 @@ export interface RecordedCall {
   method: string;
   params: Record<string, unknown>;
   at: number;
+  /** `performance.now()` when the call arrived (benchmarks compare it with the fake model's clock). */
+  hr?: number;
   /** HTTP status answered. */
   status: number;
 }
@@ -365,9 +367,10 @@ export class FakeTelegramServer {
       return;
     }
     const method = m[2] ?? "";
+    const hr = performance.now();
     const params = await readParams(req, url);
     const reply = (status: number, body: Record<string, unknown>): void => {
-      this.calls.push({ method, params, at: Date.now(), status });
+      this.calls.push({ method, params, at: Date.now(), hr, status });
       if (!res.writableEnded && !res.destroyed) {
         res.writeHead(status, { "content-type": "application/json" });
         res.end(JSON.stringify(body));

@@ -18,6 +18,7 @@ beforeAll(async () => {
       token: "gw-token-hooks",
       hooks: {
         plain: { secret: "plain-secret-1", session: "hooks-plain" },
+        github: { hmac_secret: "It's a Secret to Everybody", session: "hooks-github" },
         signed: {
           hmac_secret: "hmac-secret-2",
           session: "hooks-signed",
@@ -105,5 +106,79 @@ describe("webhooks", () => {
   it("unknown hooks are 404", async () => {
     const r = await fetch(`${h.base}/hooks/nope`, { method: "POST", body: "x" });
     expect(r.status).toBe(404);
+  });
+});
+
+describe("webhooks as GitHub sends them, and replays", () => {
+  // GitHub's documented example ("Validating webhook deliveries"): this secret and payload give
+  // exactly this X-Hub-Signature-256.
+  const GITHUB_BODY = "Hello, World!";
+  const GITHUB_SIG = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+  const post = (headers: Record<string, string>, body = GITHUB_BODY) =>
+    fetch(`${h.base}/hooks/github`, { method: "POST", body, headers });
+
+  it("a GitHub-signed delivery (X-Hub-Signature-256) runs, once: a replay is answered duplicate", async () => {
+    expect(sign("It's a Secret to Everybody", GITHUB_BODY)).toBe(GITHUB_SIG);
+    h.fake.enqueue({ text: "hello to you" });
+    const first = await post({
+      "x-hub-signature-256": GITHUB_SIG,
+      "x-github-delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+    });
+    expect(first.status).toBe(202);
+    await waitFor(() => history("agent:main:gateway:hooks-github").length === 2);
+    expect(history("agent:main:gateway:hooks-github")[0]).toEqual({ role: "user", content: "Hello, World!" });
+
+    // The same delivery again (a replay, or GitHub's own redelivery): not run.
+    const again = await post({
+      "x-hub-signature-256": GITHUB_SIG,
+      "x-github-delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+    });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ accepted: false, duplicate: true });
+    // A thief changes the unsigned delivery id (or drops it): the signed body is what counts.
+    const forged = await post({
+      "x-hub-signature-256": GITHUB_SIG,
+      "x-github-delivery": "00000000-0000-0000-0000-000000000000",
+    });
+    expect(await forged.json()).toMatchObject({ duplicate: true });
+    const bare = await post({ "x-hub-signature-256": GITHUB_SIG });
+    expect(await bare.json()).toMatchObject({ duplicate: true });
+    // Ten copies at once: none runs.
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, () => post({ "x-hub-signature-256": GITHUB_SIG })),
+    );
+    expect(burst.every((r) => r.status === 200)).toBe(true);
+    expect(history("agent:main:gateway:hooks-github")).toHaveLength(2);
+    expect(h.fake.requests.length).toBe(1);
+    // A wrong signature is still 401 and names both headers it reads.
+    const bad = await post({ "x-hub-signature-256": sign("wrong", GITHUB_BODY) });
+    expect(bad.status).toBe(401);
+    expect((await bad.json()) as unknown).toMatchObject({
+      error: { message: expect.stringMatching(/X-Hub-Signature-256/) },
+    });
+  });
+
+  it("a shared-secret hook runs a delivery id once; new ids run", async () => {
+    const send = (id: string) =>
+      fetch(`${h.base}/hooks/plain`, {
+        method: "POST",
+        body: "nightly backup done",
+        headers: { "x-familiar-secret": "plain-secret-1", "x-familiar-delivery": id },
+      });
+    const before = history("agent:main:gateway:hooks-plain").length;
+    h.fake.enqueue({ text: "noted" });
+    expect((await send("backup-2026-11-25")).status).toBe(202);
+    await waitFor(() => history("agent:main:gateway:hooks-plain").length === before + 2);
+    expect(await (await send("backup-2026-11-25")).json()).toMatchObject({ duplicate: true });
+    h.fake.enqueue({ text: "noted again" });
+    expect((await send("backup-2026-11-26")).status).toBe(202);
+    await waitFor(() => history("agent:main:gateway:hooks-plain").length === before + 4);
+    expect((await send("x".repeat(300))).status).toBe(400);
+  });
+
+  it("a replay is refused across a daemon restart (the marks are in SQLite)", async () => {
+    await h.restart();
+    const again = await post({ "x-hub-signature-256": GITHUB_SIG });
+    expect(await again.json()).toMatchObject({ duplicate: true });
   });
 });

@@ -19,6 +19,7 @@ import { RESERVED_AGENT_KEYS } from "../agents.js";
 import {
   loadTemplateFile,
   parseTemplate,
+  templateLocation,
   renderTemplate,
   PromptTemplateError,
   type PromptTemplate,
@@ -107,7 +108,10 @@ export class AgentPromptFiles {
     const file = promptFileOf(agent);
     if (!file) return undefined;
     const path = promptFilePath(file, config.workspace);
-    const text = this.files.read("/", path, MAX_PROMPT_CHARS);
+    // Through the workspace door: a prompt file that is a link (to /proc/self/environ, the token
+    // file) is left out and logged once, like a missing one.
+    const loc = templateLocation(file, config.workspace);
+    const text = this.files.read(loc.root, loc.rel, MAX_PROMPT_CHARS);
     if (text === undefined) {
       this.warnOnce(
         `missing:${path}`,

@@ -8,9 +8,15 @@
  * - an agent whose `prompt_file` uses an unknown `{{variable}}` does not load (error naming the agent
  *   file, the prompt file and the variable); a missing prompt file is only a warning;
  * - the folder is created when watching starts, so files added later are seen even in a fresh
- *   workspace (a watcher on a missing folder would only ever see the folder appear).
+ *   workspace (a watcher on a missing folder would only ever see the folder appear);
+ * - nothing in the workspace grants power (docs/security.md, invariant 2): a sandboxed command can
+ *   write this folder, so a file may not choose an engine or a program, add MCP servers, point its
+ *   `prompt_file` outside the workspace, or get tools beyond `agents.defaults.workspace_agent_tools`
+ *   (enforced where the tool set is built, {@link workspaceToolCeiling}). Such a file is refused,
+ *   naming the file and the key; config.yaml may still define any of it;
+ * - files are read through the workspace door: a link (`agents/x.yaml -> ...`, or the folder itself
+ *   a link) is refused and named, never followed.
  */
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { z } from "zod";
@@ -18,7 +24,48 @@ import { agentSchema, type Config } from "../../config/schema.js";
 import { issuesToProblems } from "../../config/errors.js";
 import type { Logger } from "../../log/logger.js";
 import { RESERVED_AGENT_KEYS, type AgentDef, type AgentSource } from "../agents.js";
+import type { ToolPolicy } from "../../tools/policy.js";
+import { reportRefusal } from "../../workspace/refusal-log.js";
+import { isWorkspaceError } from "../../workspace/workspace-error.js";
+import {
+  ensureWorkspaceDirSync,
+  linkEntryRefusal,
+  listWorkspaceDirSync,
+  readWorkspaceFileSync,
+} from "../../workspace/workspace-door.js";
 import { checkPromptFile } from "./agent-prompt.js";
+
+/** An agent file bigger than this is refused (a real one is a few hundred bytes). */
+const MAX_AGENT_FILE_BYTES = 64 * 1024;
+
+/**
+ * The first key of a workspace agent file that would grant power only config.yaml may grant, and
+ * why: an engine other than the model loop (a CLI engine runs a program on the host), or a prompt
+ * file outside the workspace (`/proc/self/environ`, `../config.yaml`).
+ */
+export function workspacePowerKey(def: {
+  engine: string;
+  prompt_file?: string | undefined;
+}): { key: string; why: string } | undefined {
+  if (def.engine !== "model")
+    return { key: "engine", why: `engine "${def.engine}" runs a program on the host` };
+  const f = def.prompt_file;
+  if (f !== undefined && (f.startsWith("/") || /^[a-zA-Z]:[\\/]/.test(f) || f.split(/[\\/]+/).includes("..")))
+    return { key: "prompt_file", why: `"${f}" is not a relative path inside the workspace` };
+  return undefined;
+}
+
+/**
+ * The most tools a workspace agent may have: `agents.defaults.workspace_agent_tools`, or else the
+ * default agent's own tool policy (undefined: every tool the default agent has, which is all).
+ */
+export function workspaceToolCeiling(cfg: Config): ToolPolicy | undefined {
+  const set = cfg.agents.defaults.workspace_agent_tools;
+  if (set !== undefined) return set;
+  const def = (cfg.agents as Record<string, unknown>)[cfg.agents.default] as
+    { tools?: ToolPolicy } | undefined;
+  return def?.tools;
+}
 
 export const AGENT_NAME_RE = /^[a-zA-Z0-9_-]+$/;
 
@@ -72,6 +119,30 @@ export class FileAgentSource implements AgentSource {
     return join(this.config().workspace, "agents");
   }
 
+  /** The folder's entries through the door; a link is recorded as an error naming it. */
+  private entries(ws: string, errs: FileAgentError[]): string[] {
+    let listed;
+    try {
+      listed = listWorkspaceDirSync(ws, "agents");
+    } catch (err) {
+      if (!isWorkspaceError(err)) throw err;
+      reportRefusal(err, "agent files");
+      errs.push({ path: this.dir(), message: err.message });
+      return [];
+    }
+    const out: string[] = [];
+    for (const e of listed) {
+      if (!/\.ya?ml$/.test(e.name)) continue;
+      if (e.kind === "file") out.push(e.name);
+      else if (e.kind === "link") {
+        const refusal = linkEntryRefusal(ws, "agents", e.name);
+        reportRefusal(refusal, "agent files");
+        errs.push({ path: join(this.dir(), e.name), message: refusal.message });
+      }
+    }
+    return out;
+  }
+
   list(): AgentDef[] {
     return [...this.agents.values()];
   }
@@ -97,21 +168,21 @@ export class FileAgentSource implements AgentSource {
     const next = new Map<string, AgentDef>();
     const errs: FileAgentError[] = [];
     const warns: FileAgentError[] = [];
-    let files: string[];
-    try {
-      files = readdirSync(dir)
-        .filter((f) => /\.ya?ml$/.test(f))
-        .sort();
-    } catch {
-      files = [];
-    }
     const cfg = this.config();
+    const files = this.entries(cfg.workspace, errs);
     for (const f of files) {
       const path = join(dir, f);
       let raw: unknown;
       try {
-        raw = parse(readFileSync(path, "utf8"));
+        const file = readWorkspaceFileSync(cfg.workspace, `agents/${f}`, { maxBytes: MAX_AGENT_FILE_BYTES });
+        if (file === undefined) continue;
+        raw = parse(file.text);
       } catch (err) {
+        if (isWorkspaceError(err)) {
+          reportRefusal(err, "agent files");
+          errs.push({ path, message: err.message });
+          continue;
+        }
         errs.push({ path, message: `YAML syntax error: ${(err as Error).message.split("\n")[0] ?? ""}` });
         continue;
       }
@@ -136,6 +207,15 @@ export class FileAgentSource implements AgentSource {
           path,
           key: program,
           message: `${program}: a workspace agent file cannot set the program a CLI engine runs (the assistant's file tools can write this folder); define agent "${id}" in config.yaml`,
+        });
+        continue;
+      }
+      const power = workspacePowerKey(parsed.data);
+      if (power) {
+        errs.push({
+          path,
+          key: power.key,
+          message: `${power.key}: a workspace agent file cannot set this (${power.why}; a sandboxed command can write this folder); define agent "${id}" in config.yaml`,
         });
         continue;
       }
@@ -186,9 +266,14 @@ export class FileAgentSource implements AgentSource {
     const dir = this.dir();
     if (this.watcher && this.watchedDir === dir) return;
     await this.unwatch();
-    mkdirSync(dir, { recursive: true });
+    try {
+      ensureWorkspaceDirSync(this.config().workspace, "agents");
+    } catch (err) {
+      // A planted link at agents/: never followed, never created through; load() names it.
+      if (!reportRefusal(err, "agent files")) throw err;
+    }
     const { watch } = await import("chokidar");
-    const w = watch(dir, { ignoreInitial: true, depth: 0 });
+    const w = watch(dir, { ignoreInitial: true, depth: 0, followSymlinks: false });
     const kick = (): void => {
       if (this.timer) clearTimeout(this.timer);
       this.timer = setTimeout(() => this.load(), debounceMs);

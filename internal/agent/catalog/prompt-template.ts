@@ -3,8 +3,10 @@
  * (not a silent empty string at send time); a missing template file falls back to the built-in
  * prompt with a warning.
  */
-import { readFileSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { basename, dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { reportRefusal } from "../../workspace/refusal-log.js";
+import { isWorkspaceError } from "../../workspace/workspace-error.js";
+import { readWorkspaceFileSync } from "../../workspace/workspace-door.js";
 
 export const TEMPLATE_VARIABLES = [
   "user_input",
@@ -47,9 +49,28 @@ export function parseTemplate(text: string, source: string): PromptTemplate {
   return { source, text, variables: [...used] as TemplateVariable[] };
 }
 
+/** Largest template file read (bytes); a bigger one is refused. */
+export const MAX_TEMPLATE_BYTES = 256 * 1024;
+
+/**
+ * Where a template file is read: beneath the workspace (`root` = the workspace, `rel` inside it) when
+ * the path stays inside it, else beneath its own folder (an owner's file outside the workspace, which
+ * only config.yaml may name: workspace agent files and the API refuse such paths at load). Either way
+ * it is read through the workspace door: no link followed, regular files only, capped.
+ */
+export function templateLocation(file: string, baseDir: string): { root: string; rel: string } {
+  const base = resolve(baseDir);
+  const abs = isAbsolute(file) ? resolve(file) : resolve(base, file);
+  const rel = relative(base, abs);
+  if (rel !== "" && rel !== ".." && !rel.startsWith(".." + sep) && !isAbsolute(rel))
+    return { root: base, rel };
+  return { root: dirname(abs), rel: basename(abs) };
+}
+
 /**
  * Loads a template file relative to `baseDir`. Returns undefined (and calls `warn`) when the file is
- * missing, so the caller falls back to the built-in prompt; throws on unknown variables.
+ * missing or refused (a link, not a regular file, too large), so the caller falls back to the
+ * built-in prompt; throws on unknown variables.
  */
 export function loadTemplateFile(
   file: string,
@@ -57,10 +78,19 @@ export function loadTemplateFile(
   warn: (msg: string) => void,
 ): PromptTemplate | undefined {
   const path = isAbsolute(file) ? file : resolve(baseDir, file);
-  let text: string;
+  const { root, rel } = templateLocation(file, baseDir);
+  let text: string | undefined;
   try {
-    text = readFileSync(path, "utf8");
-  } catch {
+    text = readWorkspaceFileSync(root, rel, { maxBytes: MAX_TEMPLATE_BYTES })?.text;
+  } catch (err) {
+    if (!isWorkspaceError(err)) throw err;
+    if (err.code !== "FILE_NOT_FOUND") {
+      reportRefusal(err, "prompt template");
+      warn(`prompt file ${path} refused (${err.message}): using the built-in prompt`);
+      return undefined;
+    }
+  }
+  if (text === undefined) {
     warn(`prompt file ${path} not found: using the built-in prompt`);
     return undefined;
   }

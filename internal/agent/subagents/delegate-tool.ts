@@ -35,6 +35,7 @@ export function createDelegateTool(
 ): Tool<typeof schema> {
   return defineTool({
     name: "delegate",
+    hint: "hand a task to another agent",
     group: "subagents",
     description:
       "Delegate a task to another agent (see the agents list in your instructions). mode=async runs it in the background and reports back later.",

@@ -52,6 +52,7 @@ export function createDispatchTool(
 ): Tool<typeof schema> {
   return defineTool({
     name: "dispatch",
+    hint: "run tasks across agents in parallel",
     group: "subagents",
     description:
       "Run a graph of tasks across agents (parallel where dependencies allow) and collect every result. mode=background runs it as a background task and reports back later.",

@@ -3,8 +3,9 @@
  * other files (voice, video, audio, documents) are saved to the workspace when `media.save` is on,
  * otherwise the user is told they are not supported yet.
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { reportRefusal } from "../../workspace/refusal-log.js";
+import { isWorkspaceError } from "../../workspace/workspace-error.js";
+import { writeNewWorkspaceFile } from "../../workspace/workspace-door.js";
 import type { Api } from "grammy";
 import type { Message } from "grammy/types";
 import type { ImageInput } from "../../core/host.js";
@@ -147,8 +148,19 @@ export async function saveFile(
   const buf = await download(deps, media.fileId, maxBytes);
   const day = new Date(now).toISOString().slice(0, 10);
   const safe = media.name.replace(/[^\w.-]+/g, "_").slice(-100) || media.fileUniqueId;
-  const rel = join("inbox", "telegram", day, `${media.fileUniqueId}-${safe}`);
-  await mkdir(join(workspace, "inbox", "telegram", day), { recursive: true });
-  await writeFile(join(workspace, rel), buf);
+  const id = media.fileUniqueId.replace(/[^\w-]+/g, "_").slice(0, 64);
+  const rel = `inbox/telegram/${day}/${id}-${safe}`;
+  // Through the workspace door: a link anywhere on the way (today's folder -> ~/.config/autostart) is
+  // refused, never written through.
+  try {
+    await writeNewWorkspaceFile(workspace, rel, buf);
+  } catch (err) {
+    if (!isWorkspaceError(err)) throw err;
+    reportRefusal(err, "media inbox");
+    throw new MediaError(
+      `I could not save that file in the workspace inbox: ${err.message}. The owner should remove it.`,
+      { cause: err },
+    );
+  }
   return rel;
 }

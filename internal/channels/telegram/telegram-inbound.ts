@@ -133,7 +133,8 @@ export async function translateMessage(
 
 /**
  * Voice notes, audio and readable documents through the media module: `text` = the message now
- * carries the transcript/text, `reply` = the user got a refusal, undefined = not ours.
+ * carries the transcript/text (or, after a refusal, its caption and a note that the file was not
+ * read), `reply` = the user got a refusal and there is nothing else to answer, undefined = not ours.
  */
 async function attachment(
   env: TelegramInboundEnv,
@@ -167,7 +168,11 @@ async function attachment(
   if (!out) return undefined;
   if ("reply" in out) {
     await env.relay.sendText(addr, out.reply, { markdown: false }).catch(() => undefined);
-    return "reply";
+    // The refusal is the file's one reply; the rest of the message (its caption) still goes on,
+    // with a note for the model, as with several attachments (media/attachment-batch.ts).
+    if (!chat.text.trim()) return "reply";
+    chat.text = `${chat.text}\n\n[The user also attached "${media.name}", which was not read: ${out.reply}]`;
+    return "text";
   }
   chat.text = out.text;
   return "text";

@@ -52,7 +52,7 @@ export function apiRoutes(rt: GatewayRuntime) {
     const path = url.pathname;
     if (path !== "/api" && !path.startsWith("/api/")) return false;
     try {
-      const denied = rt.authorize(req);
+      const denied = await rt.authorize(req);
       if (denied) throw denied;
       const allowed: string[] = [];
       for (const r of routes) {

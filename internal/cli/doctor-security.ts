@@ -1,0 +1,68 @@
+/**
+ * The doctor's security lines (docs/security.md): owner data readable by other users (invariant 5),
+ * symlinks in the places of the workspace the daemon reads (invariant 1), and workspace agent files
+ * or skills refused because they tried to grant power (invariant 2). Each line names the path.
+ */
+import type { Config } from "../config/schema.js";
+import { silentLogger } from "../log/logger.js";
+import { looseModes, octal } from "../daemon/private-modes.js";
+import { daemonPlaceLinks } from "../workspace/workspace-scan.js";
+import { FileAgentSource } from "../agent/catalog/file-agents.js";
+import { SkillsLoader } from "../skills/skills-loader.js";
+
+/** One doctor line (the shape of doctor.ts's CheckResult; not imported, which would be a circle). */
+interface CheckResult {
+  status: "ok" | "warn" | "fail";
+  name: string;
+  detail: string;
+}
+
+/** How many paths one line names before "and N more". */
+const SHOWN = 5;
+
+function listed(items: string[]): string {
+  const more = items.length > SHOWN ? `; and ${items.length - SHOWN} more` : "";
+  return items.slice(0, SHOWN).join("; ") + more;
+}
+
+/** Private modes, planted links, refused workspace files. */
+export function checkSecurity(cfg: Config, configPath: string): CheckResult[] {
+  const out: CheckResult[] = [];
+  const loose = looseModes(cfg.data_dir, cfg.workspace, configPath);
+  out.push(
+    loose.length === 0
+      ? {
+          status: "ok",
+          name: "private files",
+          detail: "data dir, database, workspace and config are owner-only",
+        }
+      : {
+          status: "warn",
+          name: "private files",
+          detail: `readable by other users: ${listed(loose.map((l) => `${l.what} ${l.path} is ${octal(l.mode)} (want ${octal(l.wanted)})`))}; the daemon narrows them at start, or chmod them now`,
+        },
+  );
+  const links = daemonPlaceLinks(cfg.workspace);
+  out.push(
+    links.length === 0
+      ? { status: "ok", name: "workspace links", detail: "no symbolic links where the daemon reads" }
+      : {
+          status: "warn",
+          name: "workspace links",
+          detail: `refused, never followed (a sandboxed command may have planted them; remove them): ${listed(links.map((l) => `${l.path} -> ${l.target}`))}`,
+        },
+  );
+  const agents = new FileAgentSource(() => cfg, silentLogger());
+  agents.load();
+  const skills = new SkillsLoader({ workspace: () => cfg.workspace, disabled: () => cfg.skills.disabled });
+  const refused = [
+    ...agents.errors().map((e) => `${e.path}${e.key ? ` (${e.key})` : ""}: ${e.message}`),
+    ...skills
+      .listSkipped()
+      .filter((s) => /refused|symbolic link/.test(s.reason))
+      .map((s) => `${s.dir}: ${s.reason}`),
+  ];
+  if (refused.length > 0)
+    out.push({ status: "warn", name: "workspace files", detail: `not loaded: ${listed(refused)}` });
+  return out;
+}
