@@ -6,7 +6,7 @@
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
  * Benchmarks: cold-start, rss, load-peak, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
- * compaction-rate, stable-prefix, ttft, pdf-bomb.
+ * compaction-rate, stable-prefix, ttft, pdf-bomb, containment.
  * Sizes (--size name=value): rssTurns, loadTurns, settleSeconds, overheadTurns, throughputTurns, telegramTurns, storeMessages,
  * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
  */
@@ -15,6 +15,7 @@ import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { coldStart } from "./cold-start.js";
 import { compactionRate } from "./compaction-rate.js";
+import { containmentBench } from "./containment.js";
 import { stablePrefix } from "./stable-prefix.js";
 import { machineInfo, load1 } from "./lib/machine.js";
 import { pdfBombBench } from "./pdf-bomb.js";
@@ -45,6 +46,7 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   "stable-prefix": stablePrefix,
   ttft,
   "pdf-bomb": pdfBombBench,
+  containment: containmentBench,
 };
 
 function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?: string } {

@@ -124,6 +124,7 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
             ...(parts ? { parts } : {}),
             requestId,
           });
+          this.deps.taint?.admitted(row.id, requestId, msg);
           msg.onAccepted?.({ runId, requestId });
           return [row, id];
         };

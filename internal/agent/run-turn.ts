@@ -77,6 +77,17 @@ export async function runTurn(
     sessionId: sessionId || null,
     agentId: agent.id,
   });
+  // Containment: a tainted session's turn says so in its trace, with every source.
+  const taint = sessionId ? env.deps.taint?.sourcesOf(sessionId) : undefined;
+  if (taint?.length)
+    env.traces.point({
+      requestId,
+      rootRequestId: rootId,
+      depth,
+      kind: "taint",
+      name: `session tainted (${taint.length} source${taint.length === 1 ? "" : "s"})`,
+      meta: { sources: taint },
+    });
   emit({ type: "turn_start", runId, sessionKey: msg.sessionKey, sessionId, agentId: agent.id, requestId });
   const turnLog = new TurnLog(ctx.logger, {
     runId,

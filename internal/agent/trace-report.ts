@@ -98,6 +98,13 @@ export function buildTraceReport(
     } else if (r.kind === "tool") {
       tools++;
       if (owner) owner.tool_calls++;
+    } else if ((r.kind === "taint" || r.kind === "approval") && r.meta) {
+      try {
+        const d: unknown = JSON.parse(r.meta);
+        if (d && typeof d === "object" && !Array.isArray(d)) call.detail = d as Record<string, unknown>;
+      } catch {
+        /* a damaged record still lists */
+      }
     }
     return call;
   });
@@ -143,7 +150,9 @@ export function formatTraceReport(r: TraceReport): string {
         ? ` request=${c.request_id}${c.parent_request_id ? ` parent=${c.parent_request_id}` : ""} depth=${c.depth} ${c.status}`
         : c.kind === "model" && c.usage
           ? ` in=${c.usage.input} out=${c.usage.output} cost=${usd(c.cost)}`
-          : ` ${c.status}`;
+          : c.detail
+            ? ` ${containmentDetail(c.detail)}`
+            : ` ${c.status}`;
     lines.push(head + extra);
   }
   const t = r.totals;
@@ -153,4 +162,15 @@ export function formatTraceReport(r: TraceReport): string {
     `usage: in=${t.usage.input} out=${t.usage.output} total=${t.usage.total} cost=${usd(t.cost)}${t.unpriced_calls ? ` (${t.unpriced_calls} unpriced)` : ""}`,
   );
   return lines.join("\n") + "\n";
+}
+
+/** One line for a containment record: the taint's sources, or the sink and what became of it. */
+function containmentDetail(d: Record<string, unknown>): string {
+  const str = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
+  if (Array.isArray(d.sources))
+    return (d.sources as Record<string, unknown>[]).map((s) => `${str(s.kind)}: ${str(s.detail)}`).join("; ");
+  if (d.action !== undefined)
+    return `${str(d.action)} -> ${str(d.decision)}${d.grant ? ` (grant ${str(d.grant)})` : ""}`;
+  if (d.kind !== undefined) return `${str(d.kind)}: ${str(d.detail)}`;
+  return "";
 }

@@ -20,6 +20,11 @@ export interface TraceCall {
   usage?: Usage;
   /** Model calls only; null when `models.pricing` has no price for the model. */
   cost?: number | null;
+  /**
+   * `taint` and `approval` records (prompt-injection containment): the sources of the session's
+   * taint, or the sink, its target and the decision.
+   */
+  detail?: Record<string, unknown>;
 }
 
 /** One turn (request) of the tree with the usage of its own model calls. */

@@ -103,8 +103,10 @@ export function buildProgram(): Command {
     );
 
   program
-    .command("approvals [action] [id]")
-    .description("list pending approval requests, or settle one: approvals approve|deny <id>")
+    .command("approvals [action] [id] [scope]")
+    .description(
+      "list pending approval requests, settle one (approvals approve <id> [once|host|session] | deny <id>), or list and revoke containment grants (approvals grants | revoke <grant>)",
+    )
     .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
     .option("--url <url>", "gateway websocket URL (default: the running daemon, then the config)")
     .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
@@ -113,17 +115,19 @@ export function buildProgram(): Command {
       async (
         action: string | undefined,
         id: string | undefined,
+        scope: string | undefined,
         opts: { config: string; url?: string; token?: string; json?: boolean },
       ) => {
         const a = action ?? "list";
-        if (a !== "list" && a !== "approve" && a !== "deny") {
-          process.stderr.write(`familiar approvals: unknown action "${a}" (list, approve, deny)
-`);
+        if (a !== "list" && a !== "approve" && a !== "deny" && a !== "grants" && a !== "revoke") {
+          process.stderr.write(
+            `familiar approvals: unknown action "${a}" (list, approve, deny, grants, revoke)\n`,
+          );
           process.exitCode = 1;
           return;
         }
         const { approvalsCommand } = await import("./approvals.js");
-        process.exitCode = await approvalsCommand(a, id, opts);
+        process.exitCode = await approvalsCommand(a, id, { ...opts, ...(scope ? { scope } : {}) });
       },
     );
 
@@ -163,6 +167,15 @@ export function buildProgram(): Command {
     .action(async (ref: string, opts: { config: string; json?: boolean }) => {
       const { sessionsLineageCommand } = await import("./sessions.js");
       process.exitCode = sessionsLineageCommand(ref, opts);
+    });
+  sessions
+    .command("show <session>")
+    .description("one session (id or key): its facts, and its taint if it read untrusted text")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--json", "print JSON")
+    .action(async (ref: string, opts: { config: string; json?: boolean }) => {
+      const { sessionsShowCommand } = await import("./sessions-show.js");
+      process.exitCode = sessionsShowCommand(ref, opts);
     });
   sessions
     .command("compact <sessionKey> [instructions...]")
@@ -226,6 +239,25 @@ export function buildProgram(): Command {
     await memoryReindexCommand(opts);
   });
 
+  memory
+    .command("tainted [action] [ids...]")
+    .description(
+      "memory entries written by conversations that had read untrusted text: list them, or purge (all, or the given ids) from the memory files",
+    )
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--all", "list purged entries too")
+    .option("--json", "print JSON")
+    .action(
+      async (
+        action: string | undefined,
+        ids: string[],
+        opts: { config: string; all?: boolean; json?: boolean },
+      ) => {
+        const { memoryTaintedCommand } = await import("./memory-tainted.js");
+        process.exitCode = await memoryTaintedCommand(action ?? "list", ids, opts);
+      },
+    );
+
   const pairing = program
     .command("pairing")
     .description("approve chat users who asked for access (pairing codes)");
@@ -256,6 +288,22 @@ export function buildProgram(): Command {
     .action(async (userId: string, opts: { config: string; channel: string }) => {
       const { pairingRevoke } = await import("./pairing.js");
       await pairingRevoke(userId, opts);
+    });
+
+  program
+    .command("import")
+    .description("bring an assistant over from another program")
+    .command("openclaw")
+    .description(
+      "import an OpenClaw state dir (default $OPENCLAW_STATE_DIR or ~/.openclaw): workspace files, notes, skills, cron, heartbeat, channels, models, conversations",
+    )
+    .option("--from <dir>", "the OpenClaw state directory (read only, never changed)")
+    .option("--into <dir>", "the Familiar instance directory (made as `familiar init` does when new)")
+    .option("-c, --config <path>", "config file to import into when --into is not given", DEFAULT_CONFIG)
+    .option("--dry-run", "print what would be imported and what cannot be, item by item; write nothing")
+    .action(async (opts: { from?: string; into?: string; config: string; dryRun?: boolean }) => {
+      const { importOpenClawCommand } = await import("./import.js");
+      process.exitCode = importOpenClawCommand(opts);
     });
 
   return program;

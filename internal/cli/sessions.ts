@@ -14,6 +14,8 @@ import type { Db } from "../store/db.js";
 import { lineage, type Lineage, type LineageEntry } from "../agent/compaction/lineage.js";
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
+import type { TaintSource } from "../core/taint.js";
+import { taintOfSessions } from "../tools/taint/taint-store.js";
 
 /** A session row as `sessions list` prints it. */
 export interface SessionListEntry {
@@ -24,9 +26,11 @@ export interface SessionListEntry {
   createdAt: number;
   updatedAt: number;
   archived: boolean;
+  /** Where untrusted text entered the session (containment); empty when clean. */
+  taint: TaintSource[];
 }
 
-function withDb<T>(configPath: string, fn: (db: Db) => T): T | undefined {
+export function withDb<T>(configPath: string, fn: (db: Db) => T): T | undefined {
   const { config } = loadConfigFile(configPath);
   const file = join(config.data_dir, "familiar.db");
   if (!existsSync(file)) return undefined;
@@ -61,6 +65,10 @@ export function listSessions(db: Db, prefix = "", limit = 50, all = false): Sess
        ORDER BY s.updated_at DESC LIMIT ?`,
     )
     .all(like, limit);
+  const taint = taintOfSessions(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => ({
     sessionKey: r.key,
     sessionId: r.id,
@@ -69,6 +77,7 @@ export function listSessions(db: Db, prefix = "", limit = 50, all = false): Sess
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     archived: r.archived_at !== null,
+    taint: taint.get(r.id) ?? [],
   }));
 }
 
@@ -123,7 +132,8 @@ export function sessionsListCommand(
   }
   for (const r of rows)
     out.write(
-      `${safeLine(r.sessionKey)}  ${r.sessionId}  ${safeLine(r.agentId)}  ${r.messageCount} messages  updated ${time(r.updatedAt)}${r.archived ? "  archived" : ""}\n`,
+      `${safeLine(r.sessionKey)}  ${r.sessionId}  ${safeLine(r.agentId)}  ${r.messageCount} messages  updated ${time(r.updatedAt)}${r.archived ? "  archived" : ""}${r.taint.length ? `  TAINTED (${r.taint.length} source${r.taint.length === 1 ? "" : "s"}: ${r.taint[r.taint.length - 1]?.kind})` : ""}
+`,
     );
 }
 

@@ -252,6 +252,8 @@ export const mcpServerSchema = z
     /** Run a stdio server under bubblewrap (workspace read-write, network on unless turned off). */
     sandbox: z.boolean().default(false),
     sandbox_network: z.boolean().default(true),
+    /** Trusted: its results do not taint a session, and its tools are not sinks (containment). */
+    trusted: z.boolean().default(false),
   })
   .strict()
   .refine((s) => (s.command === undefined) !== (s.url === undefined), {

@@ -31,6 +31,7 @@ import { budgetsSchema } from "./budget-config.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
+import { containmentSchema } from "./containment-schema.js";
 
 export { agentSchema, cronJobSchema, durationSchema, type AgentConfig } from "./schema-parts.js";
 
@@ -334,6 +335,7 @@ export const configSchema = z
       .prefault({}),
     budgets: budgetsSchema,
     memory: memorySchema,
+    containment: containmentSchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
   .strict()

@@ -3,6 +3,7 @@
  * heartbeat, subagents). Implemented by `internal/agent/host.ts`. Callers never import the loop.
  */
 import type { AgentEvent, FinishReason } from "./agent-events.js";
+import type { TaintInput } from "./taint.js";
 import type { Usage } from "./usage.js";
 import type { ClientRequest, ClientToolCall } from "./client-request.js";
 
@@ -60,6 +61,11 @@ export interface InboundMessage {
   extraSystem?: string;
   /** Housekeeping turn (the pre-compaction memory flush): its events are not broadcast on the bus. */
   silent?: boolean;
+  /**
+   * Untrusted input this message carries (a document, an image, a non-owner sender, a webhook
+   * body): recorded as the session's taint in the commit that stores the message.
+   */
+  taint?: readonly TaintInput[];
   /** Restrict tools for this turn (names); undefined = the agent's policy. */
   toolFilter?: (name: string) => boolean;
   /**

@@ -19,6 +19,7 @@ import { compactionMigrations } from "../agent/compaction/compaction-migrations.
 import { memoryMigrations } from "../memory/memory-migrations.js";
 import { budgetMigrations } from "../budgets/budget-migrations.js";
 import { gatewayMigrations } from "../gateway/turn-idempotency-migrations.js";
+import { taintMigrations } from "../tools/taint/taint-migrations.js";
 
 export const allMigrations: MigrationSets = {
   core: coreMigrations,
@@ -35,4 +36,5 @@ export const allMigrations: MigrationSets = {
   memory: memoryMigrations,
   budgets: budgetMigrations,
   gateway: gatewayMigrations,
+  taint: taintMigrations,
 };

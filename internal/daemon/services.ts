@@ -117,6 +117,7 @@ export async function buildServices(
       heartbeat,
       memory: tools.memory,
       approvals: tools.approvals,
+      containment: tools.containment,
     });
     gatewayOut = gateway;
   }

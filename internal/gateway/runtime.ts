@@ -13,6 +13,7 @@ import type { FileDelivery } from "../tools/send-file.js";
 import type { ApprovalResolver } from "../inbound/commands.js";
 import type { FrontDeskPort } from "../inbound/front-desk.js";
 import type { ApprovalManager } from "../tools/approvals.js";
+import type { Containment } from "../tools/taint/containment.js";
 import type { HttpServer } from "./http-server.js";
 import { findAgent, listAgents, type AgentDef } from "../agent/agents.js";
 import type { AgentHostParts } from "../agent/host-service.js";
@@ -59,6 +60,8 @@ export interface GatewayDeps {
   memory?: { status(): unknown; reindex(): unknown };
   /** Pending approvals: `/approve` in chat, `approvals.*` methods. */
   approvals?: ApprovalResolver & Pick<ApprovalManager, "list" | "resolve" | "access">;
+  /** Prompt-injection containment: session taint, grants, tainted memory. */
+  containment?: Containment;
 }
 
 export class GatewayRuntime {

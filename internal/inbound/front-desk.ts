@@ -95,6 +95,8 @@ export interface FrontDeskEntry extends Destination {
   resume?: InboundMessage["resume"];
   /** An API client's tools, response format and sampling (`/v1`). */
   client?: InboundMessage["client"];
+  /** Untrusted input the message carries (a document, a non-owner sender, a webhook body). */
+  taint?: InboundMessage["taint"];
 }
 
 /** Who asks for a command, beyond the routed chat: the door's approval rules. */
@@ -189,6 +191,7 @@ export class FrontDesk implements FrontDeskPort {
       ...(entry.onAccepted ? { onAccepted: entry.onAccepted } : {}),
       ...(entry.resume ? { resume: entry.resume } : {}),
       ...(entry.client ? { client: entry.client } : {}),
+      ...(entry.taint?.length ? { taint: entry.taint } : {}),
     };
     return this.deps.host.submit(msg, onEvent);
   }

@@ -17,6 +17,7 @@ import { evaluateExec, type ExecVerdict } from "./exec-policy.js";
 import { escapesBySymlink } from "./exec-escape.js";
 import { runShell, type RunOutcome } from "./run-process.js";
 import { sandboxInvocation, sandboxSpec } from "./sandbox/sandbox-command.js";
+import { PROXY_MOUNT, PROXY_WRAPPER, proxyEnv, startEgressProxy } from "./egress/egress-proxy.js";
 import { probeSandbox, type SandboxStatus } from "./sandbox/sandbox-probe.js";
 import { defineTool, ToolError, type Tool, type ToolContext, type ToolResult } from "./tool.js";
 
@@ -102,27 +103,51 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       if (verdict.action === "deny") throw new ToolError("EXEC_DENIED", `refused: ${verdict.reason}`);
       if (verdict.action === "ask") await askOwner(ctx, args.command, verdict.reason, signal);
       const timeoutS = Math.min(args.timeout_s ?? cfg.timeout_s, cfg.timeout_s);
-      const invocation = sandbox
-        ? sandboxInvocation(
-            sandbox,
-            sandboxSpec(full, sandbox, {
+      // With network on, it leaves through the daemon's egress proxy (containment.egress.proxy).
+      const proxy =
+        sandbox && cfg.sandbox.network && full.containment.egress.proxy
+          ? await startEgressProxy({
+              gate: (host, port) =>
+                ctx.egress
+                  ? ctx.egress(new URL(`${port === 80 ? "http" : "https"}://${host}:${port}/`))
+                  : Promise.resolve(),
+              allowPrivate: full.tools.web.allow_private,
+              allowHosts: full.tools.web.allow_hosts,
+            })
+          : undefined;
+      try {
+        const spec = sandbox
+          ? sandboxSpec(full, sandbox, {
               workspace: cwd,
               network: cfg.sandbox.network,
               hide: opts.hide?.() ?? [],
               cpuS: timeoutS,
-            }),
-            ["/bin/sh", "-c", args.command],
-            { passFds: true },
-          )
-        : undefined;
-      const r = await runShell(args.command, {
-        cwd,
-        timeoutMs: timeoutS * 1000,
-        maxOutput: cfg.max_output_chars,
-        signal,
-        ...(invocation ? { invocation } : {}),
-      });
-      return formatRun(r, timeoutS);
+            })
+          : undefined;
+        const node = proxy ? await realpath(process.execPath) : "";
+        const invocation =
+          sandbox && spec
+            ? sandboxInvocation(
+                sandbox,
+                proxy ? { ...spec, proxy: { dir: proxy.dir, mount: PROXY_MOUNT, node } } : spec,
+                proxy
+                  ? ["/bin/sh", "-c", PROXY_WRAPPER, "familiar-exec", args.command]
+                  : ["/bin/sh", "-c", args.command],
+                { passFds: true },
+              )
+            : undefined;
+        if (invocation && proxy) Object.assign(invocation.env, proxyEnv(node));
+        const r = await runShell(args.command, {
+          cwd,
+          timeoutMs: timeoutS * 1000,
+          maxOutput: cfg.max_output_chars,
+          signal,
+          ...(invocation ? { invocation } : {}),
+        });
+        return formatRun(r, timeoutS);
+      } finally {
+        await proxy?.close();
+      }
     },
   });
 }

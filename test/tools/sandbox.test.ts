@@ -156,7 +156,12 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     expect(off.content).toContain("NO");
     expect(hits).toBe(0);
     await h.close();
-    h = await createToolsHarness({ tools: { exec: { sandbox: { network: true } } } });
+    // The host's network directly (the egress proxy off: node's fetch ignores HTTP_PROXY; the proxy
+    // itself is tested in test/containment/egress-proxy.test.ts).
+    h = await createToolsHarness({
+      tools: { exec: { sandbox: { network: true } } },
+      containment: { egress: { proxy: false } },
+    });
     const on = await h.call("exec", { command: fetchCmd });
     expect(on.content).toContain("GOT loopback secret");
     expect(hits).toBe(1);

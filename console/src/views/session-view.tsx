@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { api, gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
 import { ActionButton, Card, Empty, ErrorLine, fmtTime } from "../ui";
+import { TaintCard } from "./taint-card";
 
 interface Session {
   id: string;
@@ -160,6 +161,7 @@ export function SessionView(props: { agent: string; id: string }) {
           )}
         </Card>
       )}
+      {sess && <TaintCard sessionId={sess.id} />}
       {lineage.data?.summaries.length ? (
         <Card title="Compaction summaries" id="summaries">
           {lineage.data.summaries.map((x) => (

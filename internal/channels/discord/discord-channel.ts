@@ -84,12 +84,22 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
+      isOwner: (id) => this.isOwner(id),
       media: this.media,
       stream: () => this.cfg().stream,
     }));
   }
 
   /** Allowed users decide approvals (in a guild channel anyone may press a button or type `/approve`). */
+  /**
+   * The owner, for containment: the users of `allow_from` when it lists any (a paired user or a
+   * group member then taints the session), else everyone allowed.
+   */
+  private isOwner(userId: string): boolean {
+    const listed = this.cfg().allow_from.map(String);
+    return listed.length ? listed.includes(String(userId)) : this.mayApprove(userId);
+  }
+
   private mayApprove(userId: string): boolean {
     const cfg = this.cfg();
     return cfg.dm_policy === "open" || this.pairing.isAllowed("discord", userId, cfg.allow_from);
@@ -355,14 +365,15 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       this.adapter.registerInteraction(inbound.relayChatId ?? "", true);
     } else {
       const customId = (i.data as { custom_id?: string }).custom_id ?? "";
-      const m = /^(approve|deny):(\S+)$/.exec(customId);
+      // `approve:<id>:host|session`: a containment question's standing answers.
+      const m = /^(approve|deny):([^\s:]+)(?::(host|session))?$/.exec(customId);
       if (!m) return void (await ephemeral("Unknown action."));
       // A stranger's press leaves the buttons in place for the owner.
       if (!this.mayApprove(sender.id)) return void (await ephemeral(NOT_AN_APPROVER));
       // Remove the buttons from the approval message; the decision goes out as a follow-up.
       await callback({ type: 7, data: { components: [] } });
       this.adapter.registerInteraction(inbound.relayChatId ?? "", false);
-      inbound.text = `/${m[1] ?? ""} ${m[2] ?? ""}`;
+      inbound.text = `/${m[1] ?? ""} ${m[2] ?? ""}${m[3] ? ` ${m[3]}` : ""}`;
     }
     await this.router.handle(inbound);
   }
@@ -372,6 +383,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     await this.relay.sendText(await this.runningTarget(target), text, {
       markdown: opts?.markdown ?? true,
       ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
+      ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
       ...(opts?.silent ? { silent: true } : {}),
     });
   }

@@ -79,12 +79,22 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
+      isOwner: (id) => this.isOwner(id),
       media: this.media,
       stream: () => this.cfg().stream,
     }));
   }
 
   /** Allowed users decide approvals (in groups anyone may type `/approve`). */
+  /**
+   * The owner, for containment: the users of `allow_from` when it lists any (a paired user or a
+   * group member then taints the session), else everyone allowed.
+   */
+  private isOwner(userId: string): boolean {
+    const listed = this.cfg().allow_from.map(String);
+    return listed.length ? listed.includes(String(userId)) : this.mayApprove(userId);
+  }
+
   private mayApprove(userId: string): boolean {
     const cfg = this.cfg();
     return cfg.dm_policy === "open" || this.pairing.isAllowed("telegram", userId, cfg.allow_from);
@@ -209,6 +219,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       await this.relay.sendText(target, text, {
         markdown: opts?.markdown ?? true,
         ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
+        ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
         ...(opts?.silent ? { silent: true } : {}),
       });
     } catch (err) {

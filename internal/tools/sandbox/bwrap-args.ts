@@ -48,6 +48,12 @@ export interface SandboxSpec {
   limits: SandboxLimits;
   /** Absolute path of prlimit inside the sandbox; limits are skipped when undefined. */
   prlimit: string | undefined;
+  /**
+   * Network through the daemon's egress proxy (tools/egress/egress-proxy.ts) instead of the host's:
+   * the sandbox keeps its own empty network namespace, and `dir` (the proxy's socket and bridge) is
+   * bound at `mount`, `node` (the bridge's interpreter) read-only.
+   */
+  proxy?: { dir: string; mount: string; node: string } | undefined;
 }
 
 /** The system folders bound read-only (symlinks such as `/bin -> usr/bin` are recreated as links). */
@@ -108,7 +114,8 @@ function mask(p: string, out: string[]): void {
 /** The bwrap arguments (without the `bwrap` itself) that run `argv` inside the sandbox. */
 export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] {
   const a: string[] = ["--die-with-parent", "--new-session", "--unshare-all"];
-  if (spec.network) a.push("--share-net");
+  // Through the proxy the sandbox keeps its private namespace (only its own loopback) + the socket.
+  if (spec.network && !spec.proxy) a.push("--share-net");
   for (const d of SYSTEM_DIRS) {
     const st = lstatSync(d, { throwIfNoEntry: false });
     if (!st) continue;
@@ -119,7 +126,7 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
   for (const s of ETC_SECRETS) mask(s, a);
   a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp");
   // With the network shared, name resolution may need the resolver's socket folder.
-  if (spec.network && existsSync("/run/systemd/resolve"))
+  if (spec.network && !spec.proxy && existsSync("/run/systemd/resolve"))
     a.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
   for (const p of spec.ro) a.push("--ro-bind-try", p, p);
   a.push("--bind", spec.workspace, spec.workspace);
@@ -136,6 +143,8 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
     for (const p of spec.readOnly.filter(real)) a.push("--ro-bind", p, p);
   }
   for (const p of spec.hide) mask(p, a);
+  if (spec.proxy)
+    a.push("--ro-bind", spec.proxy.node, spec.proxy.node, "--bind", spec.proxy.dir, spec.proxy.mount);
   a.push("--chdir", spec.workspace, "--");
   if (spec.prlimit) {
     const l = spec.limits;
