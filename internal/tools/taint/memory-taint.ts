@@ -12,9 +12,8 @@
  *   read without following a link (MEMORY.md) and rewritten only through `openBeneath`, never
  *   outside the workspace.
  */
-import { closeSync, constants, openSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { openBeneath } from "../safe-open.js";
+import { readWorkspaceFileSync } from "../../workspace/workspace-door.js";
 import type { Db } from "../../store/db.js";
 import type { TaintSource } from "../../core/taint.js";
 
@@ -112,16 +111,13 @@ export class MemoryTaint {
     let text = "";
     for (const name of ["MEMORY.md", "memory.md"])
       try {
-        // O_NOFOLLOW: a MEMORY.md planted as a link to another file is not read.
-        const fd = openSync(join(resolve(workspace), name), constants.O_RDONLY | constants.O_NOFOLLOW);
-        try {
-          text = readFileSync(fd, "utf8");
-        } finally {
-          closeSync(fd);
-        }
+        // Through the workspace door: a MEMORY.md planted as a link (or a fifo) is not read.
+        const file = readWorkspaceFileSync(workspace, name);
+        if (!file) continue;
+        text = file.text;
         break;
       } catch {
-        /* try the other spelling */
+        /* refused (logged by the door's callers); try the other spelling */
       }
     return tags.filter((t) => text.includes(t.text));
   }
