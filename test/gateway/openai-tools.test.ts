@@ -103,7 +103,7 @@ describe("client tools", () => {
     const names = (
       h.fake.requests[0]!.body as unknown as { tools: { function: { name: string } }[] }
     ).tools.map((t) => t.function.name);
-    expect(names).toEqual(expect.arrayContaining(["current_time", "get_weather"]));
+    expect(names).toEqual(expect.arrayContaining(["read_file", "get_weather"]));
   });
 
   it("streams the client's tool calls as OpenAI chunks", async () => {
