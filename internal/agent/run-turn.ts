@@ -147,6 +147,8 @@ export async function runTurn(
     ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
     toolContext: setup.toolContext,
     hooks: recorder.hooks,
+    ...(msg.client ? { client: msg.client } : {}),
+    acceptsImages: acceptsImages(ctx.config(), setup.modelRef ?? ctx.config().models.primary),
   };
   if (setup.loopGuard) loopOpts.loopGuard = setup.loopGuard;
 
@@ -193,6 +195,7 @@ export async function runTurn(
     ...(outcome.error ? { error: outcome.error } : {}),
     ...(t.userMessageId !== undefined ? { userMessageId: t.userMessageId } : {}),
     ...(finalStored !== undefined ? { assistantMessageId: finalStored } : {}),
+    ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls } : {}),
   };
 }
 
@@ -250,4 +253,12 @@ async function runEngine(
       error: { code, message },
     };
   }
+}
+
+/** False only for a model the config declares `vision: false` (`models.providers.<p>.models.<m>`). */
+function acceptsImages(cfg: ReturnType<TurnEnv["deps"]["ctx"]["config"]>, ref: string | undefined): boolean {
+  if (!ref) return true;
+  const i = ref.indexOf("/");
+  if (i <= 0) return true;
+  return cfg.models.providers[ref.slice(0, i)]?.models[ref.slice(i + 1)]?.vision !== false;
 }

@@ -75,21 +75,44 @@ export const detectorSchema = z
   .strict()
   .prefault({});
 
-export const loopDetectionSchema = z
-  .object({
-    enabled: z.boolean().default(true),
-    history_size: z.number().int().min(2).max(1000).default(30),
-    generic_repeat: detectorSchema,
-    known_poll: detectorSchema,
-    ping_pong: detectorSchema,
-    circuit_breaker: z
-      .object({ enabled: z.boolean().default(true), limit: z.number().int().min(1).default(30) })
-      .strict()
-      .prefault({}),
-    poll_tools: z.array(z.string()).default(["web_fetch", "delegate", "process_status"]),
-  })
-  .strict()
-  .prefault({});
+/**
+ * The spec's detector ids (seed agent-package-reference: `known_poll_no_progress`,
+ * `global_circuit_breaker`) are accepted as aliases of `known_poll` and `circuit_breaker`. Both names
+ * of one detector at once is refused by the strict object (it names the alias).
+ */
+const LOOP_DETECTOR_ALIASES: Record<string, string> = {
+  known_poll_no_progress: "known_poll",
+  global_circuit_breaker: "circuit_breaker",
+};
+function loopDetectorAliases(v: unknown): unknown {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+  const o = { ...(v as Record<string, unknown>) };
+  for (const [alias, name] of Object.entries(LOOP_DETECTOR_ALIASES))
+    if (alias in o && !(name in o)) {
+      o[name] = o[alias];
+      delete o[alias];
+    }
+  return o;
+}
+
+export const loopDetectionSchema = z.preprocess(
+  loopDetectorAliases,
+  z
+    .object({
+      enabled: z.boolean().default(true),
+      history_size: z.number().int().min(2).max(1000).default(30),
+      generic_repeat: detectorSchema,
+      known_poll: detectorSchema,
+      ping_pong: detectorSchema,
+      circuit_breaker: z
+        .object({ enabled: z.boolean().default(true), limit: z.number().int().min(1).default(30) })
+        .strict()
+        .prefault({}),
+      poll_tools: z.array(z.string()).default(["web_fetch", "delegate", "process_status"]),
+    })
+    .strict()
+    .prefault({}),
+);
 
 export const capabilitySchema = z
   .object({
@@ -133,6 +156,11 @@ export const agentSchema = z
     capabilities: z.array(capabilitySchema).default([]),
     compact: agentCompactSchema.optional(),
     context_window: z.number().int().positive().optional(),
+    // false: kept in the config but not run (the echo agent says so; delegation refuses it).
+    enabled: z.boolean().default(true),
+    // The memory this agent's memory tools reach: files (MEMORY.md, memory/), sessions (past chats).
+    // Absent: both; []: none (memory_search and memory_write refuse).
+    memory: z.array(z.enum(["files", "sessions"])).optional(),
   })
   .strict();
 export type AgentConfig = z.infer<typeof agentSchema>;

@@ -91,6 +91,8 @@ export const configSchema = z
                 progress_updates: z.boolean().default(true),
                 // The spec's AsyncAgents: delegations to these agents always run as background tasks.
                 async_agents: z.array(z.string().min(1)).default([]),
+                // Background tasks started by the announcement of an earlier one, in a row, per session.
+                max_chain: z.number().int().min(0).max(100).default(3),
               })
               .strict()
               .prefault({}),

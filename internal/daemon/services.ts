@@ -202,7 +202,8 @@ export async function buildServices(
 async function buildModels(ctx: CoreContext): Promise<{ router: ModelRouter; usage: UsageTracker }> {
   const { createModelRouter } = await import("../models/router.js");
   const { UsageTracker } = await import("../agent/usage/usage-tracker.js");
-  const { resolveContextWindow, validateContextWindow } = await import("../models/context-window.js");
+  const { resolveContextWindow, validateContextWindow, contextWindowFindings } =
+    await import("../models/context-window.js");
   const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
   const usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
   const checkModels = (): void => {
@@ -220,10 +221,22 @@ async function buildModels(ctx: CoreContext): Promise<{ router: ModelRouter; usa
     } catch (err) {
       ctx.logger.error({ module: "models" }, (err as Error).message);
     }
+    // Every agent's own model too (the chain above is the primary and fallbacks only).
+    for (const f of contextWindowFindings(ctx.config()))
+      if (!f.path.startsWith("models."))
+        ctx.logger[f.level === "error" ? "error" : "warn"](
+          { module: "models", key: f.path },
+          `${f.path}: ${f.message}`,
+        );
   };
   checkModels();
   ctx.onConfig((_next, _prev, changed) => {
-    if (changed.some((c) => c === "models" || c.startsWith("models."))) checkModels();
+    if (
+      changed.some(
+        (c) => c === "models" || c.startsWith("models.") || c === "agents" || c.startsWith("agents."),
+      )
+    )
+      checkModels();
   });
   return { router, usage };
 }

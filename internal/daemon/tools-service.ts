@@ -121,7 +121,9 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
     async start() {
       offConfig = ctx.onConfig((_next, prev, changed) => {
         if (
-          changed.some((c) => c === "mcp" || c.startsWith("mcp.")) ||
+          changed.some(
+            (c) => c === "mcp" || c.startsWith("mcp.") || c === "tools" || c.startsWith("tools.exec"),
+          ) ||
           prev.workspace !== ctx.config().workspace
         )
           void mcp

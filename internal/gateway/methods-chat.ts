@@ -338,6 +338,15 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
       const code = (err as { code?: string }).code;
       if (code === "COMPACTION_UNAVAILABLE") throw new MethodError("unavailable", (err as Error).message);
       if (code === "SESSION_NOT_FOUND") throw new MethodError("not_found", (err as Error).message);
+      // As REST answers them (409): nothing to compact, compaction off, busy, archived.
+      if (
+        code === "NOTHING_TO_COMPACT" ||
+        code === "COMPACTION_OFF" ||
+        code === "COMPACTION_BUSY" ||
+        code === "SESSION_ARCHIVED"
+      )
+        throw new MethodError("conflict", `${code.toLowerCase()}: ${(err as Error).message}`);
+      if (code === "COMPACT_BAD_OPTION") throw new MethodError("invalid_params", (err as Error).message);
       throw err;
     }
   };

@@ -22,6 +22,7 @@ import type { ModelRouter } from "../models/router.js";
 import type { SessionStore } from "../session/session-store.js";
 import type { GatewayAuth } from "./auth.js";
 import { clientAddress, bearerToken, readJsonObject, type HttpError } from "./http-util.js";
+import { TurnIdempotency } from "./turn-idempotency.js";
 import { MethodError } from "./protocol.js";
 
 /** The scheduler as the `cron.*` methods and `status` use it. */
@@ -66,6 +67,14 @@ export interface GatewayDeps {
 }
 
 export class GatewayRuntime {
+  private idem: TurnIdempotency | undefined;
+
+  /** Idempotency of the turn-starting POSTs of `/v1` and `/api` (made on first use). */
+  get turnIdempotency(): TurnIdempotency {
+    this.idem ??= new TurnIdempotency(this.ctx.db, () => this.ctx.clock.now());
+    return this.idem;
+  }
+
   constructor(
     readonly ctx: CoreContext,
     readonly deps: GatewayDeps,

@@ -56,6 +56,11 @@ export interface ToolContext {
 export interface ToolResult {
   content: string;
   isError?: boolean;
+  /**
+   * Images the tool returned (an MCP tool's image content): shown to a model that accepts images
+   * right after the tool results (the agent loop); `content` names them for the others.
+   */
+  images?: { mime: string; data: string }[];
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {
