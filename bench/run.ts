@@ -6,9 +6,11 @@
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
  * Benchmarks: cold-start, rss, load-peak, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
- * compaction-rate, stable-prefix.
+ * compaction-rate, stable-prefix, soak.
  * Sizes (--size name=value): rssTurns, loadTurns, settleSeconds, overheadTurns, throughputTurns, telegramTurns, storeMessages,
- * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
+ * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns, soakSeconds
+ * (the soak writes one JSON line per sample to FAMILIAR_SOAK_OUT when set; chart it with
+ * `node --import tsx bench/soak-chart.ts <samples.jsonl> docs/soak-rss.svg`). `--quick` divides the turn counts by 10 for a smoke run.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -27,6 +29,7 @@ import { memoryVectorsBench } from "./memory-vectors.js";
 import { telegramLatency } from "./telegram-latency.js";
 import { throughput } from "./throughput.js";
 import { turnOverhead } from "./turn-overhead.js";
+import { soak } from "./soak.js";
 
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   "cold-start": coldStart,
@@ -41,6 +44,7 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   sandbox: sandboxBench,
   "compaction-rate": compactionRate,
   "stable-prefix": stablePrefix,
+  soak,
 };
 
 function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?: string } {
@@ -57,6 +61,7 @@ function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?:
     memoryNotes: 10_000,
     embeddingDims: 1536,
     heartbeatTicks: 60,
+    soakSeconds: 120,
     sandboxRuns: 200,
     nodeFlags: [],
   };
