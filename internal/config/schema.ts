@@ -29,6 +29,7 @@ import {
 import { budgetsSchema } from "./budget-config.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
+import { backupSchema, channelWatchdogSchema } from "./reliability-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 
 export { agentSchema, cronJobSchema, durationSchema, type AgentConfig } from "./schema-parts.js";
@@ -214,6 +215,7 @@ export const configSchema = z
           })
           .strict()
           .prefault({}),
+        watchdog: channelWatchdogSchema,
       })
       .strict()
       .prefault({}),
@@ -324,6 +326,7 @@ export const configSchema = z
       .prefault({}),
     budgets: budgetsSchema,
     memory: memorySchema,
+    backup: backupSchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
   .strict()
