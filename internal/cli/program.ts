@@ -55,7 +55,8 @@ export function buildProgram(): Command {
     .command("doctor")
     .description("check Node, config, data dir, workspace, gateway port, model providers and channel tokens")
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
-    .action(async (opts: { config: string }) => {
+    .option("--live", "also probe each channel of the running daemon and report the round trip")
+    .action(async (opts: { config: string; live?: boolean }) => {
       const { doctorCommand } = await import("./doctor.js");
       await doctorCommand(opts);
     });

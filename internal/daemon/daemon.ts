@@ -182,6 +182,8 @@ export class Daemon {
         services[s.name] = { state: "error", detail: (err as Error).message };
       }
     }
+    // A channel the watchdog found dead (restarted and still down) must not leave the light green.
+    if (status === "ok" && services["channel-watchdog"]?.state === "error") status = "degraded";
     return {
       status,
       uptime_s: Math.round((Date.now() - this.ctx.startedAt) / 1000),

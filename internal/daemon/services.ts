@@ -13,6 +13,7 @@ import type { HttpServer } from "../gateway/http-server.js";
 import type { GatewayService } from "../gateway/service.js";
 import type { ChannelRegistry } from "../channels/registry.js";
 import type { DeferredChannel, ServiceChannel } from "../channels/deferred-channel.js";
+import type { ChannelWatchdog } from "../channels/channel-watchdog.js";
 import type { AgentHostImpl } from "../agent/host.js";
 import type { AgentHostParts } from "../agent/host-service.js";
 import type { UsageTracker } from "../agent/usage/usage-tracker.js";
@@ -47,6 +48,8 @@ export interface DaemonParts {
   gateway: GatewayService | undefined;
   telegram: DeferredChannel;
   discord: DeferredChannel;
+  /** Restarts a dead or silent channel, then reports it (its health error turns /healthz degraded). */
+  watchdog: ChannelWatchdog;
 }
 
 /** Builds every part and returns the services in start order. */
@@ -155,6 +158,9 @@ export async function buildServices(
   const discord = deferred("discord", async () =>
     (await import("../channels/discord/discord-channel.js")).createDiscordChannel(ctx, chatDeps),
   );
+  // 7b. The channel watchdog: a channel down or silent is restarted, then reported (docs/channels.md).
+  const { createChannelWatchdog } = await import("../channels/channel-watchdog.js");
+  const watchdog = createChannelWatchdog(ctx, channels);
 
   const parts: DaemonParts = {
     config,
@@ -173,6 +179,7 @@ export async function buildServices(
     sendFile,
     telegram,
     discord,
+    watchdog,
   };
   // Start order: tools -> agent host -> gateway routes -> channels -> heartbeat -> cron.
   const services: Service[] = [
@@ -181,6 +188,7 @@ export async function buildServices(
     ...(gateway ? [gateway] : []),
     telegram,
     discord,
+    watchdog,
     heartbeat,
     cron,
   ];
