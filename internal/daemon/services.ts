@@ -158,7 +158,7 @@ export async function buildServices(
   const discord = deferred("discord", async () =>
     (await import("../channels/discord/discord-channel.js")).createDiscordChannel(ctx, chatDeps),
   );
-  // 7b. The channel watchdog: a channel down or silent is restarted, then reported (docs/channels.md).
+  // 7b. The channel watchdog: a channel down or silent is restarted, then reported (docs/channel-health.md).
   const { createChannelWatchdog } = await import("../channels/channel-watchdog.js");
   const watchdog = createChannelWatchdog(ctx, channels);
 
