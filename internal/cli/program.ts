@@ -62,6 +62,29 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("backup")
+    .description("write a consistent snapshot (database, workspace, config) while the daemon runs")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--to <dir>", "where the snapshot goes (default: backup.dir, else <data_dir>/backups)")
+    .action(async (opts: { config: string; to?: string }) => {
+      const { backupCommand } = await import("./backup.js");
+      await backupCommand(opts);
+    });
+
+  program
+    .command("restore <dir>")
+    .description("restore a snapshot into a stopped instance (refused while its daemon runs)")
+    .option(
+      "-c, --config <path>",
+      "config file of the instance (written from the backup if absent)",
+      DEFAULT_CONFIG,
+    )
+    .action(async (dir: string, opts: { config: string }) => {
+      const { restoreCommand } = await import("./backup.js");
+      await restoreCommand(dir, opts);
+    });
+
+  program
     .command("chat")
     .description("chat with the daemon in the terminal (over the gateway websocket)")
     .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
