@@ -5,6 +5,7 @@
  * Startup cost matters (target < 300 ms): modules a config does not use (grammy, discord.js, MCP,
  * croner...) are imported lazily inside the service factories, never at the top of this file.
  */
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { loadConfigFile } from "../config/load.js";
 import { ConfigManager } from "../config/manager.js";
@@ -82,7 +83,11 @@ export class Daemon {
     const lock = acquireInstanceLock(cfg.data_dir);
     let db: Db | undefined;
     try {
-      db = openDatabase(cfg.data_dir, { migrations: allMigrations });
+      // An upgrade first copies the database aside (<data_dir>/backups/pre-migration-*.db).
+      db = openDatabase(cfg.data_dir, {
+        migrations: allMigrations,
+        backupBeforeMigrating: join(cfg.data_dir, "backups"),
+      });
       logger.info({ file: `${cfg.data_dir}/familiar.db` }, "store opened");
       const bus = new EventBus();
       manager.onError((message) => bus.emit("config.error", { message }));
