@@ -14,6 +14,7 @@ import type { GatewayService } from "../gateway/service.js";
 import type { ChannelRegistry } from "../channels/registry.js";
 import type { DeferredChannel, ServiceChannel } from "../channels/deferred-channel.js";
 import type { ChannelWatchdog } from "../channels/channel-watchdog.js";
+import type { BackupService } from "./backup-service.js";
 import type { AgentHostImpl } from "../agent/host.js";
 import type { AgentHostParts } from "../agent/host-service.js";
 import type { UsageTracker } from "../agent/usage/usage-tracker.js";
@@ -50,6 +51,8 @@ export interface DaemonParts {
   discord: DeferredChannel;
   /** Restarts a dead or silent channel, then reports it (its health error turns /healthz degraded). */
   watchdog: ChannelWatchdog;
+  /** Scheduled backups with retention (config `backup`). */
+  backup: BackupService;
 }
 
 /** Builds every part and returns the services in start order. */
@@ -161,6 +164,9 @@ export async function buildServices(
   // 7b. The channel watchdog: a channel down or silent is restarted, then reported (docs/channel-health.md).
   const { createChannelWatchdog } = await import("../channels/channel-watchdog.js");
   const watchdog = createChannelWatchdog(ctx, channels);
+  // 8. Scheduled backups (off by default; `familiar backup` works either way).
+  const { createBackupService } = await import("./backup-service.js");
+  const backup = createBackupService(ctx, { configFile: config.file, outbox: channels });
 
   const parts: DaemonParts = {
     config,
@@ -180,6 +186,7 @@ export async function buildServices(
     telegram,
     discord,
     watchdog,
+    backup,
   };
   // Start order: tools -> agent host -> gateway routes -> channels -> heartbeat -> cron.
   const services: Service[] = [
@@ -191,6 +198,7 @@ export async function buildServices(
     watchdog,
     heartbeat,
     cron,
+    backup,
   ];
   return { parts, services };
 }

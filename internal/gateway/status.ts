@@ -4,6 +4,7 @@
  * only when registered; their absence is reported, never guessed.
  */
 import type { GatewayRuntime } from "./runtime.js";
+import { readLastBackup } from "../store/last-backup.js";
 
 /** Local midnight of `now` (the owner's day, as the server sees it). */
 export function startOfDay(now: number): number {
@@ -59,6 +60,8 @@ export async function buildStatus(rt: GatewayRuntime, wsClients: number): Promis
     cron: cron
       ? await Promise.resolve(safe(() => cron.list()))
       : { state: "unknown", detail: "scheduler not running" },
+    // The last backup (manual or scheduled), for the console's overview.
+    backup: { enabled: cfg.backup.enabled, last: readLastBackup(rt.ctx.db) },
     gatewayClients: wsClients,
     configError: rt.deps.config.error() ?? null,
     // Restart-only keys edited in config.yaml since start: the daemon still runs with the old values.

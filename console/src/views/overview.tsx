@@ -29,6 +29,10 @@ interface Status {
     | { state: string; detail?: string };
   gatewayClients: number;
   configError: string | null;
+  backup?: {
+    enabled: boolean;
+    last: { at: number; ok: boolean; dir: string | null; error: string | null } | null;
+  };
 }
 interface SystemInfo {
   version: string;
@@ -176,6 +180,20 @@ export function Overview() {
               {Array.isArray(s.cron)
                 ? `${s.cron.length} job(s)${nextCron ? `, next ${nextCron.id} ${fmtAgo(nextCron.nextRunAt)}` : ""}`
                 : s.cron.detail}
+            </dd>
+            <dt>Backup</dt>
+            <dd>
+              {s.backup?.last ? (
+                <>
+                  <Badge state={s.backup.last.ok ? "ok" : "error"} />{" "}
+                  {s.backup.last.ok
+                    ? `last ${fmtAgo(s.backup.last.at)}`
+                    : `failed ${fmtAgo(s.backup.last.at)}: ${s.backup.last.error ?? ""}`}
+                </>
+              ) : (
+                "none yet (familiar backup)"
+              )}
+              {s.backup && !s.backup.enabled ? ", schedule off" : ""}
             </dd>
           </dl>
         ) : (
