@@ -8,8 +8,14 @@ import type { EventBus } from "../core/event-bus.js";
 import type { Logger } from "../log/logger.js";
 import type { Outbox } from "../core/outbox.js";
 import type { CronRunRecord, CronStore } from "./cron-store.js";
-import { AT_MAX_ATTEMPTS, backoffMs, formatInstant, formatLateness, type CronJobDef } from "./job.js";
-import type { LateRun } from "./cron-triggers.js";
+import {
+  AT_MAX_ATTEMPTS,
+  backoffMs,
+  formatInstant,
+  formatLateness,
+  type CronJobDef,
+  type LateRun,
+} from "./job.js";
 
 export interface RunnerDeps {
   host: AgentHost;

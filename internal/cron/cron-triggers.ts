@@ -7,23 +7,13 @@
 import { sessionKeys } from "../session/keys.js";
 import { scheduleKey } from "../config/schedule.js";
 import type { CronRunRecord, CronState } from "./cron-store.js";
-import type { CronJobDef } from "./job.js";
+import type { CronJobDef, LateRun } from "./job.js";
 import type { MainSessionTracker } from "./main-session.js";
 import { executeRun, type RunnerDeps } from "./cron-runner.js";
 import { entryKey, type CronEntry, type CronServiceDeps } from "./cron-types.js";
 import type { CronScope } from "./cron-scope.js";
 
-/** How a late run came about; its delivered message says so. */
-export interface LateRun {
-  lateMs: number;
-  /** Scheduled instants this one run stands for (all missed ones). */
-  covers: number;
-  /** The last of them: the job's `lastDueAt` afterwards, so none runs again. */
-  latestDue: number;
-  cause: "down" | "clock" | "resume";
-  /** The interrupted run this one resumes. */
-  resumeOf?: number;
-}
+export type { LateRun } from "./job.js";
 
 /** Starts runs and keeps schedule state. */
 export interface CronTriggers {

@@ -152,3 +152,15 @@ export function formatInstant(at: number, timezone: string): string {
   });
   return `${f.format(new Date(at))} (${timezone})`;
 }
+
+/** How a late run came about; its delivered message says so. */
+export interface LateRun {
+  lateMs: number;
+  /** Scheduled instants this one run stands for (all missed ones). */
+  covers: number;
+  /** The last of them: the job's `lastDueAt` afterwards, so none runs again. */
+  latestDue: number;
+  cause: "down" | "clock" | "resume";
+  /** The interrupted run this one resumes. */
+  resumeOf?: number;
+}

@@ -131,8 +131,6 @@ export function restoreBackup(dir: string, t: RestoreTarget, now = new Date()): 
     }
     const { counts } = describeDb(db);
     return { manifest, counts, movedAside, configWritten };
-  } catch (err) {
-    throw err;
   } finally {
     lock.release();
   }
