@@ -43,8 +43,8 @@ describe("a Telegram that goes silent, in the running daemon", () => {
             dm_policy: "open",
             stream: { mode: "off" },
           },
-          watchdog: { check_s: 1, down_s: 30, silence_s: 120 },
         },
+        channel_watchdog: { check_s: 1, down_s: 30, silence_s: 120 },
       },
       timeoutMs: 60_000,
     });

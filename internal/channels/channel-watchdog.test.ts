@@ -61,8 +61,8 @@ describe("channel watchdog", () => {
             poll_stall_s: 3600,
             stream: { mode: "off" },
           },
-          watchdog: { check_s: CHECK_S, down_s: 300, silence_s: 900 },
         },
+        channel_watchdog: { check_s: CHECK_S, down_s: 300, silence_s: 900 },
       },
       { clock },
     );

@@ -1,7 +1,7 @@
 /**
  * The channel watchdog: a channel that is down or silent does not stay green.
  *
- * Every `channels.watchdog.check_s` each running channel is judged from its status (state and since,
+ * Every `channel_watchdog.check_s` each running channel is judged from its status (state and since,
  * when the platform last answered) and, where it has one, a live probe (Telegram: webhook info with
  * the pending update count; Discord: a REST call). A channel is in trouble when it has not been
  * connected for `down_s`, has not heard from its platform for `silence_s`, or its probe fails or finds
@@ -55,7 +55,7 @@ export function createChannelWatchdog(ctx: CoreContext, registry: ChannelRegistr
   let timer: TimerHandle | undefined;
   let running: Promise<void> | undefined;
   let started = false;
-  const cfg = (): ReturnType<CoreContext["config"]>["channels"]["watchdog"] => ctx.config().channels.watchdog;
+  const cfg = (): ReturnType<CoreContext["config"]>["channel_watchdog"] => ctx.config().channel_watchdog;
 
   /** Why the channel is in trouble, undefined when it works, WAIT while it is (re)connecting. */
   async function trouble(ch: Channel): Promise<string | typeof WAIT | undefined> {
@@ -193,7 +193,7 @@ export function createChannelWatchdog(ctx: CoreContext, registry: ChannelRegistr
       await running;
     },
     health(): ServiceHealth {
-      if (!cfg().enabled) return { state: "disabled", detail: "channels.watchdog.enabled is false" };
+      if (!cfg().enabled) return { state: "disabled", detail: "channel_watchdog.enabled is false" };
       const dead = [...episodes.values()].filter((e) => e.phase === "dead");
       if (dead.length)
         return {

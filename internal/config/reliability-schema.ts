@@ -1,6 +1,6 @@
 /**
  * Config sections of "nothing fails silently" (merged into the one schema in internal/config/schema.ts):
- * `channels.watchdog` (a channel that went dead or silent is restarted, then reported) and `backup`
+ * `channel_watchdog` (a channel that went dead or silent is restarted, then reported) and `backup`
  * (scheduled snapshots with retention, off by default).
  */
 import { z } from "zod";

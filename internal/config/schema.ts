@@ -215,7 +215,6 @@ export const configSchema = z
           })
           .strict()
           .prefault({}),
-        watchdog: channelWatchdogSchema,
       })
       .strict()
       .prefault({}),
@@ -326,6 +325,7 @@ export const configSchema = z
       .prefault({}),
     budgets: budgetsSchema,
     memory: memorySchema,
+    channel_watchdog: channelWatchdogSchema,
     backup: backupSchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
