@@ -8,7 +8,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "./fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer } from "./fakes/telegram-server.js";
-import { cleanupDaemons, startDaemonProcess } from "./helpers/daemon.js";
+import { execFile } from "node:child_process";
+import { childEnv, cleanupDaemons, cliCommand, startDaemonProcess } from "./helpers/daemon.js";
 import { waitFor } from "./gateway/harness.js";
 import { GatewayClient } from "../internal/gateway/client.js";
 
@@ -71,6 +72,19 @@ describe("a Telegram that goes silent, in the running daemon", () => {
         expect.objectContaining({ channel: "telegram", ok: true, lastInboundAt: expect.any(Number) }),
       ]);
       expect(probe.channels[0]!.rttMs).toBeGreaterThanOrEqual(0);
+      // `familiar doctor --live` prints the same probe as a check line.
+      const doctor = await new Promise<string>((res) => {
+        const [cmd, ...pre] = cliCommand();
+        execFile(
+          cmd!,
+          [...pre, "doctor", "--live", "--config", d.configPath],
+          { env: childEnv(), timeout: 120_000 },
+          (_e, out) => res(out),
+        );
+      });
+      expect(doctor).toMatch(
+        /^ok {4}live telegram: connected, round trip \d+ ms: getWebhookInfo answered; 0 update\(s\) pending; last heard \d+ s ago$/m,
+      );
 
       const getMes = (): number => bot.calls.filter((c) => c.method === "getMe").length;
       const before = getMes();
