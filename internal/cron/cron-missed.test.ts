@@ -85,6 +85,25 @@ describe("missed runs", () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  it("a one-shot first seen after its time (added to config.yaml while down) is missed, not dropped", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
+    const cfg = {
+      cron: {
+        jobs: [
+          job({ id: "late-added", at: "2026-01-01T09:00", message: "call mum" }),
+          job({ id: "quiet", at: "2026-01-01T10:00", missed: "skip" }),
+        ],
+      },
+    };
+    const { h, svc } = await setup(cfg, clock);
+    await idle(svc);
+    expect(outcomes(svc, "late-added")).toEqual([["late", "2026-01-01T09:00:00.000Z", 1]]);
+    expect(outcomes(svc, "quiet")).toEqual([["skipped", "2026-01-01T10:00:00.000Z", 1]]);
+    await until(() => h.channel.sent.length === 1, "the late reminder");
+    expect(h.channel.sent[0]!.text).toMatch(/^\(Late by 3 h: due 2026-01-01 09:00 \(UTC\)/);
+    expect(svc.get("quiet")).toMatchObject({ completed: true });
+  });
+
   it("applies each policy to runs missed while down: run_once_late, skip_and_tell, skip", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 6));
     const jobs = [

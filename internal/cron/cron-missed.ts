@@ -35,6 +35,8 @@ export interface CronMissed {
   due(e: CronEntry, dueAt: number): void;
   /** Startup: resumes the job's interrupted run once, else applies the policy to instants missed while down. */
   catchUp(e: CronEntry, state: CronState, now: number): void;
+  /** A job seen for the first time (or with a new schedule): a one-shot whose time passed is missed. */
+  firstSight(e: CronEntry, now: number): void;
   /** Start: the runs a crash interrupted (marked `interrupted` by the store), to resume once each. */
   setInterrupted(runs: CronRunRecord[]): void;
 }
@@ -172,5 +174,10 @@ export function createCronMissed(s: CronScope, runs: CronTriggers, outbox: Outbo
     for (const r of list) if (r.trigger !== "manual") interrupted.set(r.jobId, r);
   }
 
-  return { due, catchUp, setInterrupted };
+  function firstSight(e: CronEntry, now: number): void {
+    if (e.schedule?.kind !== "at" || !e.job.enabled || e.schedule.at > now) return;
+    apply(e, { first: e.schedule.at, latest: e.schedule.at, count: 1 }, now, "down");
+  }
+
+  return { due, catchUp, setInterrupted, firstSight };
 }

@@ -65,6 +65,9 @@ export function createCronReconciler(
       }
       const { state, fresh } = runs.ensureState(e, now);
       if (atStart && !fresh) missed.catchUp(e, state, now);
+      // A one-shot first seen after its time (written into config.yaml while the daemon was down, or
+      // edited to a past time) is a missed run too, never a silent nothing.
+      else if (fresh) missed.firstSight(e, now);
       if (old) log.info({ job: job.id }, `cron job ${job.id} changed`);
       else if (!atStart) log.info({ job: job.id }, `cron job ${job.id} added`);
       timers.arm(e);
