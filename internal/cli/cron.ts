@@ -175,7 +175,11 @@ export function formatRuns(runs: CronRunRecord[]): string {
         : r.outputPreview
           ? `  ${r.outputPreview.replace(/\s+/g, " ").slice(0, 100)}`
           : "";
-      return `#${r.id} ${when(r.startedAt)} ${r.trigger.padEnd(8)} ${r.status.padEnd(7)}${dur} ${r.tokens} tok${r.delivered ? " delivered" : ""}${detail}`;
+      // The run's one outcome: late runs say by how much, rows standing for several missed instants say so.
+      const late = r.lateMs != null ? ` late ${Math.round(r.lateMs / 60_000)} min` : "";
+      const covers = r.covers > 1 ? ` (${r.covers} instants)` : "";
+      const resumed = r.resumeOf != null ? ` resumes #${r.resumeOf}` : "";
+      return `#${r.id} ${when(r.startedAt)} ${r.trigger.padEnd(8)} ${r.status.padEnd(7)}${dur} ${r.tokens} tok${r.delivered ? " delivered" : ""}${late}${covers}${resumed}${detail}`;
     })
     .join("\n");
 }

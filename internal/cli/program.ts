@@ -69,9 +69,33 @@ export function buildProgram(): Command {
     .command("doctor")
     .description("check Node, config, data dir, workspace, gateway port, model providers and channel tokens")
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
-    .action(async (opts: { config: string }) => {
+    .option("--live", "also probe each channel of the running daemon and report the round trip")
+    .action(async (opts: { config: string; live?: boolean }) => {
       const { doctorCommand } = await import("./doctor.js");
       await doctorCommand(opts);
+    });
+
+  program
+    .command("backup")
+    .description("write a consistent snapshot (database, workspace, config) while the daemon runs")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--to <dir>", "where the snapshot goes (default: backup.dir, else <data_dir>/backups)")
+    .action(async (opts: { config: string; to?: string }) => {
+      const { backupCommand } = await import("./backup.js");
+      await backupCommand(opts);
+    });
+
+  program
+    .command("restore <dir>")
+    .description("restore a snapshot into a stopped instance (refused while its daemon runs)")
+    .option(
+      "-c, --config <path>",
+      "config file of the instance (written from the backup if absent)",
+      DEFAULT_CONFIG,
+    )
+    .action(async (dir: string, opts: { config: string }) => {
+      const { restoreCommand } = await import("./backup.js");
+      await restoreCommand(dir, opts);
     });
 
   program

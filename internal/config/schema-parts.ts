@@ -213,6 +213,13 @@ export const cronJobSchema = z
     enabled: z.boolean().default(true),
     light_context: z.boolean().default(true),
     catch_up: z.boolean().default(false),
+    /**
+     * What happens to a run missed while the daemon was down or the clock jumped: `run_once_late`
+     * (one late run, its message says how late), `skip_and_tell` (skipped, the owner is told) or
+     * `skip` (skipped and recorded). Default: `run_once_late` for an `at` reminder or with
+     * `catch_up: true`, `skip` otherwise.
+     */
+    missed: z.enum(["run_once_late", "skip_and_tell", "skip"]).optional(),
   })
   .strict()
   .refine((j) => [j.cron, j.every, j.at].filter((v) => v !== undefined).length === 1, {

@@ -32,6 +32,7 @@ import { sandboxResourceKeys } from "./sandbox-schema.js";
 import { diskSchema } from "./disk-schema.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
+import { backupSchema, channelWatchdogSchema } from "./reliability-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 import { containmentSchema } from "./containment-schema.js";
 
@@ -340,6 +341,8 @@ export const configSchema = z
     memory: memorySchema,
     containment: containmentSchema,
     disk: diskSchema,
+    channel_watchdog: channelWatchdogSchema,
+    backup: backupSchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
   .strict()

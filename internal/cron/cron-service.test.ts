@@ -312,7 +312,14 @@ describe("cron service", () => {
       ["catch_up", "2026-01-02T09:00:00.000Z"],
       ["schedule", "2026-01-01T09:00:00.000Z"],
     ]);
-    expect(second.svc.runs("nocu", 10)).toHaveLength(1);
+    // Without catch_up the missed instants are skipped by policy, and recorded (one row for all three).
+    expect(second.svc.runs("nocu", 10)[0]).toMatchObject({
+      status: "skipped",
+      outcome: "skipped",
+      covers: 3,
+      error: expect.stringContaining("skipped by policy (missed: skip)"),
+    });
+    expect(second.svc.runs("nocu", 10)).toHaveLength(2);
     expect(second.svc.runs("remind", 10).map((r) => r.trigger)).toEqual(["catch_up"]);
     expect(second.svc.get("remind")?.completed).toBe(true);
     expect(second.svc.get("cu")?.nextRunAt).toBe(Date.UTC(2026, 0, 5, 9));

@@ -13,6 +13,8 @@ import type { HttpServer } from "../gateway/http-server.js";
 import type { GatewayService } from "../gateway/service.js";
 import type { ChannelRegistry } from "../channels/registry.js";
 import type { DeferredChannel, ServiceChannel } from "../channels/deferred-channel.js";
+import type { ChannelWatchdog } from "../channels/channel-watchdog.js";
+import type { BackupService } from "./backup-service.js";
 import type { AgentHostImpl } from "../agent/host.js";
 import type { AgentHostParts } from "../agent/host-service.js";
 import type { UsageTracker } from "../agent/usage/usage-tracker.js";
@@ -47,6 +49,10 @@ export interface DaemonParts {
   gateway: GatewayService | undefined;
   telegram: DeferredChannel;
   discord: DeferredChannel;
+  /** Restarts a dead or silent channel, then reports it (its health error turns /healthz degraded). */
+  watchdog: ChannelWatchdog;
+  /** Scheduled backups with retention (config `backup`). */
+  backup: BackupService;
 }
 
 /** Builds every part and returns the services in start order. */
@@ -165,6 +171,12 @@ export async function buildServices(
   const discord = deferred("discord", async () =>
     (await import("../channels/discord/discord-channel.js")).createDiscordChannel(ctx, chatDeps),
   );
+  // 7b. The channel watchdog: a channel down or silent is restarted, then reported (docs/channel-health.md).
+  const { createChannelWatchdog } = await import("../channels/channel-watchdog.js");
+  const watchdog = createChannelWatchdog(ctx, channels);
+  // 8. Scheduled backups (off by default; `familiar backup` works either way).
+  const { createBackupService } = await import("./backup-service.js");
+  const backup = createBackupService(ctx, { configFile: config.file, outbox: channels });
 
   const parts: DaemonParts = {
     config,
@@ -183,6 +195,8 @@ export async function buildServices(
     sendFile,
     telegram,
     discord,
+    watchdog,
+    backup,
   };
   // Start order: tools -> agent host -> gateway routes -> channels -> heartbeat -> cron.
   const services: Service[] = [
@@ -191,9 +205,11 @@ export async function buildServices(
     ...(gateway ? [gateway] : []),
     telegram,
     discord,
+    watchdog,
     heartbeat,
     cron,
     disk,
+    backup,
   ];
   return { parts, services };
 }

@@ -112,8 +112,35 @@ export function adminMethods(
     return { lines };
   };
 
+  /** A live probe of every running channel: the platform's round trip and the liveness marks. */
+  const probeChannels: MethodHandler = async () => {
+    const list = rt.deps.channels.list?.() ?? [];
+    const channels = await Promise.all(
+      list.map(async (ch) => {
+        const st = ch.status();
+        const p = ch.probe
+          ? await ch
+              .probe()
+              .catch((err: unknown) => ({ ok: false, rttMs: 0, detail: (err as Error).message }))
+          : { ok: st.state === "connected", rttMs: 0, detail: "no probe for this channel" };
+        return {
+          channel: ch.id,
+          state: st.state,
+          ok: p.ok,
+          rttMs: p.rttMs,
+          detail: p.detail,
+          lastHeardAt: st.lastHeardAt ?? null,
+          lastInboundAt: st.lastInboundAt ?? null,
+          lastSentAt: st.lastSentAt ?? null,
+        };
+      }),
+    );
+    return { channels };
+  };
+
   return [
     ["agents.list", agents],
+    ["channels.probe", probeChannels],
     ["status", () => buildStatus(rt, wsClients())],
     ["usage.get", usage],
     ["usage.budgets", budgets],

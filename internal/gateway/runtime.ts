@@ -8,7 +8,7 @@ import type { IncomingMessage } from "node:http";
 import type { CoreContext } from "../runtime/context.js";
 import type { Outbox } from "../core/outbox.js";
 import type { ConfigManager } from "../config/manager.js";
-import type { ChannelStatus } from "../channels/channel.js";
+import type { ChannelProbe, ChannelStatus } from "../channels/channel.js";
 import type { FileDelivery } from "../tools/send-file.js";
 import type { ApprovalResolver } from "../inbound/commands.js";
 import type { FrontDeskPort } from "../inbound/front-desk.js";
@@ -47,7 +47,12 @@ export interface GatewayDeps {
   /** Config file, last error and reload for `config.get` / `config.reload`. */
   config: Pick<ConfigManager, "file" | "error" | "reload" | "pendingRestart">;
   /** Delivery for webhooks and channel states for `status`. */
-  channels: Outbox & FileDelivery & { statuses(): Record<string, ChannelStatus> };
+  channels: Outbox &
+    FileDelivery & {
+      statuses(): Record<string, ChannelStatus>;
+      /** The running channels, for `channels.probe` (`familiar doctor --live`). */
+      list?(): { id: string; status(): ChannelStatus; probe?(): Promise<ChannelProbe> }[];
+    };
   /** The agent host and the API agent store (`/api/agents` writes it). */
   agents?: Pick<AgentHostParts, "apiAgents"> & { host: AgentHostImpl };
   /** The front desk every turn goes through (routing, session keys, commands, submit). */

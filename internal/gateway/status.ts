@@ -16,6 +16,7 @@ export interface UsageSince {
   calls: number;
   estimatedCalls: number;
 }
+import { readLastBackup } from "../store/last-backup.js";
 
 /** Local midnight of `now` (the owner's day, as the server sees it). */
 export function startOfDay(now: number): number {
@@ -68,6 +69,8 @@ export async function buildStatus(rt: GatewayRuntime, wsClients: number): Promis
       ? await Promise.resolve(safe(() => cron.list()))
       : { state: "unknown", detail: "scheduler not running" },
     disk: rt.deps.disk ? safe(() => rt.deps.disk?.health()) : { state: "unknown", detail: "not watched" },
+    // The last backup (manual or scheduled), for the console's overview.
+    backup: { enabled: cfg.backup.enabled, last: readLastBackup(rt.ctx.db) },
     gatewayClients: wsClients,
     configError: rt.deps.config.error() ?? null,
     // Restart-only keys edited in config.yaml since start: the daemon still runs with the old values.

@@ -42,6 +42,10 @@ interface Status {
   configError: string | null;
   /** The data dir's disk: `degraded` while nearly full (runtime/disk-watch.ts). */
   disk?: { state: string; detail?: string; free_mb?: number; total_mb?: number };
+  backup?: {
+    enabled: boolean;
+    last: { at: number; ok: boolean; dir: string | null; error: string | null } | null;
+  };
 }
 interface SystemInfo {
   version: string;
@@ -201,6 +205,20 @@ export function Overview() {
               {Array.isArray(s.cron)
                 ? `${s.cron.length} job(s)${nextCron ? `, next ${nextCron.id} ${fmtAgo(nextCron.nextRunAt)}` : ""}`
                 : s.cron.detail}
+            </dd>
+            <dt>Backup</dt>
+            <dd>
+              {s.backup?.last ? (
+                <>
+                  <Badge state={s.backup.last.ok ? "ok" : "error"} />{" "}
+                  {s.backup.last.ok
+                    ? `last ${fmtAgo(s.backup.last.at)}`
+                    : `failed ${fmtAgo(s.backup.last.at)}: ${s.backup.last.error ?? ""}`}
+                </>
+              ) : (
+                "none yet (familiar backup)"
+              )}
+              {s.backup && !s.backup.enabled ? ", schedule off" : ""}
             </dd>
           </dl>
         ) : (
