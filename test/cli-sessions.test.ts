@@ -120,9 +120,11 @@ describe("familiar sessions", () => {
     // The human table: a header, the live session marked, the compacted one marked archived.
     const table = await cli(["sessions", "list", "--all", "--prefix", KEY, "--config", h.configPath], h.dir);
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^SESSION KEY\s+SESSION ID\s+AGENT\s+MESSAGES\s+UPDATED\s+STATE$/);
-    expect(lines.find((l) => l.includes(live.session.id))).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+live$/);
-    expect(lines.find((l) => l.includes(archivedId))).toMatch(/archived$/);
+    expect(lines[0]).toMatch(/^SESSION KEY\s+SESSION ID\s+AGENT\s+MESSAGES\s+UPDATED\s+STATE\s+TAINT$/);
+    expect(lines.find((l) => l.includes(live.session.id))).toMatch(
+      /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+live\s+-$/,
+    );
+    expect(lines.find((l) => l.includes(archivedId))).toMatch(/archived\s+-$/);
   });
 
   it("names a session that does not exist and exits 1", async () => {

@@ -113,9 +113,8 @@ export function formatSession(s: ShownSession): string {
       taint.push(`  - ${localTime(t.at)}  ${t.kind}: ${t.detail}  (it ${describeTaint(t)})`);
     taint.push("  only a new session (/new) is clean again");
   }
-  const head = `session ${s.key} (${s.id}, agent ${s.agentId}, ${s.messageCount} messages${s.archived ? ", archived" : ""})`;
   return (
-    [head, ...taint, "", ...table].join("\n") +
+    [`session ${s.key} (${s.id}, agent ${s.agentId})`, "", ...table, "", ...taint].join("\n") +
     "\n\nA request's call tree, usage and cost: familiar trace <request id>\n"
   );
 }

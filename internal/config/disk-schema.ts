@@ -1,7 +1,7 @@
 /**
  * The `disk` section of config.yaml (merged into the one schema in internal/config/schema.ts): when
  * the owner is told that the disk holding the data dir (the database) is nearly full. Low when free
- * space falls under EITHER threshold. Documented in config.default.yaml and docs/configuration.md.
+ * space falls under EITHER threshold. Documented in internal/config/config-template.yaml and docs/configuration.md.
  */
 import { z } from "zod";
 import { durationSchema } from "./schema-parts.js";

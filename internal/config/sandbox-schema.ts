@@ -1,7 +1,7 @@
 /**
  * The sandbox's resource keys beyond the per-process limits (merged into `tools.exec.sandbox` in
  * internal/config/schema.ts): the size of its RAM-backed `/tmp`, the memory of a command's processes
- * together, and the workspace's disk budget. Documented in config.default.yaml and docs/tools.md.
+ * together, and the workspace's disk budget. Documented in internal/config/config-template.yaml and docs/tools.md.
  */
 import { z } from "zod";
 

@@ -55,7 +55,10 @@ export function placeholderEnv(text: string): NodeJS.ProcessEnv {
 export function openTarget(configFile: string): Target {
   const file = resolve(configFile);
   const exists = existsSync(file);
-  const text = readFileSync(exists ? file : join(packageRoot(), "config.default.yaml"), "utf8");
+  const text = readFileSync(
+    exists ? file : join(packageRoot(), "internal", "config", "config-template.yaml"),
+    "utf8",
+  );
   const doc = parseDocument(text);
   const base = dirname(file);
   let workspace: string;

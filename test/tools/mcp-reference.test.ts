@@ -197,15 +197,24 @@ describe("MCP reference servers", () => {
     `a sandboxed server that cannot start says why and how to fix it; the grant restarts it at once${sandbox.ok ? "" : ` (SKIPPED: ${sandbox.problem ?? ""})`}`,
     async () => {
       const clock = new FakeClock();
-      const nodeDir = dirname(dirname(process.execPath));
       const pkgDir = dirname(dirname(bin("@modelcontextprotocol/server-memory")));
       const memDir = mkdtempSync(join(tmpdir(), "familiar-mcp-sbx-"));
       dirs.push(memDir);
-      const srv = server("@modelcontextprotocol/server-memory", {
+      // The server's entry is a script in a folder the sandbox does not show (the daemon shows the
+      // program itself, Node, read-only, so a missing grant is met on the script instead).
+      const entryDir = mkdtempSync(join(tmpdir(), "familiar-mcp-entry-"));
+      dirs.push(entryDir);
+      const entry = join(entryDir, "entry.mjs");
+      writeFileSync(
+        entry,
+        `await import(${JSON.stringify(pathToFileURL(bin("@modelcontextprotocol/server-memory")).href)});\n`,
+      );
+      const srv = {
+        command: process.execPath,
+        args: [entry],
         sandbox: true,
         env: { MEMORY_FILE_PATH: join(memDir, "m.jsonl") },
-      });
-      // Only the package is visible, not the Node binary that runs it.
+      };
       const repo = join(import.meta.dirname, "..", "..");
       h = await createToolsHarness(
         {
@@ -220,14 +229,12 @@ describe("MCP reference servers", () => {
         30_000,
         "the start failure",
       );
-      if (!process.execPath.startsWith(repo)) {
-        expect(down!.lastError).toMatch(/the server said: .*(No such file|execvp)/);
-        expect(down!.lastError).toMatch(/tools\.exec\.sandbox\.ro/);
-        expect(down!.lastError).toMatch(/mcp\.servers\.memory\.sandbox: false/);
-      }
+      expect(down!.lastError).toMatch(/the server said: [\s\S]*(Cannot find module|No such file|execvp)/);
+      expect(down!.lastError).toMatch(/tools\.exec\.sandbox\.ro/);
+      expect(down!.lastError).toMatch(/mcp\.servers\.memory\.sandbox: false/);
       // The retry is minutes away on the fake clock: only the grant can bring it back now.
       hh.core.setConfig({
-        tools: { exec: { sandbox: { ro: [repo, pkgDir, nodeDir], rw: [memDir] } } },
+        tools: { exec: { sandbox: { ro: [repo, pkgDir, entryDir], rw: [memDir] } } },
         mcp: { servers: { memory: srv } },
       });
       await connected("memory");
