@@ -12,6 +12,10 @@
  * session. Each line carries one idempotency key (scoped to the session by the gateway) and is
  * re-sent with it until the gateway answers, so a line typed while disconnected goes out after the
  * reconnect, and a line whose answer was cut off is neither lost nor run twice.
+ *
+ * Over 300 lines on purpose: `chatCommand` is one closure over the live terminal session (the turn
+ * being waited on, the input queue, the session key, the Ctrl-C count) that all its handlers share;
+ * the connection and its reconnects are already apart in chat-connection.ts.
  */
 import { safeLine, safeText } from "./terminal-text.js";
 import { createInterface } from "node:readline";

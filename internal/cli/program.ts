@@ -1,5 +1,9 @@
 /**
  * Command definitions (commander). Each action lazy-imports its implementation.
+ *
+ * Over 300 lines on purpose: this is the one table of every `familiar` command, its options and
+ * help text, read top to bottom as the CLI's reference; each action only checks its arguments and
+ * lazy-imports its implementation, so there is no logic here worth splitting out.
  */
 import { Command } from "commander";
 import { readFileSync } from "node:fs";

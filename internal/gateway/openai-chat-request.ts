@@ -8,6 +8,10 @@
  * json_schema), `temperature`, `max_tokens` / `max_completion_tokens`, `n` = 1, and the sampling
  * fields at their defaults (`top_p` 1, `frequency_penalty` 0, `presence_penalty` 0, `logprobs`
  * false, `store` false). `null` is the same as absent (several SDKs send it).
+ *
+ * Over 300 lines on purpose: the contract is that every field is honoured or refused by name, so the
+ * list of known fields and the parser of each field stay together where one review can check that
+ * none is left out.
  */
 import type {
   ClientRequest,

@@ -16,6 +16,10 @@
  * `response.output_item.added`, `response.function_call_arguments.delta`,
  * `response.function_call_arguments.done`, `response.output_item.done`; then `response.completed`
  * (or `response.failed`). Every event has `sequence_number`.
+ *
+ * Over 300 lines on purpose: `createResponse` follows one request from the turn to the stored
+ * response through the ordered event stream above (sequence numbers, item ids and output indexes are
+ * its shared state); request parsing is already apart in openai-responses-request.ts.
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";

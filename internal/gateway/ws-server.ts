@@ -20,6 +20,7 @@ import type { WebSocketServer, WebSocket, RawData } from "ws";
 import type { Logger } from "../log/logger.js";
 import type { GatewayAuth } from "./auth.js";
 import { bearerToken, clientAddress, requestUrl, type HttpError } from "./http-util.js";
+import { rawToString, rejectUpgrade, sendFrame, truncateReason } from "./ws-wire.js";
 import {
   MethodError,
   Params,
@@ -380,28 +381,3 @@ export class WsGateway {
 
 /** Close code of a connection whose token was rotated or removed (application range 4000-4999). */
 export const CLOSE_TOKEN_REVOKED = 4001;
-
-function rawToString(data: RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString("utf8");
-  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
-  return Buffer.from(data).toString("utf8");
-}
-
-function sendFrame(ws: WebSocket, frame: ResFrame): void {
-  if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
-}
-
-/** Close reasons are limited to 123 bytes by the websocket spec. */
-function truncateReason(s: string): string {
-  return Buffer.byteLength(s) <= 123 ? s : Buffer.from(s).subarray(0, 120).toString("utf8") + "...";
-}
-
-function rejectUpgrade(socket: Duplex, status: number, text: string, message: string, err?: HttpError): void {
-  const body = JSON.stringify({ error: { code: err?.code ?? "not_found", message } });
-  const extra = Object.entries(err?.headers ?? {})
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join("");
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`,
-  );
-}

@@ -14,6 +14,10 @@
  *
  * The directory is untrusted input (see safe-tree.ts): nothing is written, no symlink is followed,
  * every read is capped, and no code in it runs.
+ *
+ * Over 300 lines on purpose: it is the one place that reads the untrusted OpenClaw directory, so
+ * every read (its cap, its fallback to the older layout, the problems it reports) is reviewed
+ * together; path safety is already apart in safe-tree.ts, the SQLite readers in openclaw-db.ts.
  */
 import JSON5 from "json5";
 import { realpathSync } from "node:fs";

@@ -15,6 +15,9 @@
  * - a workspace skill describes, it never grants (docs/security.md, invariant 2): front matter that
  *   would choose a program, tools, MCP servers, an engine or settings ({@link POWER_KEYS}) skips the
  *   skill, naming the file and the key.
+ *
+ * Over 300 lines on purpose: discovery, the refusals (links, size, power keys, requirements) and the
+ * hot reload all work on one name-to-skill map and its once-per-reason skip log.
  */
 import { join, resolve, sep } from "node:path";
 import { parse as parseYaml } from "yaml";

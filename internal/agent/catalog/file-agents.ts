@@ -16,6 +16,10 @@
  *   naming the file and the key; config.yaml may still define any of it;
  * - files are read through the workspace door: a link (`agents/x.yaml -> ...`, or the folder itself
  *   a link) is refused and named, never followed.
+ *
+ * Over 300 lines on purpose: the rules that refuse power to a workspace-written agent file
+ * ({@link workspacePowerKey}, {@link workspaceToolCeiling}, {@link cliProgramKey}) sit beside the
+ * loader that applies them, so the invariant-2 boundary for agent files is reviewed in one place.
  */
 import { join } from "node:path";
 import { parse } from "yaml";

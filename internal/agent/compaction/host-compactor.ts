@@ -24,6 +24,7 @@ import type { SessionRow, StoredMessage } from "../../session/session-store.js";
 import type { AgentDef } from "../agents.js";
 import type { CompactionArgs, HostCompactor } from "../host-types.js";
 import { toChatMessages } from "../history.js";
+import { storedForCompaction } from "./stored-for-compaction.js";
 import { compactHistory, type CompactResult } from "./compact.js";
 import { describeOptions, hasOptions, parseCompactText, saveCompactOptions } from "./compact-options.js";
 import { resolveCompactionSettings, type CompactionSettings } from "./compaction-settings.js";
@@ -77,38 +78,6 @@ interface Plan {
   keepLastN: number;
   instructions?: string;
   signal?: AbortSignal;
-}
-
-/** Maps stored rows 1:1 to model messages (ids kept alongside), skipping rows the model never sees. */
-function storedForCompaction(rows: readonly StoredMessage[]): { msgs: ChatMessage[]; ids: number[] } {
-  const msgs: ChatMessage[] = [];
-  const ids: number[] = [];
-  for (const r of rows) {
-    let m: ChatMessage | undefined;
-    if (r.role === "user") m = { role: "user", content: r.content };
-    else if (r.role === "assistant" && r.status !== "error") {
-      const calls = r.tool_calls
-        ? (JSON.parse(r.tool_calls) as NonNullable<Extract<ChatMessage, { role: "assistant" }>["tool_calls"]>)
-        : [];
-      m =
-        calls.length > 0
-          ? { role: "assistant", content: r.content, tool_calls: calls }
-          : { role: "assistant", content: r.content };
-    } else if (r.role === "tool")
-      m = {
-        role: "tool",
-        content: r.content,
-        tool_call_id: r.tool_call_id ?? "",
-        ...(r.tool_name ? { name: r.tool_name } : {}),
-      };
-    else if (r.role === "system") m = { role: "system", content: r.content };
-    else if (r.role === "event") m = { role: "system", content: `[system event] ${r.content}` };
-    if (m) {
-      msgs.push(m);
-      ids.push(r.id);
-    }
-  }
-  return { msgs, ids };
 }
 
 function fmt(n: number): string {

@@ -25,60 +25,14 @@
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
 import type { CoreContext } from "../../runtime/context.js";
-import type { AgentHost, TurnResult } from "../../core/host.js";
+import type { AgentHost } from "../../core/host.js";
 import type { Outbox } from "../../core/outbox.js";
 import { sleep } from "../../core/clock.js";
 import { sessionKeys } from "../../session/keys.js";
 import { ToolError } from "../../tools/tool.js";
+import type { RunOutcome, RunRequest, TaskRow } from "./task-types.js";
 
-export type TaskStatus = "queued" | "running" | "done" | "failed" | "cancelled" | "interrupted";
-
-export interface TaskRow {
-  id: string;
-  agent_id: string;
-  message: string;
-  model: string | null;
-  status: TaskStatus;
-  depth: number;
-  origin_session_key: string;
-  origin_agent_id: string | null;
-  origin_channel: string | null;
-  reply_target: string | null;
-  parent_request_id: string | null;
-  result: string | null;
-  error: string | null;
-  announce_status: string | null;
-  announce_error: string | null;
-  /** Announcements that led to this task: 0 when a normal turn started it. */
-  chain: number;
-  created_at: number;
-  started_at: number | null;
-  ended_at: number | null;
-}
-
-export interface RunRequest {
-  agentId: string;
-  message: string;
-  model?: string;
-  /** Depth of the new (child) turn. */
-  depth: number;
-  parentRequestId: string;
-  originSessionKey: string;
-  originAgentId?: string;
-  originChannel?: string;
-  replyTarget?: string;
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
-
-export interface RunOutcome {
-  ok: boolean;
-  text: string;
-  error?: string;
-  /** Why the child turn stopped early: its timeout, the caller's signal, or the host (shutdown). */
-  stopped?: "timeout" | "caller" | "host";
-  result?: TurnResult;
-}
+export type { RunOutcome, RunRequest, TaskRow, TaskStatus } from "./task-types.js";
 
 /** The `agent_id` of a background dispatch's task row (no agent is named `dispatch`: it is a tool). */
 export const DISPATCH_LABEL = "dispatch";

@@ -10,15 +10,14 @@
  * Connection state is logged on every change and surfaced by `status()` (/healthz, familiar status).
  * An invalid token stops the channel with one clear error; the daemon keeps running.
  *
- * Over 300 lines on purpose: the transport (gateway client, interactions) of one platform;
- * lifecycle is in chat-channel-base.ts, translation in discord-inbound.ts.
+ * Over 300 lines on purpose: the transport (gateway client events, reconnects, dispatch) of one
+ * platform; lifecycle is in chat-channel-base.ts, message translation in discord-inbound.ts,
+ * interactions in discord-interaction.ts, the client's build in discord-client.ts, the probe in
+ * discord-probe.ts.
  */
 import {
   Client,
   Events,
-  GatewayIntentBits,
-  Options,
-  Partials,
   Routes,
   type APIInteraction,
   type GatewayDispatchPayload,
@@ -32,26 +31,25 @@ import type {
   OutboundFileKind,
   SendOptions,
 } from "../channel.js";
-import { performance } from "node:perf_hooks";
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import type { TimerHandle } from "../../core/clock.js";
-import { PairingStore, pairingReply } from "../common/pairing.js";
+import { PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
 import { ChatChannelBase, type ChatChannelDeps } from "../common/chat-channel-base.js";
 import { ChannelIdentities } from "./channel-identities.js";
 import { translateMessage } from "./discord-inbound.js";
-import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
-import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
+import type { InboundRouter } from "../../inbound/chat-router.js";
 import { DISCORD_LIMITS } from "../common/chunking.js";
-import { DiscordAdapter, interactionAddress, NO_MENTIONS, toChannelError } from "./discord-adapter.js";
+import { DiscordAdapter, toChannelError } from "./discord-adapter.js";
+import { handleInteraction } from "./discord-interaction.js";
+import { createDiscordClient, gatewayCloseDetail } from "./discord-client.js";
+import { probeDiscord } from "./discord-probe.js";
 import { SeenStore } from "./seen-store.js";
-import { guildVerdict } from "./guild-gate.js";
-import { commandText, slashCommandBodies } from "./slash-commands.js";
+import { slashCommandBodies } from "./slash-commands.js";
 
-export const DEFAULT_API_BASE = "https://discord.com/api";
-const EPHEMERAL = 1 << 6;
+export { DEFAULT_API_BASE } from "./discord-client.js";
 
 export type DiscordDeps = ChatChannelDeps;
 
@@ -161,32 +159,11 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     await this.lifecycle;
   }
 
-  /**
-   * A REST call the bot is allowed to make (GET /users/@me): its round trip. The websocket's own
-   * heartbeats are discord.js's (a missed ACK makes it reconnect, which the watchdog sees as a state).
-   */
+  /** A REST round trip (GET /users/@me; discord-probe.ts) while the client runs. */
   async probe(): Promise<ChannelProbe> {
     const client = this.client;
     if (!client) return { ok: false, rttMs: 0, detail: `not running (${this.st.state})` };
-    const t0 = performance.now();
-    try {
-      await client.rest.get(Routes.user());
-      const rttMs = Math.round(performance.now() - t0);
-      const ok = this.st.state === "connected";
-      return {
-        ok,
-        rttMs,
-        detail: ok
-          ? `GET /users/@me answered; gateway ping ${client.ws.ping} ms`
-          : `REST answers but the gateway is ${this.st.state}${this.st.detail ? `: ${this.st.detail}` : ""}`,
-      };
-    } catch (err) {
-      return {
-        ok: false,
-        rttMs: Math.round(performance.now() - t0),
-        detail: `GET /users/@me failed: ${(err as Error).message}`,
-      };
-    }
+    return probeDiscord(client, this.st);
   }
 
   private async reconnect(): Promise<void> {
@@ -205,18 +182,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       this.setState("error", "channels.discord.token is not set; the channel stays off");
       return;
     }
-    const client = new Client({
-      intents: [
-        GatewayIntentBits.Guilds,
-        GatewayIntentBits.GuildMessages,
-        GatewayIntentBits.MessageContent,
-        GatewayIntentBits.DirectMessages,
-      ],
-      partials: [Partials.Channel],
-      rest: { api: cfg.api_base ?? DEFAULT_API_BASE },
-      // Nothing of ours reads message caches (we handle raw dispatches); keep memory flat.
-      makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
-    });
+    const client = createDiscordClient(cfg);
     this.client = client;
     this.attach(client);
     this.setState("starting");
@@ -258,13 +224,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     client.on(Events.ShardDisconnect, (ev) => {
       if (this.stopping || this.client !== client) return;
       // discord.js gives up only on unrecoverable close codes (bad token, intents, ...).
-      const detail =
-        ev.code === 4004
-          ? "invalid token (channels.discord.token): Discord refused the gateway login"
-          : ev.code === 4014
-            ? "the bot lacks privileged intents: enable MESSAGE CONTENT in the developer portal"
-            : `gateway closed with code ${ev.code}`;
-      this.setState("error", detail);
+      this.setState("error", gatewayCloseDetail(ev.code));
       void this.disconnect();
     });
     client.on(Events.ShardError, (err) =>
@@ -378,57 +338,19 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
   private async onInteraction(i: APIInteraction): Promise<void> {
     const me = this.me;
     const client = this.client;
-    if (!me || !client || (i.type !== 2 && i.type !== 3)) return;
-    if (!this.seen.claim(`ix:${i.id}`)) return;
-    const u = i.member?.user ?? i.user;
-    const channelId = i.channel?.id ?? i.channel_id;
-    if (!u || !channelId) return;
-    const sender = { id: u.id, name: u.global_name ?? u.username };
-    const callback = (body: Record<string, unknown>): Promise<unknown> =>
-      client.rest.post(Routes.interactionCallback(i.id, i.token), { body, auth: false });
-    const ephemeral = (content: string): Promise<unknown> =>
-      callback({ type: 4, data: { content, flags: EPHEMERAL, allowed_mentions: NO_MENTIONS } });
-    const cfg = this.cfg();
-    const inbound: InboundChat = {
-      channel: "discord",
-      chatId: channelId,
-      isGroup: i.guild_id !== undefined,
-      sender,
-      text: "",
-      botUsername: me.username,
-      relayChatId: interactionAddress(me.appId, i.token),
-      ...(i.guild_id ? { guildId: i.guild_id } : {}),
+    if (!me || !client) return;
+    const env = {
+      cfg: this.cfg(),
+      me,
+      rest: client.rest,
+      pairing: this.pairing,
+      seen: this.seen,
+      identities: this.identities,
+      adapter: this.adapter,
+      router: this.router,
+      mayApprove: (id: string) => this.mayApprove(id),
     };
-    if (i.guild_id === undefined) {
-      const d = this.pairing.check("discord", cfg.dm_policy, cfg.allow_from, {
-        ...sender,
-        chatId: channelId,
-      });
-      if (d.kind === "ignore") return void (await ephemeral("This assistant is private."));
-      if (d.kind !== "allow") return void (await ephemeral(pairingReply(d, sender.id)));
-    } else {
-      const quick = guildVerdict(cfg, i.guild_id, { id: channelId }).allowed;
-      if (!quick && !guildVerdict(cfg, i.guild_id, await this.identities.identify(channelId)).allowed)
-        return void (await ephemeral("I am not enabled in this channel."));
-    }
-    if (i.type === 2) {
-      const data = i.data as { name: string; options?: { name: string; value?: unknown }[] };
-      inbound.text = commandText(data.name, data.options);
-      await callback({ type: 5 });
-      this.adapter.registerInteraction(inbound.relayChatId ?? "", true);
-    } else {
-      const customId = (i.data as { custom_id?: string }).custom_id ?? "";
-      // `approve:<id>:host|session`: a containment question's standing answers.
-      const m = /^(approve|deny):([^\s:]+)(?::(host|session))?$/.exec(customId);
-      if (!m) return void (await ephemeral("Unknown action."));
-      // A stranger's press leaves the buttons in place for the owner.
-      if (!this.mayApprove(sender.id)) return void (await ephemeral(NOT_AN_APPROVER));
-      // Remove the buttons from the approval message; the decision goes out as a follow-up.
-      await callback({ type: 7, data: { components: [] } });
-      this.adapter.registerInteraction(inbound.relayChatId ?? "", false);
-      inbound.text = `/${m[1] ?? ""} ${m[2] ?? ""}${m[3] ? ` ${m[3]}` : ""}`;
-    }
-    await this.router.handle(inbound);
+    await handleInteraction(env, i);
   }
 
   /** Outbound, proactive delivery: `<channelId>` or `user:<userId>` (a DM channel is opened). */

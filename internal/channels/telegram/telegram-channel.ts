@@ -1,7 +1,7 @@
 /**
  * The Telegram channel (grammY, loaded lazily by the daemon when `channels.telegram.enabled`).
  *
- * Transport: long polling implemented here over `getUpdates` + offset (or a webhook when
+ * Transport: long polling over `getUpdates` + offset (telegram-poller.ts; or a webhook when
  * `channels.telegram.webhook` is set). Every received update is stored before the offset moves
  * (UpdateStore), handled once, and marked; a restart continues with what was stored but not handled.
  * A stalled poll (`poll_stall_s`) is aborted and restarted; network errors back off (1 s .. 30 s);
@@ -10,14 +10,14 @@
  * Hot reload: a change of `enabled`, `token` or `api_root` stops the transport and starts it again
  * with the new values (or leaves the channel "disabled"); other keys are read live on every use.
  *
- * Over 300 lines on purpose: the transport (polling, webhook, retries) of one platform; lifecycle
- * is in chat-channel-base.ts, translation in telegram-inbound.ts.
+ * Over 300 lines on purpose: the transport (connect, identify, webhook, update store) of one
+ * platform; lifecycle is in chat-channel-base.ts, translation in telegram-inbound.ts, the grammY
+ * Api and its retries in telegram-api.ts, the poll loop in telegram-poller.ts, the probe in
+ * telegram-probe.ts.
  */
-import { Api, GrammyError, type Transformer } from "grammy";
+import { GrammyError, type Api } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
-import { autoRetry } from "@grammyjs/auto-retry";
 import type { Channel, ChannelProbe, OutboundFile, OutboundFileKind, SendOptions } from "../channel.js";
-import { performance } from "node:perf_hooks";
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import { sleep } from "../../core/clock.js";
@@ -31,12 +31,11 @@ import { TelegramAdapter, toChannelError } from "./telegram-adapter.js";
 import { UpdateStore } from "./update-store.js";
 import { startWebhook, type WebhookServer } from "./webhook.js";
 import { approvalButton, translateMessage } from "./telegram-inbound.js";
+import { createTelegramApi, DEFAULT_API_ROOT, gs, type RetryLimits } from "./telegram-api.js";
+import { pollUpdates } from "./telegram-poller.js";
+import { probeTelegram } from "./telegram-probe.js";
 
-export const DEFAULT_API_ROOT = "https://api.telegram.org";
-
-/** grammY types its signals with the `abort-controller` polyfill's type; Node's is compatible. */
-type GrammySignal = Parameters<Api["getMe"]>[0];
-const gs = (s: AbortSignal): GrammySignal => s as unknown as GrammySignal;
+export { DEFAULT_API_ROOT } from "./telegram-api.js";
 
 export interface TelegramDeps extends ChatChannelDeps {
   /**
@@ -44,7 +43,7 @@ export interface TelegramDeps extends ChatChannelDeps {
    * answer that would otherwise be lost, so it waits long (default 600); anything else (preview
    * edits, deletes) gives up after 60 and the relay falls back to a new message.
    */
-  retryLimits?: { sendMaxDelayS?: number; otherMaxDelayS?: number };
+  retryLimits?: RetryLimits;
 }
 
 /** The Telegram channel: a Channel plus the Service lifecycle and health. */
@@ -166,34 +165,10 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     this.stopping = false;
     this.abort = new AbortController();
     const apiRoot = cfg.api_root ?? DEFAULT_API_ROOT;
-    const api = new Api(cfg.token, { apiRoot });
-    const limits = this.deps.retryLimits ?? {};
-    const sendRetry = autoRetry({
-      maxRetryAttempts: 5,
-      maxDelaySeconds: limits.sendMaxDelayS ?? 600,
-      rethrowHttpErrors: true,
+    const api = createTelegramApi(cfg.token, apiRoot, this.deps.retryLimits ?? {}, {
+      sent: () => this.sent(),
+      heard: () => this.heard(),
     });
-    const retry = autoRetry({
-      maxRetryAttempts: 5,
-      maxDelaySeconds: limits.otherMaxDelayS ?? 60,
-      rethrowHttpErrors: true,
-    });
-    // getUpdates is retried by the poll loop itself (with stall detection), not by auto-retry.
-    // Every answer from Telegram is a sign of life (the watchdog reads it); a sent or edited message
-    // is also the channel's last message out.
-    const transformer: Transformer = async (prev, method, payload, signal) => {
-      const res = await (method === "getUpdates"
-        ? prev(method, payload, signal)
-        : method === "sendMessage"
-          ? sendRetry(prev, method, payload, signal)
-          : retry(prev, method, payload, signal));
-      if (res.ok) {
-        if (/^(send|edit)/.test(method) && method !== "sendChatAction") this.sent();
-        else this.heard();
-      }
-      return res;
-    };
-    api.config.use(transformer);
     this.api = api;
     this.setState("starting");
     this.loop = this.run(api, cfg.token, apiRoot).catch((err: unknown) => {
@@ -219,41 +194,17 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     if (this.st.state !== "error") this.setState("stopped");
   }
 
-  /**
-   * Asks Telegram for the webhook info: the round trip, and `pending_update_count`. Polling that hears
-   * nothing while Telegram reports pending updates at two probes in a row is stuck (alive on the
-   * wire, deaf in effect).
-   */
+  /** Asks Telegram for the webhook info; two probes in a row decide "stuck" (telegram-probe.ts). */
   async probe(): Promise<ChannelProbe> {
     const api = this.api;
     if (!api) return { ok: false, rttMs: 0, detail: `not running (${this.st.state})` };
-    const t0 = performance.now();
-    try {
-      const info = await api.getWebhookInfo(gs(AbortSignal.timeout(15_000)));
-      const rttMs = Math.round(performance.now() - t0);
-      const pending = info.pending_update_count;
-      const prev = this.lastProbe;
-      const polling = !info.url;
-      const stuck =
-        polling && pending > 0 && prev !== undefined && prev.pending > 0 && prev.received === this.received;
-      this.lastProbe = { pending, received: this.received };
-      if (this.st.state !== "connected")
-        return { ok: false, rttMs, detail: `${this.st.state}${this.st.detail ? `: ${this.st.detail}` : ""}` };
-      return {
-        ok: !stuck,
-        rttMs,
-        stuck,
-        detail: stuck
-          ? `Telegram holds ${pending} update(s) the poller has not received`
-          : `getWebhookInfo answered; ${pending} update(s) pending`,
-      };
-    } catch (err) {
-      return {
-        ok: false,
-        rttMs: Math.round(performance.now() - t0),
-        detail: `getWebhookInfo failed: ${(err as Error).message}`,
-      };
-    }
+    const { probe, mark } = await probeTelegram(api, {
+      status: () => this.st,
+      received: () => this.received,
+      last: () => this.lastProbe,
+    });
+    if (mark) this.lastProbe = mark;
+    return probe;
   }
 
   /** Tears polling (or the webhook) down and connects again with the live config. */
@@ -355,53 +306,26 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     return false;
   }
 
-  private async poll(api: Api, token: string, apiRoot: string): Promise<void> {
-    const signal = this.abort.signal;
-    let delay = 1000;
-    while (!this.stopping) {
-      const stallS = this.cfg().poll_stall_s;
-      const timeout = Math.max(1, Math.min(25, stallS - 3));
-      const req = new AbortController();
-      const onStop = (): void => req.abort(signal.reason);
-      signal.addEventListener("abort", onStop, { once: true });
-      let stalled = false;
-      const watchdog = this.ctx.clock.setTimeout(() => {
-        stalled = true;
-        req.abort(new Error("poll stalled"));
-      }, stallS * 1000);
-      watchdog.unref?.();
-      try {
-        const updates = await api.getUpdates(
-          { offset: this.store?.offset() ?? 0, timeout, limit: 100 },
-          gs(req.signal),
-        );
+  private poll(api: Api, token: string, apiRoot: string): Promise<void> {
+    return pollUpdates({
+      api,
+      signal: this.abort.signal,
+      clock: this.ctx.clock,
+      logger: this.ctx.logger,
+      stopping: () => this.stopping,
+      stallS: () => this.cfg().poll_stall_s,
+      offset: () => this.store?.offset() ?? 0,
+      answered: (updates) => {
         if (this.st.state !== "connected") this.setState("connected", "long polling");
         if (updates.length > 0) {
           this.inbound();
           this.received += updates.length;
         }
-        delay = 1000;
         this.accept(api, token, apiRoot, updates);
-      } catch (err) {
-        if (this.stopping) break;
-        if (this.fatal(err)) return;
-        if (stalled) {
-          this.ctx.logger.warn(`telegram: no answer to getUpdates for ${stallS}s; restarting the poll`);
-          this.setState("reconnecting", "poll stalled; restarted");
-          continue;
-        }
-        const msg =
-          err instanceof GrammyError ? `${err.error_code} ${err.description}` : (err as Error).message;
-        this.setState("reconnecting", `getUpdates failed: ${msg}`);
-        this.ctx.logger.warn({ err: msg, retryInMs: delay }, "telegram: polling failed; backing off");
-        const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
-        await sleep(this.ctx.clock, retryAfter ? retryAfter * 1000 : delay, signal).catch(() => undefined);
-        delay = Math.min(delay * 2, 30_000);
-      } finally {
-        this.ctx.clock.clearTimeout(watchdog);
-        signal.removeEventListener("abort", onStop);
-      }
-    }
+      },
+      fatal: (err) => this.fatal(err),
+      setState: (state, detail) => this.setState(state, detail),
+    });
   }
 
   /** Stores updates (advancing the offset) and schedules their handling. */
