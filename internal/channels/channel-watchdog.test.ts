@@ -86,6 +86,9 @@ describe("channel watchdog", () => {
     // Healthy: a message goes both ways, the liveness marks are set, the probe is fine.
     tg.pushText(owner, "hello");
     await until(() => tg.visible(owner.id).length === 1, "the first answer");
+    // The fake records the reply when it receives it; the channel marks it sent once the Bot API's
+    // answer is back, a moment later.
+    await until(() => ch!.status().lastSentAt !== undefined, "the reply marked sent");
     expect(ch.status()).toMatchObject({ lastInboundAt: expect.any(Number), lastSentAt: expect.any(Number) });
     const w = createChannelWatchdog(c.ctx, registry);
     wd = w;
