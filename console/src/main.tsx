@@ -151,7 +151,7 @@ function App() {
         </button>
       </header>
       <div class="layout">
-        <nav id="nav" class={navOpen ? "open" : ""} aria-label="console">
+        <nav id="nav" class={navOpen ? "side open" : "side"} aria-label="console">
           {VIEWS.map(([id, label]) => (
             <a
               key={id}

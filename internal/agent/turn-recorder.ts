@@ -256,9 +256,14 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       const status =
         outcome.finishReason === "aborted" ? "aborted" : outcome.finishReason === "error" ? "error" : "ok";
       try {
+        // A failed turn keeps its cause in the transcript (the console and the web chat show it);
+        // history.ts never sends an error-status answer back to the model.
+        const content =
+          outcome.text ||
+          (status === "error" && outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : "");
         finalStored = sessions.append(persistSession.id, {
           role: "assistant",
-          content: outcome.text,
+          content,
           ...(outcome.model ? { model: outcome.model } : {}),
           finishReason: outcome.finishReason,
           status,
