@@ -20,6 +20,16 @@ export interface TraceCall {
   usage?: Usage;
   /** Model calls only; null when `models.pricing` has no price for the model. */
   cost?: number | null;
+  /**
+   * Model calls recorded since the breakdown was added: the prompt's characters per part (system
+   * prompt, tool schemas, earlier history, tool results, the new message), to be scaled to
+   * `usage.input` as an estimate.
+   */
+  prompt?: { system: number; tools: number; history: number; tool_results: number; new_message: number };
+  /** Model calls: retries after a context overflow (each after a compaction). */
+  overflow_retries?: number;
+  /** Model calls: the history was compacted just before this call. */
+  compacted?: boolean;
 }
 
 /** One turn (request) of the tree with the usage of its own model calls. */

@@ -184,7 +184,14 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         depth,
         kind: "model",
         name: `${u.provider}/${u.model}`,
-        meta: u.usage,
+        // Usage plus, for the console's timeline and token breakdown, where the prompt went.
+        meta: {
+          ...u.usage,
+          ...(u.prompt ? { prompt: u.prompt } : {}),
+          ...(u.overflowRetries ? { overflowRetries: u.overflowRetries } : {}),
+          ...(u.compacted ? { compacted: true } : {}),
+        },
+        ...(u.durationMs !== undefined ? { durationMs: u.durationMs } : {}),
       };
       // The loop reports the call's answer right after, in the same synchronous run: both are written
       // in that answer's commit. Never held across an await: what no answer claimed by the end of this

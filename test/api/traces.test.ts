@@ -253,6 +253,21 @@ describe("call trees", () => {
     expect(costliest.body.traces[0]!.turns).toBe(2);
     expect(costliest.body.traces[0]!.model_calls).toBeGreaterThanOrEqual(3);
     expect(costliest.body.traces[0]!.cost).toBeGreaterThan(0);
+    // Its model calls say where their prompt went, and each is a span (a bar on the timeline).
+    const tree = await api.req<TraceReport>("GET", `/api/traces/${costliest.body.traces[0]!.request_id}`);
+    const models = tree.body.calls.filter((c) => c.kind === "model");
+    expect(models.length).toBeGreaterThan(0);
+    for (const m of models) {
+      expect(m.prompt).toBeDefined();
+      expect(m.ended_at).toBeGreaterThanOrEqual(m.started_at);
+    }
+    // The first call of the root turn: the new message is the owner's, there is a system prompt and tools.
+    expect(models[0]!.prompt).toMatchObject({ tool_results: 0 });
+    expect(models[0]!.prompt!.new_message).toBeGreaterThan(0);
+    expect(models[0]!.prompt!.system).toBeGreaterThan(0);
+    expect(models[0]!.prompt!.tools).toBeGreaterThan(0);
+    // The call after a tool call carries its result.
+    expect(models.some((m) => m.prompt!.tool_results > 0)).toBe(true);
     const failed = await api.req<{ traces: Item[] }>("GET", "/api/traces?status=failed");
     expect(failed.body.traces.length).toBeGreaterThan(0);
     expect(failed.body.traces.every((t) => t.status === "error" || t.status === "aborted")).toBe(true);
