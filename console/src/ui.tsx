@@ -3,7 +3,7 @@ import type { ComponentChildren } from "preact";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 
 export const fmtCost = (usd: number): string =>
-  usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toFixed(6)}` : `$${usd.toFixed(2)}`;
+  usd === 0 ? "$0" : usd < 0.01 ? `$${Number(usd.toPrecision(2))}` : `$${usd.toFixed(2)}`;
 export const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
 export const fmtTime = (ms: number | null | undefined): string =>
   ms
