@@ -1,10 +1,12 @@
 /**
  * Websocket methods the owner's console needs beyond the chat and admin sets (docs/gateway-protocol.md):
  * system.info, usage.daily, usage.sessions, sessions.search, sessions.model, pairing.revoke,
- * cron.pause / cron.resume, heartbeat.runs (approvals.* are methods-approvals.ts'). Like every method
+ * cron.pause / cron.resume, heartbeat.runs, memory.entries (approvals.* are methods-approvals.ts'). Like every method
  * they are reachable only after an authenticated `connect`; nothing here is a console-only back door (the CLI may use them too).
  */
 import type { PairingStore } from "../channels/common/pairing.js";
+import { resolve } from "node:path";
+import { memoryEntries } from "./memory-entries.js";
 import { MethodError } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import { dailyUsage, topSessions } from "./usage-report.js";
@@ -204,5 +206,7 @@ export function consoleMethods(
         return { runs: hb.recentRuns(p.optInt("limit", 1, 200) ?? 20) };
       },
     ],
+    // What the assistant remembers (MEMORY.md and memory/), read through the workspace door.
+    ["memory.entries", () => memoryEntries(rt.ctx.db, resolve(rt.ctx.config().workspace))],
   ];
 }

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import { GatewayClient, GatewayClientError } from "../../internal/gateway/client.js";
@@ -26,6 +26,7 @@ const NEW_METHODS = [
   "cron.pause",
   "cron.resume",
   "heartbeat.runs",
+  "memory.entries",
 ];
 let h: GatewayHarness;
 let c: GatewayClient;
@@ -259,5 +260,55 @@ describe("console websocket methods", () => {
     });
     expect((info.memory as { rss: number }).rss).toBeGreaterThan(0);
     expect(info.notes).toEqual({ files: expect.any(Number), bytes: expect.any(Number) });
+  });
+
+  it("memory.entries lists facts and notes with where each came from, and never follows a planted link", async () => {
+    const ws = join(h.dir, "workspace");
+    // A fact written by a turn (memory_write), so it has an origin.
+    h.fake.enqueue(
+      {
+        toolCalls: [
+          { name: "memory_write", arguments: { text: "The owner's cat is called Miso", kind: "fact" } },
+        ],
+      },
+      { text: "Noted." },
+    );
+    await c.request("chat.send", {
+      sessionKey: "memory-test",
+      message: "remember my cat",
+      wait: true,
+    });
+    mkdirSync(join(ws, "memory"), { recursive: true });
+    writeFileSync(
+      join(ws, "memory", "2026-11-20.md"),
+      "# 2026-11-20\n\n- 09:15 Called the plumber\n  about the leak\n",
+    );
+    // Planted by a sandboxed command: a note file that is a link to a file outside the workspace.
+    const outside = join(h.dir, "outside-secret.txt");
+    writeFileSync(outside, "- 10:00 SECRET-OUTSIDE-THE-WORKSPACE\n");
+    symlinkSync(outside, join(ws, "memory", "2026-11-21.md"));
+    const r = await c.request<{
+      entries: {
+        kind: string;
+        file: string;
+        line: number;
+        date: string | null;
+        text: string;
+        origin: { request_id: string | null } | null;
+      }[];
+      refused: string[];
+    }>("memory.entries", {});
+    const fact = r.entries.find((e) => e.text === "The owner's cat is called Miso");
+    expect(fact).toMatchObject({ kind: "fact", file: "MEMORY.md" });
+    expect(fact!.origin?.request_id).toMatch(/.+/);
+    const note = r.entries.find((e) => e.file === "memory/2026-11-20.md");
+    expect(note).toMatchObject({
+      kind: "note",
+      line: 3,
+      date: "2026-11-20 09:15",
+      text: "Called the plumber\nabout the leak",
+    });
+    expect(JSON.stringify(r.entries)).not.toContain("SECRET-OUTSIDE");
+    expect(r.refused.join("\n")).toContain("memory/2026-11-21.md");
   });
 });
