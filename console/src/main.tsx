@@ -13,6 +13,7 @@ import { Agents } from "./views/agents";
 import { Approvals } from "./views/approvals";
 import { Cron } from "./views/cron";
 import { Logs } from "./views/logs";
+import { Memory } from "./views/memory";
 import { Overview } from "./views/overview";
 import { SessionView } from "./views/session-view";
 import { Sessions } from "./views/sessions";
@@ -24,6 +25,7 @@ const VIEWS: [string, string][] = [
   ["usage", "Usage"],
   ["sessions", "Sessions"],
   ["traces", "Traces"],
+  ["memory", "Memory"],
   ["cron", "Cron"],
   ["approvals", "Approvals"],
   ["agents", "Agents"],
@@ -101,6 +103,9 @@ function App() {
       break;
     case "traces":
       body = <Traces id={a} />;
+      break;
+    case "memory":
+      body = <Memory />;
       break;
     case "cron":
       body = <Cron />;

@@ -49,7 +49,7 @@ export function Card(props: {
   return (
     <section class="card" id={props.id} aria-label={props.title}>
       <header>
-        <h2>{props.title}</h2>
+        <h2 title={props.title}>{props.title}</h2>
         {props.actions && <div class="actions">{props.actions}</div>}
       </header>
       {props.children}

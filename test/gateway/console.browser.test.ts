@@ -173,19 +173,36 @@ async function rest<T>(method: string, path: string, body?: unknown): Promise<T>
 }
 
 /** Many sessions with long titles and markdown answers, an unpriced agent's chats, and a failed turn. */
-async function seedRealisticData(): Promise<void> {
-  const say = async (agent: string, message: string): Promise<void> => {
+async function seedRealisticData(): Promise<{ plan: string; failed: string }> {
+  const say = async (agent: string, message: string): Promise<string> => {
     const s = await rest<{ id: string }>("POST", `/api/agents/${agent}/sessions`, {});
     await rest("POST", `/api/agents/${agent}/sessions/${s.id}/messages`, { message });
+    return s.id;
   };
+  // Something to remember, written by a turn (the memory view shows where it came from).
+  llm.enqueue(
+    {
+      toolCalls: [
+        {
+          name: "memory_write",
+          arguments: { text: "The owner prefers tea to coffee, and green tea after 4 pm", kind: "fact" },
+        },
+      ],
+    },
+    { text: "I'll remember that." },
+  );
+  await say("main", "Remember that I prefer tea to coffee, and green tea after 4 pm.");
+  const ids: string[] = [];
   for (let i = 1; i <= 7; i++) {
     llm.enqueue({
       text: `## Plan ${i}\n\n- **first** step with \`code\`\n- second step\n\nSee [the docs](https://example.org/docs).`,
       usage: { prompt_tokens: 1200 * i, completion_tokens: 300 * i, total_tokens: 1500 * i },
     });
-    await say(
-      "main",
-      `Could you draft plan number ${i} for the quarterly review of the household budget and the garden?`,
+    ids.push(
+      await say(
+        "main",
+        `Could you draft plan number ${i} for the quarterly review of the household budget and the garden?`,
+      ),
     );
   }
   for (let i = 1; i <= 2; i++) {
@@ -196,7 +213,8 @@ async function seedRealisticData(): Promise<void> {
     );
   }
   llm.enqueue({ error: { status: 400, message: "The model refused: the request was malformed (test)." } });
-  await say("main", "This turn fails at the model.");
+  const failed = await say("main", "This turn fails at the model.");
+  return { plan: ids[ids.length - 1]!, failed };
 }
 
 async function go(route: string, ready: string): Promise<void> {
@@ -259,7 +277,7 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     expect(await page.isVisible("nav.side .nav-logout")).toBe(true);
     await page.click("button.menu");
     await page.setViewportSize(DESKTOP);
-    await seedRealisticData();
+    const seeded = await seedRealisticData();
     await shoot("overview");
 
     // A chat message from the owner on Telegram; its cost shows on today's usage.
@@ -321,6 +339,23 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await page.waitForSelector("#trace-list tr[data-request]");
     await shoot("traces");
 
+    // A failed turn shows its cause; an answer's markdown is rendered, not shown raw.
+    await go(`#/sessions/main/${seeded.failed}`, "#transcript .msg.failed .turn-error");
+    expect(await page.textContent("#transcript .msg.failed .turn-error")).toMatch(/malformed/);
+    await shoot("session-failed");
+    await go(`#/sessions/main/${seeded.plan}`, "#transcript .md h2");
+    expect(await page.textContent("#transcript .md h2")).toBe("Plan 7");
+    expect(await page.textContent("#transcript .md")).not.toContain("**");
+    await shoot("session-markdown");
+
+    // Memory: the fact, searchable, with the turn that wrote it.
+    await go("#/memory", "#memory .memory-list li");
+    await page.fill("#memory-q", "green tea");
+    await page.waitForFunction(() => document.querySelectorAll("#memory .memory-list li").length === 1);
+    expect(await page.textContent("#memory .memory-list li")).toMatch(/written by a turn/);
+    await page.fill("#memory-q", "");
+    await shoot("memory");
+
     // An exec outside the allow list waits for the owner; approving it in the console runs it.
     llm.enqueue(
       { toolCalls: [{ name: "exec", arguments: { command: "touch approved-by-console.txt" } }] },
@@ -332,6 +367,20 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await go("#/approvals", "[data-approval]");
     expect(await page.textContent("[data-approval] pre")).toContain("touch approved-by-console.txt");
     await shoot("approvals");
+    // Its transcript shows the call waiting for approval, not a green tick.
+    await go("#/sessions", ".session-list li");
+    await page.fill("#session-q", "make the file");
+    await page.press("#session-q", "Enter");
+    await page.waitForFunction(() => document.querySelectorAll(".session-list li").length === 1, undefined, {
+      timeout: 10_000,
+    });
+    await page.click(".session-list li a");
+    await page.waitForSelector('#transcript details.toolcall[data-state="waiting"]', { timeout: 20_000 });
+    expect(await page.textContent('#transcript details.toolcall[data-state="waiting"] summary')).toContain(
+      "waiting for approval",
+    );
+    await shoot("session-waiting");
+    await go("#/approvals", "[data-approval]");
     await page.click("[data-approval] button:has-text('Approve')");
     await waitFor(() => existsSync(join(d.workspace, "approved-by-console.txt")), 30_000);
     await waitFor(() => tg.visible(owner.id).some((m) => m.text.includes("The file is made.")), 30_000);
@@ -370,6 +419,10 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
 
     // Sessions, a transcript with the folded tool call, agents and logs.
     await go("#/sessions", ".session-list li");
+    await page.fill("#session-q", "");
+    await page.press("#session-q", "Enter");
+    await page.waitForFunction(() => document.querySelectorAll(".session-list li").length > 5);
+    await shoot("sessions-all");
     await page.fill("#session-q", "make the file");
     await page.press("#session-q", "Enter");
     await page.waitForFunction(() => document.querySelectorAll(".session-list li").length === 1, undefined, {
