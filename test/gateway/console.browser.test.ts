@@ -434,6 +434,26 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     expect(await page.textContent("#transcript details.toolcall summary")).toContain("exec");
     expect(await page.isVisible("#transcript details.toolcall pre")).toBe(false);
     await shoot("session");
+    // A turn watched live: the answer streams into the session view while it runs.
+    llm.enqueue({
+      text: "A slow answer, streamed in small pieces so that it can be watched.",
+      chunkSize: 4,
+      delayMs: 120,
+    });
+    tg.pushText(owner, "answer slowly, please");
+    await page.waitForFunction(
+      () => /A slow/.test(document.querySelector("#live-turn .live-text")?.textContent ?? ""),
+      undefined,
+      {
+        timeout: 20_000,
+      },
+    );
+    expect(await page.textContent("#live-turn")).toMatch(/running/);
+    await page.screenshot({ path: join(SHOTS, "live-turn-1440-light.png") });
+    await page.waitForSelector("#live-turn", { state: "detached", timeout: 30_000 });
+    await page.waitForFunction(() =>
+      /watched\./.test(document.querySelector("#transcript")?.textContent ?? ""),
+    );
     // Compact it from the console: the old session links to its successor and back.
     llm.enqueue({ text: "Summary: the owner said hello and asked for a file, which was made." });
     await page.click('#session-head button:has-text("Compact")');

@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { api, gateway } from "../gateway";
 import { usePoll, useLoad, useReloadOn } from "../hooks";
 import { md } from "../markdown";
+import { LiveTurn } from "./live-turn";
 import { ActionButton, Badge, Card, Empty, ErrorLine, fmtTime, When } from "../ui";
 
 interface Session {
@@ -181,6 +182,7 @@ export function SessionView(props: { agent: string; id: string }) {
           ))}
         </Card>
       ) : null}
+      {sess && !sess.archived && <LiveTurn sessionKey={sess.key} />}
       <Card title="Transcript" id="transcript">
         {msgs.data?.truncated && <p class="warn-line">Showing the first 20,000 messages only.</p>}
         {msgs.data?.messages.length ? (
@@ -206,7 +208,7 @@ export function SessionView(props: { agent: string; id: string }) {
 /** The state of one tool call, from its stored result (or the lack of one). */
 function callState(r: Message | undefined, waiting: boolean, open: boolean): [string, string] {
   if (r) return r.status === "error" ? ["error", "✗"] : ["ok", "✓"];
-  if (waiting) return ["waiting", "⏳"];
+  if (waiting) return ["waiting", "○"];
   return open ? ["running", "…"] : ["no result", "–"];
 }
 
