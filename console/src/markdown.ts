@@ -26,6 +26,7 @@ function inline(src: string): string {
     .replace(/\*\*([^*\n]+)\*\*/g, "<strong>$1</strong>")
     .replace(/(^|[\s(])\*([^*\n]+)\*(?=[\s).,!?:;]|$)/g, "$1<em>$2</em>");
   s = s.replace(/~~([^~\n]+)~~/g, "<del>$1</del>");
+  // eslint-disable-next-line no-control-regex -- the placeholders are control characters on purpose
   return s.replace(/\u0000(\d+)\u0000/g, (_, i: string) => codes[+i] ?? "");
 }
 
@@ -64,6 +65,7 @@ export function md(src: string): string {
   };
   for (const line of s.split("\n")) {
     let m: RegExpExecArray | null;
+    // eslint-disable-next-line no-control-regex -- the placeholders are control characters on purpose
     if ((m = /^\u0001(\d+)\u0001$/.exec(line))) {
       flushPara();
       flushList();

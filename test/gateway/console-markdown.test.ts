@@ -14,7 +14,7 @@ import { REPO_ROOT } from "../helpers/daemon.js";
 function webChatMd(): (s: string) => string {
   const html = readFileSync(join(REPO_ROOT, "internal", "gateway", "web", "index.html"), "utf8");
   const start = html.indexOf("const esc = (s) =>");
-  const end = html.indexOf("return out.join(\"\");", start);
+  const end = html.indexOf('return out.join("");', start);
   if (start < 0 || end < 0) throw new Error("the web chat's md renderer was not found in index.html");
   const src = html.slice(start, end) + 'return out.join(""); }\nmd;';
   return runInNewContext(src) as (s: string) => string;
@@ -27,7 +27,7 @@ const INPUTS = [
   "```ts\nconst x = '<b>';\n```\nafter",
   '<img src=x onerror="alert(1)"> <script>alert(2)</script>',
   "[bad](javascript:alert(1)) [ok](mailto:a@b.c)",
-  'a "quote" & an \'apostrophe\'',
+  "a \"quote\" & an 'apostrophe'",
 ];
 
 describe("console markdown = the web chat's renderer", () => {
