@@ -128,11 +128,13 @@ export function topSessions(db: Database, since: number, limit: number): Session
         cost: number;
         tokens: number;
         calls: number;
+        unpriced: number;
         last_at: number;
       }
     >(
       `SELECT session_id, MAX(session_key) AS session_key, MAX(agent_id) AS agent_id,
-              COALESCE(SUM(cost), 0) AS cost, SUM(total) AS tokens, COUNT(*) AS calls, MAX(created_at) AS last_at
+              COALESCE(SUM(cost), 0) AS cost, SUM(total) AS tokens, COUNT(*) AS calls,
+              SUM(cost IS NULL) AS unpriced, MAX(created_at) AS last_at
          FROM usage WHERE created_at >= ? AND session_id IS NOT NULL
         GROUP BY session_id ORDER BY cost DESC, tokens DESC LIMIT ?`,
     )
@@ -148,6 +150,7 @@ export function topSessions(db: Database, since: number, limit: number): Session
     cost: r.cost,
     tokens: r.tokens,
     calls: r.calls,
+    unpricedCalls: r.unpriced,
     lastAt: r.last_at,
     topRequestId: topRequest.get(r.session_id, since)?.request_id ?? null,
   }));

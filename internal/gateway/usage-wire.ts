@@ -30,6 +30,8 @@ export interface SessionCost {
   cost: number;
   tokens: number;
   calls: number;
+  /** Calls of a model without a price in `models.pricing` (their cost is not in `cost`). */
+  unpricedCalls: number;
   lastAt: number;
   topRequestId: string | null;
 }

@@ -150,7 +150,11 @@ export function Usage() {
                       {s.sessionKey ?? s.sessionId}
                     </a>
                   </td>
-                  <td class="num">{fmtCost(s.cost)}</td>
+                  <td class="num">
+                    {s.unpricedCalls > 0 && s.cost === 0
+                      ? "unpriced"
+                      : fmtCost(s.cost) + (s.unpricedCalls > 0 ? ` + ${s.unpricedCalls} unpriced` : "")}
+                  </td>
                   <td class="num">{fmtInt(s.tokens)}</td>
                   <td class="num">{s.calls}</td>
                   <td>
