@@ -3,12 +3,20 @@
  * MEMORY.md and the dated notes of memory/YYYY-MM-DD.md, one entry per bullet, each with its file and
  * line and, when a stored `memory_write` call wrote that text, the turn that wrote it.
  *
- * Invariants: every file is read through the workspace door (internal/workspace/workspace-door.ts: no
- * link followed, regular files only, capped), because the sandbox can write the workspace; nothing is
- * written here. Reachable only after an authenticated `connect`, like every method.
+ * `memory.edit` / `memory.forget` change or remove one entry for the owner.
+ *
+ * Invariants: every file is read and written through the workspace door
+ * (internal/workspace/workspace-door.ts: no link followed, regular files only, capped, no hard-linked
+ * file written), because the sandbox can write the workspace; only MEMORY.md and memory/YYYY-MM-DD.md
+ * are ever written, and only when the entry still reads what the owner saw. Reachable only after an
+ * authenticated `connect`, like every method.
  */
 import { isWorkspaceError } from "../workspace/workspace-error.js";
-import { listWorkspaceDirSync, readWorkspaceFileSync } from "../workspace/workspace-door.js";
+import {
+  listWorkspaceDirSync,
+  readWorkspaceFileSync,
+  rewriteWorkspaceFileSync,
+} from "../workspace/workspace-door.js";
 import type { Db } from "../store/db.js";
 
 /** Note files read (the newest); older days stay on disk and in `memory_search`. */
@@ -144,4 +152,64 @@ export function memoryEntries(db: Db, root: string): { entries: MemoryEntry[]; r
     if (t !== undefined) add("note", `memory/${d}`, d.slice(0, 10), t);
   }
   return { entries, refused };
+}
+
+/** The memory files an owner may change: the fact file and dated note files, nothing else. */
+const EDITABLE = /^(MEMORY\.md|memory\.md|memory\/\d{4}-\d{2}-\d{2}\.md)$/;
+
+/** A conflict or a bad request, with the reason for the owner. */
+export class MemoryEditError extends Error {
+  constructor(
+    readonly code: "invalid_params" | "conflict",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Changes one entry (`replacement`) or forgets it (`replacement` null): the bullet at `line` of
+ * `file`, which must still read `text` (else the file changed since the owner loaded it: a conflict,
+ * nothing written). A note keeps its time, a fact its date. Written through the workspace door.
+ */
+export function editMemoryEntry(
+  root: string,
+  edit: { file: string; line: number; text: string; replacement: string | null },
+): void {
+  if (!EDITABLE.test(edit.file))
+    throw new MemoryEditError(
+      "invalid_params",
+      `file must be MEMORY.md or memory/YYYY-MM-DD.md; got ${JSON.stringify(edit.file)}`,
+    );
+  const kind = edit.file.startsWith("memory/") ? "note" : "fact";
+  const repl = edit.replacement?.trim().replace(/\r\n/g, "\n");
+  if (repl === "")
+    throw new MemoryEditError("invalid_params", "replacement must not be empty (forget the entry instead)");
+  rewriteWorkspaceFileSync(root, edit.file, (text) => {
+    const lines = text.split("\n");
+    const i = edit.line - 1;
+    if (!/^[-*]\s+/.test(lines[i] ?? ""))
+      throw new MemoryEditError(
+        "conflict",
+        `${edit.file}:${edit.line} is no longer an entry; reload the memory view`,
+      );
+    let end = i + 1;
+    while (end < lines.length && /^\s{2,}\S/.test(lines[end]!)) end++;
+    const raw = [lines[i]!.replace(/^[-*]\s+/, ""), ...lines.slice(i + 1, end).map((l) => l.trim())].join(
+      "\n",
+    );
+    const note = kind === "note" ? /^(\d{2}:\d{2})\s+([\s\S]*)$/.exec(raw) : null;
+    const fact = kind === "fact" ? /^([\s\S]*?)\s+\((\d{4}-\d{2}-\d{2})\)$/.exec(raw) : null;
+    const body = (note?.[2] ?? fact?.[1] ?? raw).trim();
+    if (body !== edit.text)
+      throw new MemoryEditError(
+        "conflict",
+        `${edit.file}:${edit.line} changed since it was loaded; reload the memory view`,
+      );
+    const next =
+      repl === undefined
+        ? []
+        : [`- ${note ? note[1] + " " : ""}${repl.replace(/\n/g, "\n  ")}${fact ? ` (${fact[2]})` : ""}`];
+    return [...lines.slice(0, i), ...next, ...lines.slice(end)].join("\n");
+  });
 }

@@ -6,8 +6,9 @@
  */
 import type { PairingStore } from "../channels/common/pairing.js";
 import { resolve } from "node:path";
-import { memoryEntries } from "./memory-entries.js";
-import { MethodError } from "./protocol.js";
+import { isWorkspaceError } from "../workspace/workspace-error.js";
+import { MemoryEditError, editMemoryEntry, memoryEntries } from "./memory-entries.js";
+import { MethodError, type Params } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import { dailyUsage, topSessions } from "./usage-report.js";
 import type { MethodHandler } from "./ws-server.js";
@@ -55,6 +56,36 @@ function memoryNotes(rt: GatewayRuntime): { files: number; bytes: number } | nul
   } catch {
     return null;
   }
+}
+
+/** `line`, required: the entry's first line in its file. */
+function needLine(p: Params): number {
+  const line = p.optInt("line", 1, 1_000_000);
+  if (line === undefined)
+    throw new MethodError("invalid_params", "line is required (the entry's line, from memory.entries)");
+  return line;
+}
+
+/** One owner edit of a memory entry, with its refusals as method errors. */
+function memoryEdit(
+  rt: GatewayRuntime,
+  file: string,
+  line: number,
+  text: string,
+  replacement: string | null,
+) {
+  try {
+    editMemoryEntry(resolve(rt.ctx.config().workspace), { file, line, text, replacement });
+  } catch (err) {
+    if (err instanceof MemoryEditError) throw new MethodError(err.code, err.message);
+    if (isWorkspaceError(err)) throw new MethodError("forbidden", `${file}: ${err.message}`);
+    throw err;
+  }
+  rt.ctx.logger.info(
+    { file, line, forgot: replacement === null },
+    "memory entry changed by the owner over the gateway",
+  );
+  return { ok: true };
 }
 
 export function consoleMethods(
@@ -208,5 +239,7 @@ export function consoleMethods(
     ],
     // What the assistant remembers (MEMORY.md and memory/), read through the workspace door.
     ["memory.entries", () => memoryEntries(rt.ctx.db, resolve(rt.ctx.config().workspace))],
+    ["memory.edit", (p) => memoryEdit(rt, p.str("file"), needLine(p), p.str("text"), p.str("replacement"))],
+    ["memory.forget", (p) => memoryEdit(rt, p.str("file"), needLine(p), p.str("text"), null)],
   ];
 }
