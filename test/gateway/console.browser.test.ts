@@ -357,6 +357,14 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     expect(await page.textContent("#memory .memory-list li")).toMatch(/written by a turn/);
     await page.fill("#memory-q", "");
     await shoot("memory");
+    // The owner corrects the fact: written to MEMORY.md through the door, the date kept.
+    await page.click('#memory .memory-list li:has-text("green tea") button:has-text("Edit")');
+    await page.fill("#memory .memory-list li textarea", "The owner prefers rooibos in the evening");
+    await page.click('#memory .memory-list li button:has-text("Save")');
+    await page.waitForSelector('#memory .memory-list li:has-text("rooibos")', { timeout: 10_000 });
+    expect(readFileSync(join(d.workspace, "MEMORY.md"), "utf8")).toMatch(
+      /- The owner prefers rooibos in the evening \(\d{4}-\d{2}-\d{2}\)/,
+    );
 
     // An exec outside the allow list waits for the owner; approving it in the console runs it.
     llm.enqueue(

@@ -1,8 +1,8 @@
-/** Memory: what the assistant remembers (MEMORY.md facts, memory/ notes), searchable, with where each came from. */
+/** Memory: what the assistant remembers (MEMORY.md facts, memory/ notes), searchable, with where each came from; edit or forget. */
 import { useState } from "preact/hooks";
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
-import { Badge, Card, Empty, ErrorLine, When } from "../ui";
+import { ActionButton, Badge, Card, Empty, ErrorLine, When } from "../ui";
 
 interface Entry {
   kind: "fact" | "note";
@@ -18,6 +18,8 @@ export function Memory() {
   useReloadOn(m, ["chat"]);
   const [q, setQ] = useState("");
   const [kind, setKind] = useState<"" | "fact" | "note">("");
+  const [editing, setEditing] = useState<string | undefined>(undefined);
+  const [draft, setDraft] = useState("");
   const words = q.toLowerCase().split(/\s+/).filter(Boolean);
   const shown = (m.data?.entries ?? []).filter(
     (e) => (!kind || e.kind === kind) && words.every((w) => e.text.toLowerCase().includes(w)),
@@ -62,8 +64,36 @@ export function Memory() {
         {shown.length ? (
           <ul class="rows memory-list">
             {shown.map((e) => (
-              <li key={`${e.file}:${e.line}`} data-kind={e.kind}>
-                <div class="mem-text">{e.text}</div>
+              <li key={`${e.file}:${e.line}:${e.text}`} data-kind={e.kind}>
+                {editing === `${e.file}:${e.line}` ? (
+                  <form class="stack" onSubmit={(ev) => ev.preventDefault()}>
+                    <label>
+                      Change this {e.kind}
+                      <textarea rows={3} value={draft} onInput={(ev) => setDraft(ev.currentTarget.value)} />
+                    </label>
+                    <div class="toolbar">
+                      <ActionButton
+                        action={async () => {
+                          await gateway.call("memory.edit", {
+                            file: e.file,
+                            line: e.line,
+                            text: e.text,
+                            replacement: draft,
+                          });
+                          setEditing(undefined);
+                          m.reload();
+                        }}
+                      >
+                        Save
+                      </ActionButton>
+                      <button type="button" onClick={() => setEditing(undefined)}>
+                        Cancel
+                      </button>
+                    </div>
+                  </form>
+                ) : (
+                  <div class="mem-text">{e.text}</div>
+                )}
                 <div class="muted">
                   <Badge state={e.kind === "fact" ? "ok" : "neutral"}>{e.kind}</Badge> {e.date ?? "undated"} ·{" "}
                   <code>
@@ -86,6 +116,29 @@ export function Memory() {
                     " · written outside a stored turn (by hand, or an older chat)"
                   )}
                 </div>
+                {editing !== `${e.file}:${e.line}` && (
+                  <div class="toolbar">
+                    <button
+                      type="button"
+                      onClick={() => {
+                        setEditing(`${e.file}:${e.line}`);
+                        setDraft(e.text);
+                      }}
+                    >
+                      Edit
+                    </button>
+                    <ActionButton
+                      danger
+                      confirm={`Forget this ${e.kind}? It is removed from ${e.file}.`}
+                      action={async () => {
+                        await gateway.call("memory.forget", { file: e.file, line: e.line, text: e.text });
+                        m.reload();
+                      }}
+                    >
+                      Forget
+                    </ActionButton>
+                  </div>
+                )}
               </li>
             ))}
           </ul>
