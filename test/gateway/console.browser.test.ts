@@ -479,6 +479,8 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
         /warn|error|fatal/.test(li.getAttribute("data-level") ?? ""),
       ),
     );
+    // The failed turn's warning links to its trace.
+    await page.waitForSelector(".log li a.req", { timeout: 10_000 });
     await shoot("logs");
 
     // A bad edit of config.yaml: the overview shows the rejection, naming the key, live.
