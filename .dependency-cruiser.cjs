@@ -88,9 +88,12 @@ module.exports = {
           "\\.test\\.ts$",
           "^internal/agent/engines/",
           "^internal/tools/sandbox/",
-          "^internal/tools/(exec-tool|exec-escape|safe-open|workspace-path|fs-tools)\\.ts$",
+          "^internal/tools/(exec-tool|exec-escape|safe-open|workspace-path|fs-tools|plant-guard)\\.ts$",
           "^internal/tools/mcp/mcp-manager\\.ts$",
           "^internal/skills/bin-on-path\\.ts$",
+          // Not the workspace: the parse child's script and /proc (media), the proxy's socket dir (tmp).
+          "^internal/media/document-parser\\.ts$",
+          "^internal/tools/egress/egress-proxy\\.ts$",
         ],
       },
       to: { dependencyTypes: ["core"], path: "^(node:)?fs(/promises)?$" },

@@ -6,9 +6,11 @@
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
  * Benchmarks: console, cold-start, rss, load-peak, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
- * compaction-rate, stable-prefix, ttft, pdf-bomb.
+ * compaction-rate, stable-prefix, ttft, pdf-bomb, containment, soak.
  * Sizes (--size name=value): rssTurns, loadTurns, settleSeconds, overheadTurns, throughputTurns, telegramTurns, storeMessages,
- * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns. `--quick` divides the turn counts by 10 for a smoke run.
+ * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns, soakSeconds
+ * (the soak writes one JSON line per sample to FAMILIAR_SOAK_OUT when set; chart it with
+ * `node --import tsx bench/soak-chart.ts <samples.jsonl> docs/soak-rss.svg`). `--quick` divides the turn counts by 10 for a smoke run.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -16,6 +18,7 @@ import { performance } from "node:perf_hooks";
 import { coldStart } from "./cold-start.js";
 import { consoleBench } from "./console.js";
 import { compactionRate } from "./compaction-rate.js";
+import { containmentBench } from "./containment.js";
 import { stablePrefix } from "./stable-prefix.js";
 import { machineInfo, load1 } from "./lib/machine.js";
 import { pdfBombBench } from "./pdf-bomb.js";
@@ -30,6 +33,7 @@ import { telegramLatency } from "./telegram-latency.js";
 import { throughput } from "./throughput.js";
 import { ttft } from "./ttft.js";
 import { turnOverhead } from "./turn-overhead.js";
+import { soak } from "./soak.js";
 
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   "cold-start": coldStart,
@@ -47,6 +51,8 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   ttft,
   "pdf-bomb": pdfBombBench,
   console: consoleBench,
+  containment: containmentBench,
+  soak,
 };
 
 function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?: string } {
@@ -63,6 +69,7 @@ function parseArgs(argv: string[]): { opts: BenchOptions; only: string[]; json?:
     memoryNotes: 10_000,
     embeddingDims: 1536,
     heartbeatTicks: 60,
+    soakSeconds: 120,
     sandboxRuns: 200,
     nodeFlags: [],
   };

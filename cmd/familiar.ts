@@ -1,17 +1,32 @@
 #!/usr/bin/env node
 /**
- * The `familiar` CLI. Subcommands import their modules lazily so `familiar --version` and
- * `familiar run` load only what they use.
+ * The `familiar` entry. Three steps, in this order, and nothing else here:
+ * 1. refuse a Node that is too old, in one line, before any module that loads a native addon
+ *    (better-sqlite3 crashes an old Node with a bare "Segmentation fault");
+ * 2. for the daemon, re-execute once with its runtime settings (cmd/runtime-tuning.ts);
+ * 3. only then import the CLI (cmd/main.ts).
+ *
+ * Invariant: this file imports statically only cmd/node-version.cjs (plain ES5, no imports) and
+ * cmd/runtime-tuning.ts (Node built-ins only, nothing run at import); everything else is a dynamic
+ * import after the check, so ESM's hoisting of static imports cannot load a native module first.
  */
-import { buildProgram } from "../internal/cli/program.js";
+import nodeVersion from "./node-version.cjs";
+import { applyRuntimeTuning, HeapSettingError } from "./runtime-tuning.js";
 
+const tooOld = nodeVersion.refusal(process.versions.node);
+if (tooOld) {
+  process.stderr.write(`${tooOld}\n`);
+  process.exit(1);
+}
 // Owner data is private on disk (docs/security.md, invariant 5): whatever the CLI or the daemon it
 // runs creates (config, workspace, data dir, database) is owner-only from the first byte.
 process.umask(0o077);
-
-buildProgram()
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    process.stderr.write(`familiar: ${(err as Error).message ?? String(err)}\n`);
-    process.exit(1);
-  });
+let where: "here" | "child" = "here";
+try {
+  where = await applyRuntimeTuning();
+} catch (err) {
+  if (!(err instanceof HeapSettingError)) throw err;
+  process.stderr.write(`familiar: ${err.message}\n`);
+  process.exit(1);
+}
+if (where === "here") await import("./main.js");

@@ -3,7 +3,7 @@
  * process, against real files and (for doctor) the fake OpenAI-compatible server on 127.0.0.1.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,15 +45,16 @@ describe("familiar init", () => {
     const r = await cli(["init", target], { cwd: dir });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("Wrote home/config.yaml and home/workspace/ (9 files).");
+    expect(r.stdout).toContain("Wrote home/config.yaml and home/workspace/ (7 files).");
     expect(readFileSync(join(target, "config.yaml"), "utf8")).toBe(
-      readFileSync(join(REPO_ROOT, "config.default.yaml"), "utf8"),
+      readFileSync(join(REPO_ROOT, "internal/config/config-template.yaml"), "utf8"),
     );
-    for (const f of ["AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "MEMORY.md"])
+    for (const f of ["AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "HEARTBEAT.md"])
       expect(readFileSync(join(target, "workspace", f), "utf8")).toBe(
         readFileSync(join(REPO_ROOT, "workspace", f), "utf8"),
       );
-    expect(readFileSync(join(target, "workspace/memory/.gitkeep"), "utf8")).toBe("");
+    // The agent's own files (MEMORY.md, memory/) are created when it first writes them.
+    expect(existsSync(join(target, "workspace/MEMORY.md"))).toBe(false);
     expect(readFileSync(join(target, "workspace/skills/README.md"), "utf8")).toContain("SKILL.md");
 
     const check = await cli(["config", "check"], { cwd: target });

@@ -54,6 +54,29 @@ describe("familiar sessions", () => {
     expect(rows.find((x) => x.sessionKey === KEY)?.messageCount).toBe(6);
   });
 
+  it("shows a session's messages with local times and request ids", async () => {
+    const r = await cli(["sessions", "show", KEY, "--config", h.configPath], h.dir);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split("\n");
+    expect(lines[0]).toMatch(new RegExp(`^session ${KEY} \\(\\S+, agent main\\)$`));
+    expect(lines[2]).toMatch(/^TIME\s+ROLE\s+REQUEST ID\s+STATUS\s+TEXT$/);
+    const json = await cli(["sessions", "show", KEY, "--config", h.configPath, "--json"], h.dir);
+    const shown = JSON.parse(json.stdout) as { messages: { role: string; requestId: string | null }[] };
+    const asked = shown.messages.find((m) => m.role === "assistant")!;
+    expect(asked.requestId).toMatch(/\S+/);
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+assistant\\s+${asked.requestId}\\s+ok\\s+`,
+        "m",
+      ),
+    );
+    expect(r.stdout).toContain("familiar trace <request id>");
+    const none = await cli(["sessions", "show", "nope", "--config", h.configPath], h.dir);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no session with id or key "nope"');
+  });
+
   it("compacts over the gateway, then walks the lineage from the key and from the archived id", async () => {
     h.fake.enqueue({ text: "Summary: locker code 4471; meeting Thursday; blue folder." });
     const c = await cli(
@@ -94,6 +117,14 @@ describe("familiar sessions", () => {
       h.dir,
     );
     expect((JSON.parse(all.stdout) as unknown[]).length).toBe(2);
+    // The human table: a header, the live session marked, the compacted one marked archived.
+    const table = await cli(["sessions", "list", "--all", "--prefix", KEY, "--config", h.configPath], h.dir);
+    const lines = table.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^SESSION KEY\s+SESSION ID\s+AGENT\s+MESSAGES\s+UPDATED\s+STATE\s+TAINT$/);
+    expect(lines.find((l) => l.includes(live.session.id))).toMatch(
+      /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+live\s+-$/,
+    );
+    expect(lines.find((l) => l.includes(archivedId))).toMatch(/archived\s+-$/);
   });
 
   it("names a session that does not exist and exits 1", async () => {

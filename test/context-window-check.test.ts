@@ -13,9 +13,11 @@ import {
   CONTEXT_WINDOW_MINIMUM,
   CONTEXT_WINDOW_WARNING,
   contextWindowProblems,
+  contextWindowWarnings,
   validateContextWindow,
 } from "../internal/models/context-window.js";
 import { childEnv, cliCommand, freePort } from "./helpers/daemon.js";
+import { harnessConfig, startGatewayDaemon } from "./gateway/harness.js";
 
 function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const [cmd, ...pre] = cliCommand();
@@ -109,5 +111,78 @@ describe("context-window guard (REQ-401)", () => {
     expect(line).toMatch(
       /^fail {2}config: models\.primary: expected a model with a context window of at least 16000/,
     );
+  });
+});
+
+describe("the 32,000 warning covers every agent's model (issue 34)", () => {
+  const cfgObj = (agentWindow: number) => ({
+    timezone: "UTC",
+    models: {
+      providers: {
+        p: {
+          base_url: "http://127.0.0.1:1/v1",
+          models: { big: { context_window: 128_000 }, small: { context_window: agentWindow } },
+        },
+      },
+      primary: "p/big",
+    },
+    agents: { coder: { model: "p/small" } },
+  });
+
+  it("contextWindowWarnings names an agent's own model at 20,000 and at 31,999, not at 32,000", () => {
+    for (const w of [20_000, 31_999])
+      expect(contextWindowWarnings(configFromObject(cfgObj(w), "/tmp"))).toEqual([
+        {
+          path: "agents.coder.model",
+          level: "warning",
+          message: `p/small has a context window of ${w} tokens (models.providers.p.models.small.context_window), under 32000: it works, but compaction will run often`,
+        },
+      ]);
+    expect(contextWindowWarnings(configFromObject(cfgObj(32_000), "/tmp"))).toEqual([]);
+    expect(contextWindowProblems(configFromObject(cfgObj(31_999), "/tmp"))).toEqual([]);
+  });
+
+  it("config check and doctor report it (exit 0 / warn)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "familiar-cw-"));
+    dirs.push(dir);
+    mkdirSync(join(dir, "workspace"));
+    const yaml = [
+      `gateway:\n  port: ${await freePort()}`,
+      "models:",
+      "  providers:",
+      '    p: {base_url: "http://127.0.0.1:1/v1", models: {big: {context_window: 128000}, small: {context_window: 31999}}}',
+      "  primary: p/big",
+      "agents:",
+      "  coder: {model: p/small}",
+      "",
+    ].join("\n");
+    writeFileSync(join(dir, "config.yaml"), yaml);
+    const check = await cli(["config", "check"], dir);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain(
+      "warning: agents.coder.model: p/small has a context window of 31999 tokens",
+    );
+    const doc = await cli(["doctor"], dir);
+    const line = doc.stdout.split("\n").find((l) => l.includes("context windows:"));
+    expect(line).toMatch(/^warn .*agents\.coder\.model: p\/small has a context window of 31999/);
+  });
+});
+
+describe("on start and reload, the daemon logs every agent's small window", () => {
+  it("an agent given a 20,000-token model by a reload is warned about", async () => {
+    const h = await startGatewayDaemon({ config: {} });
+    try {
+      const cfg = harnessConfig(h.dir, h.port, h.fake.baseUrl);
+      const models = cfg.models as { providers: Record<string, Record<string, unknown>> };
+      models.providers.fake = { ...models.providers.fake, models: { small: { context_window: 20_000 } } };
+      writeFileSync(h.configPath, JSON.stringify({ ...cfg, agents: { coder: { model: "fake/small" } } }));
+      expect(h.daemon.config.reload()).toMatchObject({ ok: true });
+      const warned = (): string | undefined =>
+        h.logs().find((l) => l.includes("agents.coder.model") && l.includes("under 32000"));
+      for (let i = 0; i < 200 && !warned(); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(warned()).toContain('"level":"warn"');
+    } finally {
+      await h.close();
+    }
   });
 });

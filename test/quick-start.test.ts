@@ -1,7 +1,7 @@
 /**
- * The README's quick start as a newcomer lives it, on a fresh copy of the repository: `npm install`
- * makes config.yaml from the pristine config.default.yaml; the owner edits config.yaml; the test
- * suite does not care; `familiar init` still writes the shipped defaults; `familiar run --port N`
+ * The README's quick start as a newcomer lives it, on a fresh copy of the repository: config.yaml is
+ * there (tracked, the file `npm start` runs); the owner edits it; the test suite does not care;
+ * `familiar init` still writes the built-in template; `familiar run --port N`
  * serves on N; a clash on that port names the program holding it and what to change.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -111,29 +111,24 @@ async function waitHealthy(port: number, child: ChildProcess): Promise<void> {
 }
 
 describe("quick start on a fresh copy", () => {
-  it("seeds config.yaml once, keeps tests and init independent of its edits, and honours --port", async () => {
-    const pristine = readFileSync(join(copy, "config.default.yaml"), "utf8");
-
-    // npm install's prepare step: config.yaml appears, a copy of the defaults; a second run keeps edits.
-    const seed = await run(process.execPath, ["cmd/seed-config.mjs"]);
-    expect(seed).toMatchObject({ code: 0, stderr: "" });
-    expect(seed.stdout).toContain("wrote config.yaml from config.default.yaml");
-    expect(readFileSync(join(copy, "config.yaml"), "utf8")).toBe(pristine);
-    const edited = pristine.replace(/^ {2}port: 18790$/m, "  port: 18999");
-    expect(edited).not.toBe(pristine);
+  it("ships config.yaml, keeps tests and init independent of its edits, and honours --port", async () => {
+    // A fresh clone has config.yaml at the top: tracked, not made by an install step.
+    expect(repoFiles()).toContain("config.yaml");
+    const template = readFileSync(join(copy, "internal/config/config-template.yaml"), "utf8");
+    // The owner's edit (written, never read back by any test): another port and a secret.
+    const edited = template.replace(/^ {2}port: 18790$/m, "  port: 18999");
+    expect(edited).not.toBe(template);
     writeFileSync(join(copy, "config.yaml"), `${edited}\n# my notes: token sk-owner-secret\n`);
-    expect((await run(process.execPath, ["cmd/seed-config.mjs"])).stdout).toBe("");
-    expect(readFileSync(join(copy, "config.yaml"), "utf8")).toContain("sk-owner-secret");
 
-    // The suite's view of the shipped config does not see the edit.
+    // The suite's view of the built-in template does not see the edit.
     const vitest = join(REPO_ROOT, "node_modules/vitest/vitest.mjs");
     const suite = await run(process.execPath, [vitest, "run", "test/shipped-config.test.ts"]);
     expect(suite.code, suite.stdout + suite.stderr).toBe(0);
 
-    // init writes the shipped defaults, not the owner's edited file.
+    // init writes the built-in template, not the owner's edited file.
     const init = await run(process.execPath, familiarArgs("init", "home"));
     expect(init).toMatchObject({ code: 0, stderr: "" });
-    expect(readFileSync(join(copy, "home/config.yaml"), "utf8")).toBe(pristine);
+    expect(readFileSync(join(copy, "home/config.yaml"), "utf8")).toBe(template);
 
     // FAMILIAR_PORT is seen by every command; a bad one names the variable.
     const port = await freePort();

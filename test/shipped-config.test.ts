@@ -1,6 +1,6 @@
 /**
- * The shipped defaults (config.default.yaml, of which `npm install` and `familiar init` make the
- * owner's config.yaml) are the documentation of every key: they must parse as is (no environment
+ * The built-in config template (internal/config/config-template.yaml: what `familiar init` writes, and
+ * what the repository's config.yaml started as) is the documentation of every key: they must parse as is (no environment
  * needed) and mention every key of the schema. The owner's own config.yaml is never read here, so
  * editing it (a port, a provider) cannot fail the suite.
  */
@@ -8,11 +8,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { loadConfigFile, parseConfigText } from "../internal/config/load.js";
+import { parseConfigText } from "../internal/config/load.js";
 import { configSchema } from "../internal/config/schema.js";
 import { REPO_ROOT } from "./helpers/daemon.js";
 
-const text = readFileSync(join(REPO_ROOT, "config.default.yaml"), "utf8");
+const text = readFileSync(join(REPO_ROOT, "internal/config/config-template.yaml"), "utf8");
 
 /** Every key path of the schema, e.g. `gateway.port`, `models.providers.<id>.base_url`. */
 function schemaKeys(): string[] {
@@ -45,9 +45,10 @@ function schemaKeys(): string[] {
   return [...new Set(out)];
 }
 
-describe("shipped config.default.yaml", () => {
+describe("the built-in config template", () => {
   it("parses as is, with an empty environment", () => {
-    const loaded = loadConfigFile(join(REPO_ROOT, "config.default.yaml"), {});
+    // As `familiar init` writes it: config.yaml in the owner's directory, paths relative to it.
+    const loaded = parseConfigText(text, join(REPO_ROOT, "config.yaml"), {});
     expect(loaded.config.gateway).toMatchObject({ bind: "127.0.0.1", port: 18790, enabled: true });
     expect(loaded.config.data_dir).toBe(join(REPO_ROOT, "data"));
     expect(loaded.config.workspace).toBe(join(REPO_ROOT, "workspace"));
@@ -65,7 +66,9 @@ describe("shipped config.default.yaml", () => {
   it("mentions every top-level key uncommented", () => {
     const top = Object.keys((configSchema._zod.def as unknown as { shape: object }).shape);
     const missing = top.filter((k) => !new RegExp(`^${k}:`, "m").test(text) && k !== "timezone");
-    expect(missing, `add these keys to config.default.yaml: ${missing.join(", ")}`).toEqual([]);
+    expect(missing, `add these keys to internal/config/config-template.yaml: ${missing.join(", ")}`).toEqual(
+      [],
+    );
     expect(text).toMatch(/^# timezone:/m);
   });
 
@@ -74,7 +77,10 @@ describe("shipped config.default.yaml", () => {
       const leaf = p.split(".").at(-1)!.replace(/\[\]$/, "");
       return !new RegExp(`(^|[\\s{,#-])${leaf}:`, "m").test(text);
     });
-    expect(missing, `document these keys in config.default.yaml: ${missing.join(", ")}`).toEqual([]);
+    expect(
+      missing,
+      `document these keys in internal/config/config-template.yaml: ${missing.join(", ")}`,
+    ).toEqual([]);
   });
 
   it("its commented examples are valid (test/fixtures/config-examples.yaml collects them)", () => {

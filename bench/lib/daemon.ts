@@ -19,24 +19,23 @@ export const ROOT = resolve(import.meta.dirname, "../..");
 export const DIST_CLI = process.env.FAMILIAR_BENCH_CLI ?? join(ROOT, "dist/bundle/familiar.js");
 
 /**
- * The Node flags the shipped launchers give the daemon (`npm start`, systemd/familiar.service), so a
- * benchmark measures what users run. `--node-flag` options come after them and win;
- * `FAMILIAR_BENCH_SHIPPED_FLAGS` replaces them (before/after comparisons of the launcher flags).
+ * Node flags given to the daemon on top of a plain `node familiar.js run`. None by default: the daemon
+ * sets its own runtime settings (cmd/runtime-tuning.ts), so a plain start is what users run.
+ * `--node-flag` options come after them and win; `FAMILIAR_BENCH_SHIPPED_FLAGS` sets them (before/after
+ * comparisons with a build that did not tune itself: "--max-old-space-size=96 --max-semi-space-size=2").
  */
-export const SHIPPED_NODE_FLAGS = (
-  process.env.FAMILIAR_BENCH_SHIPPED_FLAGS ?? "--max-old-space-size=96 --max-semi-space-size=2"
-)
+export const SHIPPED_NODE_FLAGS = (process.env.FAMILIAR_BENCH_SHIPPED_FLAGS ?? "")
   .split(" ")
   .filter((f) => f !== "");
 
 /**
- * The environment the shipped launchers give the daemon (`MALLOC_ARENA_MAX=2` and
- * `MALLOC_TRIM_THRESHOLD_=131072` in `npm start` and the systemd unit), as space-separated KEY=value pairs; `FAMILIAR_BENCH_SHIPPED_ENV` replaces it ("" for
- * none: before/after comparisons of the launcher). `MALLOC_*` variables of the benchmark's own
+ * Extra environment for the daemon, as space-separated KEY=value pairs. None by default (the daemon
+ * sets `MALLOC_ARENA_MAX` and `MALLOC_TRIM_THRESHOLD_` itself); `FAMILIAR_BENCH_SHIPPED_ENV` sets it
+ * (before/after comparisons with an older build). `MALLOC_*` variables of the benchmark's own
  * environment come after it and win.
  */
 export const SHIPPED_ENV: Record<string, string> = Object.fromEntries(
-  (process.env.FAMILIAR_BENCH_SHIPPED_ENV ?? "MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=131072")
+  (process.env.FAMILIAR_BENCH_SHIPPED_ENV ?? "")
     .split(" ")
     .filter((p) => p.includes("="))
     .map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]),

@@ -37,6 +37,8 @@ export interface BenchOptions {
   /** Vector size of the memory benchmark (text-embedding-3-small: 1536). */
   embeddingDims: number;
   heartbeatTicks: number;
+  /** Soak: how long the mixed load runs (seconds; ticks of ~1 s). Default 120; hours for the chart. */
+  soakSeconds: number;
   /** Pairs of `true` runs (plain, sandboxed) for the sandbox overhead. */
   sandboxRuns: number;
   /** Extra node flags for daemons (e.g. --cpu-prof). */

@@ -2,8 +2,19 @@
 import type { ComponentChildren } from "preact";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 
-export const fmtCost = (usd: number): string =>
-  usd === 0 ? "$0" : usd < 0.01 ? `$${Number(usd.toPrecision(2))}` : `$${usd.toFixed(2)}`;
+/**
+ * The one money format (internal/core/money.ts): `$0.15`, `$0.0031`; `≈$0.15` when the figure counts
+ * calls of a model without a price at budgets.default_price (an estimate; the reason goes in a title).
+ */
+export const fmtCost = (usd: number, estimated = false): string => {
+  const abs = Math.abs(usd);
+  const digits = abs === 0 || abs >= 0.01 ? 2 : Math.min(8, Math.max(4, Math.ceil(-Math.log10(abs)) + 1));
+  return `${estimated ? "≈" : ""}$${usd.toFixed(digits)}`;
+};
+/** The hover text beside an estimate: how many calls and at what price. */
+export const estimateTitle = (calls: number, price?: { input: number; output: number }): string =>
+  `≈: ${calls} call(s) to a model without a price in models.pricing, counted at budgets.default_price` +
+  (price ? ` ($${price.input} input / $${price.output} output per 1M tokens)` : "");
 export const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
 export const fmtTime = (ms: number | null | undefined): string =>
   ms

@@ -31,6 +31,8 @@ export function agentProblem(
   engines: Readonly<Record<string, unknown>> | undefined,
   modelOverride?: string,
 ): string | undefined {
+  if (agent.enabled === false)
+    return `it is disabled (${agent.source === "config" ? `agents.${agent.id}.enabled` : "enabled"}: false)`;
   if (agent.engine !== "model")
     return engines?.[agent.engine] ? undefined : `its engine "${agent.engine}" is not available`;
   const ref = modelOverride ?? agent.model;

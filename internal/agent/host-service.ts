@@ -16,7 +16,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { ApprovalDecision, ApprovalRequest, ToolSet } from "../tools/tool.js";
 import type { UsageTracker } from "./usage/usage-tracker.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
-import type { AgentDef, AgentSource } from "./agents.js";
+import { listAgents, type AgentDef, type AgentSource } from "./agents.js";
 import { resolveContextWindow } from "../models/context-window.js";
 import { normalizeUsage } from "../models/normalize-usage.js";
 import { createHostCompactor } from "./compaction/host-compactor.js";
@@ -28,6 +28,7 @@ import { SubagentTaskManager } from "./subagents/task-manager.js";
 import { createDelegateTool, subagentsPromptSection } from "./subagents/delegate-tool.js";
 import { createDispatchTool } from "./subagents/dispatch-tool.js";
 import { createBudgets, type Budgets } from "../budgets/budget-service.js";
+import type { Containment } from "../tools/taint/containment.js";
 
 /** What the host section hands to the rest of the daemon. */
 /** The tools of an agent on a CLI engine: none of ours (the CLI has its own). */
@@ -55,7 +56,21 @@ export interface AgentToolbox {
     sessionKey: string,
     req: ApprovalRequest,
   ) => Promise<ApprovalDecision>;
+  /** Prompt-injection containment; every tool call passes it when present. */
+  containment?: Containment;
 }
+
+/** Tools whose calls can be sinks (sinks.ts): an agent with one of these is a delegation sink. */
+const SINK_TOOLS = new Set([
+  "send_message",
+  "send_file",
+  "exec",
+  "cron",
+  "write_file",
+  "edit_file",
+  "delegate",
+  "dispatch",
+]);
 
 export interface AgentHostServiceDeps {
   router: ModelRouter;
@@ -145,11 +160,34 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
     },
   });
 
+  const containment = tools.containment;
   const host = createAgentHost({
     ctx,
     model: router,
     // CLI engines run their own tools: our tools, skills and their hints stay out of their prompt.
-    toolsFor: (agent) => (agent.engine === "model" ? toolsFor(agent) : NO_TOOLS),
+    // Every call of ours passes containment (a tainted session asks before a sink).
+    toolsFor: (agent, msg) =>
+      agent.engine !== "model"
+        ? NO_TOOLS
+        : containment
+          ? containment.wrap(toolsFor(agent), {
+              channel: msg.channel,
+              sessionKey: msg.sessionKey,
+              agentId: agent.id,
+              replyTarget: msg.replyTarget,
+              parentRequestId: msg.parentRequestId,
+              taint: msg.taint,
+            })
+          : toolsFor(agent),
+    ...(containment
+      ? {
+          taint: {
+            admitted: (sessionId, requestId, msg) =>
+              containment.admitted(sessionId, requestId, { ...msg, agentId: msg.agentId }),
+            sourcesOf: (sessionId) => containment.sourcesOf(sessionId),
+          },
+        }
+      : {}),
     skillsSection: (agent, toolNames) => {
       if (agent.engine !== "model") return undefined;
       const parts = [tools.skills.promptSection()];
@@ -171,6 +209,26 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   });
 
   late.host = host;
+  if (containment) {
+    containment.onNote = (requestId, note) =>
+      host.traces.point({
+        requestId,
+        rootRequestId: host.rootOf.get(requestId) ?? requestId,
+        depth: 0,
+        kind: note.kind,
+        name: note.name,
+        meta: note.meta,
+      });
+    containment.agentHasSinks = (agentId) => {
+      const def = agentId ? listAgents(ctx.config(), sources).find((a) => a.id === agentId) : undefined;
+      if (!def) return true;
+      if (def.engine !== "model") return true;
+      // Every tool it can run, deferred ones included.
+      const set = toolsFor(def);
+      const names = set.names?.() ?? set.specs().map((s) => s.name);
+      return names.some((n) => SINK_TOOLS.has(n) || n.startsWith("mcp__") || n === "web_fetch");
+    };
+  }
   const tasks = new SubagentTaskManager(ctx, host, outbox);
   tools.registry.register(createDelegateTool(ctx, tasks, sources));
   tools.registry.register(createDispatchTool(ctx, tasks, outbox, sources));

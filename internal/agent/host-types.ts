@@ -73,6 +73,16 @@ export interface AgentHostDeps {
   onCompacted?: (sessionKey: string) => void;
   /** Spending limits (internal/budgets): checked before each model call, told of each recorded one. */
   budget?: HostBudget;
+  /** Prompt-injection containment: taint recorded at admission, shown in each turn's trace. */
+  taint?: HostTaint;
+}
+
+/** Containment as the host needs it (internal/tools/taint/containment.ts). */
+export interface HostTaint {
+  /** Records a stored message's taint, in its admission commit. */
+  admitted(sessionId: string, requestId: string, msg: InboundMessage): void;
+  /** The session's taint sources (empty: clean). */
+  sourcesOf(sessionId: string): readonly import("../core/taint.js").TaintSource[];
 }
 
 /** The budget guard as the host needs it (internal/budgets/budget-guard.ts). */

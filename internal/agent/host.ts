@@ -124,6 +124,7 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
             ...(parts ? { parts } : {}),
             requestId,
           });
+          this.deps.taint?.admitted(row.id, requestId, msg);
           msg.onAccepted?.({ runId, requestId });
           return [row, id];
         };
@@ -148,7 +149,7 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
       this.rootOf.set(requestId, root);
     } else {
       this.rootOf.set(requestId, requestId);
-      this.trees.set(requestId, { usage: { ...ZERO_USAGE }, cost: 0, subCalls: 0 });
+      this.trees.set(requestId, { usage: { ...ZERO_USAGE }, cost: 0, subCalls: 0, estimatedCalls: 0 });
     }
     // Subagents pay from their parent's budget; a memory flush from the compacting turn's (payer scope).
     this.payers.set(

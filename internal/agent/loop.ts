@@ -13,6 +13,7 @@
  * below it.
  */
 import type { AgentEvent, FinishReason } from "../core/agent-events.js";
+import type { ClientRequest } from "../core/client-request.js";
 import { addUsage } from "../core/usage.js";
 import {
   ModelError,
@@ -25,6 +26,7 @@ import {
 import type { ToolContext, ToolResult, ToolSet } from "../tools/tool.js";
 import { clause } from "../models/provider-hint.js";
 import { promptParts, type PromptParts } from "./prompt-parts.js";
+import { parseArgs, toolImagesMessage, userMessageFor } from "./loop-messages.js";
 
 /** Verdict of a loop guard on one tool call (see internal/agent/loop-detection). */
 export interface LoopGuardVerdict {
@@ -93,6 +95,19 @@ export interface LoopOptions {
   toolContext: ToolContext;
   loopGuard?: LoopGuard;
   hooks?: LoopHooks;
+  /**
+   * An API client's request (`/v1`): its functions are offered beside the agent's tools (shadowing
+   * same-named ones); a call to one ends the turn with finish reason `tool_calls` after the agent's
+   * own calls of that step ran. `toolChoice` applies to the first call only (a forced choice on
+   * every call would never let the loop end); `responseFormat` to every call.
+   */
+  client?: ClientRequest;
+  /**
+   * False for a model declared `vision: false`: images tools return are then only named in their
+   * text results. Otherwise they follow the tool results as a user message with image parts (tool
+   * messages carry text only in the chat API).
+   */
+  acceptsImages?: boolean;
 }
 
 export interface LoopOutcome {
@@ -101,7 +116,9 @@ export interface LoopOutcome {
   usage: Usage;
   model?: string;
   iterations: number;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; retryAfterMs?: number };
+  /** With finish reason `tool_calls`: the client's functions the model called. */
+  toolCalls?: ToolCall[];
 }
 
 const MAX_OVERFLOW_RETRIES = 3;
@@ -113,6 +130,9 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
   let usage: Usage = { ...ZERO_USAGE };
   let model: string | undefined;
   let lastText = "";
+  const client = opts.client;
+  const clientNames = new Set((client?.tools ?? []).map((t) => t.name));
+  const clientSpecs = client?.tools ?? []; // ClientTool has the ToolSpec shape
   // Deferred tools the model loaded this turn (`load_tools`); their schemas join the next calls.
   const loaded = new Set<string>();
   const toolContext: ToolContext = {
@@ -160,14 +180,21 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
       try {
         text = "";
         calls.length = 0;
-        const specs = opts.tools.specs(loaded);
+        const maxTokens = client?.maxTokens ?? opts.maxTokens;
+        const temperature = client?.temperature ?? opts.temperature;
+        const toolChoice = iteration === 1 || client?.toolChoice === "none" ? client?.toolChoice : undefined;
+        // The client's functions shadow the agent's tools of the same name.
+        const specs = [...opts.tools.specs(loaded).filter((t) => !clientNames.has(t.name)), ...clientSpecs];
         prompt = promptParts(messages, specs);
         const req = {
           messages,
           ...(specs.length > 0 ? { tools: specs } : {}),
           ...(opts.modelRef ? { model: opts.modelRef } : {}),
-          ...(opts.maxTokens ? { maxTokens: opts.maxTokens } : {}),
-          ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+          ...(maxTokens ? { maxTokens } : {}),
+          ...(temperature !== undefined ? { temperature } : {}),
+          ...(toolChoice !== undefined ? { toolChoice } : {}),
+          ...(client?.parallelToolCalls !== undefined ? { parallelToolCalls: client.parallelToolCalls } : {}),
+          ...(client?.responseFormat ? { responseFormat: client.responseFormat } : {}),
           agentId: opts.toolContext.agentId,
           signal,
         };
@@ -240,7 +267,13 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
           usage,
           ...(model ? { model } : {}),
           iterations: iteration,
-          error: { code, message },
+          error: {
+            code,
+            message,
+            ...(err instanceof ModelError && err.info.retryAfterMs !== undefined
+              ? { retryAfterMs: err.info.retryAfterMs }
+              : {}),
+          },
         };
       }
     }
@@ -283,11 +316,14 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
     if (text) yield { type: "iteration_text", runId, text };
     lastText = text;
 
-    // Run this response's tool calls concurrently; yield results as they complete.
+    // Run this response's tool calls concurrently; yield results as they complete. The client's own
+    // functions are not ours to run: they end the turn below.
+    const clientCalls = calls.filter((c) => clientNames.has(c.name));
+    const ownCalls = clientCalls.length > 0 ? calls.filter((c) => !clientNames.has(c.name)) : calls;
     let breaker: string | undefined;
-    const results = new Map<string, { content: string; isError: boolean }>();
+    const results = new Map<string, { content: string; isError: boolean; images?: ToolResult["images"] }>();
     const pending = new Map<string, Promise<{ call: ToolCall; result: ToolResult; ms: number }>>();
-    for (const call of calls) {
+    for (const call of ownCalls) {
       const args = parseArgs(call.arguments);
       yield { type: "tool_start", runId, callId: call.id, name: call.name, args };
       const verdict = opts.loopGuard?.beforeCall({ name: call.name, args }) ?? { verdict: "ok" as const };
@@ -322,7 +358,11 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
     while (pending.size > 0) {
       const done = await Promise.race(pending.values());
       pending.delete(done.call.id);
-      results.set(done.call.id, { content: done.result.content, isError: done.result.isError === true });
+      results.set(done.call.id, {
+        content: done.result.content,
+        isError: done.result.isError === true,
+        ...(done.result.images?.length ? { images: done.result.images } : {}),
+      });
       yield {
         type: "tool_end",
         runId,
@@ -333,12 +373,23 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         durationMs: done.ms,
       };
     }
-    // Results go back in call order so the transcript is deterministic.
-    for (const call of calls) {
+    // Results go back in call order so the transcript is deterministic (the client's calls have none).
+    for (const call of ownCalls) {
       const r = results.get(call.id) ?? { content: "no result", isError: true };
       hooks.onToolResult?.({ callId: call.id, name: call.name, content: r.content, isError: r.isError });
       messages = [...messages, { role: "tool", tool_call_id: call.id, name: call.name, content: r.content }];
     }
+    if (clientCalls.length > 0)
+      return {
+        text,
+        finishReason: "tool_calls",
+        usage,
+        ...(model ? { model } : {}),
+        iterations: iteration,
+        toolCalls: clientCalls,
+      };
+    const images = toolImagesMessage(calls, results, opts.acceptsImages !== false);
+    if (images) messages = [...messages, images];
     if (breaker) {
       const msg = `I stopped because I was repeating the same action without progress (${breaker}). Tell me how you would like to continue.`;
       yield { type: "notice", runId, kind: "loop_breaker", text: msg };
@@ -367,40 +418,4 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
     ...(model ? { model } : {}),
     iterations: opts.maxIterations,
   };
-}
-
-/** Parses tool-call arguments; malformed JSON is passed on as the raw string (the registry reports it). */
-export function parseArgs(raw: string): unknown {
-  if (raw.trim() === "") return {};
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
-}
-
-/** A short message the user can act on. */
-function userMessageFor(err: unknown, overflowCompactions: number): string {
-  if (err instanceof ModelError) {
-    switch (err.code) {
-      // err.message names the provider, its URL (without secrets) and the fix: say it once, no more.
-      case "MODEL_AUTH":
-        return `The model provider rejected the credentials: ${clause(err.message)}.`;
-      case "MODEL_BAD_REQUEST":
-        return `The model provider refused the request: ${clause(err.message)}.`;
-      case "MODEL_UNREACHABLE":
-        return `The model provider could not be reached: ${clause(err.message)}.`;
-      case "MODEL_CONTEXT_OVERFLOW":
-        return overflowCompactions > 0
-          ? `The conversation is still too long for the model after ${overflowCompactions} compaction${overflowCompactions === 1 ? "" : "s"}. Use /new to start fresh.`
-          : `The conversation is too long for the model. Use /compact or /new.`;
-      case "MODEL_NOT_CONFIGURED":
-        return err.message;
-      case "MODEL_ALL_FAILED":
-        return `No model could answer: ${clause(err.message)}.`;
-      default:
-        return `The model is unavailable right now: ${clause(err.message)}. Please try again in a moment.`;
-    }
-  }
-  return `Something went wrong while answering: ${(err as Error).message ?? String(err)}`;
 }

@@ -77,6 +77,17 @@ export async function runTurn(
     sessionId: sessionId || null,
     agentId: agent.id,
   });
+  // Containment: a tainted session's turn says so in its trace, with every source.
+  const taint = sessionId ? env.deps.taint?.sourcesOf(sessionId) : undefined;
+  if (taint?.length)
+    env.traces.point({
+      requestId,
+      rootRequestId: rootId,
+      depth,
+      kind: "taint",
+      name: `session tainted (${taint.length} source${taint.length === 1 ? "" : "s"})`,
+      meta: { sources: taint },
+    });
   emit({ type: "turn_start", runId, sessionKey: msg.sessionKey, sessionId, agentId: agent.id, requestId });
   const turnLog = new TurnLog(ctx.logger, {
     runId,
@@ -136,6 +147,8 @@ export async function runTurn(
     ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
     toolContext: setup.toolContext,
     hooks: recorder.hooks,
+    ...(msg.client ? { client: msg.client } : {}),
+    acceptsImages: acceptsImages(ctx.config(), setup.modelRef ?? ctx.config().models.primary),
   };
   if (setup.loopGuard) loopOpts.loopGuard = setup.loopGuard;
 
@@ -176,11 +189,13 @@ export async function runTurn(
     usage: outcome.usage,
     treeUsage: treeNow ? { ...treeNow.usage } : outcome.usage,
     treeCost: treeNow?.cost ?? 0,
+    treeCostEstimatedCalls: treeNow?.estimatedCalls ?? 0,
     subCalls: treeNow?.subCalls ?? 0,
     ...(outcome.model ? { model: outcome.model } : {}),
     ...(outcome.error ? { error: outcome.error } : {}),
     ...(t.userMessageId !== undefined ? { userMessageId: t.userMessageId } : {}),
     ...(finalStored !== undefined ? { assistantMessageId: finalStored } : {}),
+    ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls } : {}),
   };
 }
 
@@ -238,4 +253,12 @@ async function runEngine(
       error: { code, message },
     };
   }
+}
+
+/** False only for a model the config declares `vision: false` (`models.providers.<p>.models.<m>`). */
+function acceptsImages(cfg: ReturnType<TurnEnv["deps"]["ctx"]["config"]>, ref: string | undefined): boolean {
+  if (!ref) return true;
+  const i = ref.indexOf("/");
+  if (i <= 0) return true;
+  return cfg.models.providers[ref.slice(0, i)]?.models[ref.slice(i + 1)]?.vision !== false;
 }

@@ -10,6 +10,8 @@ import type { Config } from "../config/schema.js";
 import { ZERO_USAGE, type Usage } from "../models/types.js";
 import type { Db } from "../store/db.js";
 import { costOf } from "./cost.js";
+import { costWithDefault } from "../budgets/spend.js";
+import { estimateReason, formatUsd } from "../core/money.js";
 import { addUsage } from "../core/usage.js";
 import { TraceRecorder, type TraceRow } from "./trace.js";
 
@@ -61,12 +63,17 @@ function extrasOf(meta: string | null): Partial<TraceCall> {
   }
 }
 
-/** Builds the report from stored trace rows; undefined when no record has that request id. */
+/**
+ * Builds the report from stored trace rows; undefined when no record has that request id. A model
+ * call without a price counts at `budgets.default_price`, as the budgets count it, and is marked
+ * `estimated`.
+ */
 export function buildTraceReport(
   rows: readonly TraceRow[],
   requestId: string,
-  pricing: Config["models"]["pricing"],
+  config: Config,
 ): TraceReport | undefined {
+  const pricing = config.models.pricing;
   if (rows.length === 0 || !rows.some((r) => r.request_id === requestId)) return undefined;
   const requests = new Map<string, TraceRequest>();
   for (const r of rows)
@@ -109,21 +116,34 @@ export function buildTraceReport(
       models++;
       const u = usageOf(r.meta);
       const slash = r.name.indexOf("/");
-      const c = slash > 0 ? costOf(pricing, r.name.slice(0, slash), r.name.slice(slash + 1), u) : null;
+      const provider = slash > 0 ? r.name.slice(0, slash) : r.name;
+      const model = slash > 0 ? r.name.slice(slash + 1) : "";
+      const priced = costOf(pricing, provider, model, u);
+      const c = priced ?? costWithDefault(config, provider, model, u);
       call.usage = u;
       call.cost = c;
       Object.assign(call, extrasOf(r.meta));
+      if (priced === null && provider !== "echo") {
+        call.estimated = true;
+        unpriced++;
+      }
       total = addUsage(total, u);
-      if (c === null) unpriced++;
-      else cost += c;
+      cost += c;
       if (owner) {
         owner.model_calls++;
         owner.usage = addUsage(owner.usage, u);
-        owner.cost += c ?? 0;
+        owner.cost += c;
       }
     } else if (r.kind === "tool") {
       tools++;
       if (owner) owner.tool_calls++;
+    } else if ((r.kind === "taint" || r.kind === "approval") && r.meta) {
+      try {
+        const d: unknown = JSON.parse(r.meta);
+        if (d && typeof d === "object" && !Array.isArray(d)) call.detail = d as Record<string, unknown>;
+      } catch {
+        /* a damaged record still lists */
+      }
     }
     return call;
   });
@@ -136,6 +156,10 @@ export function buildTraceReport(
       usage: total,
       cost,
       unpriced_calls: unpriced,
+      default_price: {
+        input: config.budgets.default_price.input,
+        output: config.budgets.default_price.output,
+      },
       sub_calls: models + tools,
       model_calls: models,
       tool_calls: tools,
@@ -151,13 +175,13 @@ export function readTraceReport(db: Db, requestId: string, config: Config): Trac
     db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'traces'").get() !== undefined;
   if (!hasTable) return undefined;
   const rows = new TraceRecorder(db, () => Date.now()).tree(requestId);
-  return buildTraceReport(rows, requestId, config.models.pricing);
+  return buildTraceReport(rows, requestId, config);
 }
 
 /** Renders a report for humans: one line per call, indented by depth. */
 export function formatTraceReport(r: TraceReport): string {
-  const usd = (c: number | null | undefined): string =>
-    c === null || c === undefined ? "-" : `$${c.toFixed(6)}`;
+  const usd = (c: number | null | undefined, estimated = false): string =>
+    c === null || c === undefined ? "-" : formatUsd(c, estimated);
   const lines = [
     `trace ${r.root_request_id}${r.request_id !== r.root_request_id ? ` (asked: ${r.request_id})` : ""}`,
   ];
@@ -168,15 +192,29 @@ export function formatTraceReport(r: TraceReport): string {
       c.kind === "turn"
         ? ` request=${c.request_id}${c.parent_request_id ? ` parent=${c.parent_request_id}` : ""} depth=${c.depth} ${c.status}`
         : c.kind === "model" && c.usage
-          ? ` in=${c.usage.input} out=${c.usage.output} cost=${usd(c.cost)}`
-          : ` ${c.status}`;
+          ? ` in=${c.usage.input} out=${c.usage.output} cost=${usd(c.cost, c.estimated === true)}`
+          : c.detail
+            ? ` ${containmentDetail(c.detail)}`
+            : ` ${c.status}`;
     lines.push(head + extra);
   }
   const t = r.totals;
   lines.push(
     "",
     `total: ${t.requests} turn(s), ${t.model_calls} model call(s), ${t.tool_calls} tool call(s), depth ${t.max_depth}`,
-    `usage: in=${t.usage.input} out=${t.usage.output} total=${t.usage.total} cost=${usd(t.cost)}${t.unpriced_calls ? ` (${t.unpriced_calls} unpriced)` : ""}`,
+    `usage: in=${t.usage.input} out=${t.usage.output} total=${t.usage.total} cost=${usd(t.cost, t.unpriced_calls > 0)}`,
   );
+  if (t.unpriced_calls > 0) lines.push(estimateReason(t.unpriced_calls, t.default_price));
   return lines.join("\n") + "\n";
+}
+
+/** One line for a containment record: the taint's sources, or the sink and what became of it. */
+function containmentDetail(d: Record<string, unknown>): string {
+  const str = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
+  if (Array.isArray(d.sources))
+    return (d.sources as Record<string, unknown>[]).map((s) => `${str(s.kind)}: ${str(s.detail)}`).join("; ");
+  if (d.action !== undefined)
+    return `${str(d.action)} -> ${str(d.decision)}${d.grant ? ` (grant ${str(d.grant)})` : ""}`;
+  if (d.kind !== undefined) return `${str(d.kind)}: ${str(d.detail)}`;
+  return "";
 }

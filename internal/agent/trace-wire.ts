@@ -18,7 +18,10 @@ export interface TraceCall {
   ended_at: number | null;
   /** Model calls only. */
   usage?: Usage;
-  /** Model calls only; null when `models.pricing` has no price for the model. */
+  /**
+   * Model calls only: USD at the model's price, or at `budgets.default_price` when `models.pricing`
+   * has none (then `estimated` is true). Null only in reports written before that rule.
+   */
   cost?: number | null;
   /**
    * Model calls recorded since the breakdown was added: the prompt's characters per part (system
@@ -30,6 +33,13 @@ export interface TraceCall {
   overflow_retries?: number;
   /** Model calls: the history was compacted just before this call. */
   compacted?: boolean;
+  /**
+   * `taint` and `approval` records (prompt-injection containment): the sources of the session's
+   * taint, or the sink, its target and the decision.
+   */
+  detail?: Record<string, unknown>;
+  /** Model calls only: true when `cost` is an estimate at the default price. */
+  estimated?: boolean;
 }
 
 /** One turn (request) of the tree with the usage of its own model calls. */
@@ -54,9 +64,12 @@ export interface TraceReport {
   requests: TraceRequest[];
   totals: {
     usage: Usage;
-    /** USD over priced calls. */
+    /** USD over every call; calls without a price count at `default_price` (an estimate). */
     cost: number;
+    /** Model calls without a price, counted in `cost` at `default_price`. */
     unpriced_calls: number;
+    /** `budgets.default_price`, USD per 1M tokens. */
+    default_price: { input: number; output: number };
     sub_calls: number;
     model_calls: number;
     tool_calls: number;

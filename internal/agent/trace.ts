@@ -9,7 +9,8 @@ export interface TraceStart {
   parentRequestId: string | null;
   rootRequestId: string;
   depth: number;
-  kind: "turn" | "model" | "tool" | "subagent";
+  /** `taint` and `approval`: prompt-injection containment (the session's taint, a sink's decision). */
+  kind: "turn" | "model" | "tool" | "subagent" | "taint" | "approval";
   name: string;
   sessionId: string | null;
   agentId: string | null;

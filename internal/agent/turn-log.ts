@@ -7,6 +7,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { Logger } from "../log/logger.js";
+import { formatUsd } from "../core/money.js";
 import type { Usage } from "../models/types.js";
 
 /** Who a turn is for. */
@@ -31,7 +32,8 @@ export interface TurnLogEnd {
 export class TurnLog {
   private readonly t0 = performance.now();
   private cost = 0;
-  private priced = false;
+  /** Some call had no price and counts at budgets.default_price. */
+  private estimated = false;
   private modelCalls = 0;
   private toolCalls = 0;
 
@@ -48,13 +50,11 @@ export class TurnLog {
     );
   }
 
-  /** One model call finished with this usage. */
-  modelCall(provider: string, model: string, usage: Usage, cost: number | null | undefined): void {
+  /** One model call finished with this usage; `estimated`: its cost is at budgets.default_price. */
+  modelCall(provider: string, model: string, usage: Usage, cost: number, estimated = false): void {
     this.modelCalls++;
-    if (cost !== undefined && cost !== null) {
-      this.cost += cost;
-      this.priced = true;
-    }
+    this.cost += cost;
+    if (estimated) this.estimated = true;
     this.logger.debug(
       {
         runId: this.base.runId,
@@ -80,13 +80,14 @@ export class TurnLog {
   end(out: TurnLogEnd): void {
     const ms = Math.round(performance.now() - this.t0);
     const outcome = out.error ? `error ${out.error.code}` : out.finishReason;
-    const cost = this.priced ? `$${this.cost.toFixed(4)}` : "cost n/a";
+    const cost = formatUsd(this.cost, this.estimated);
     const fields = {
       ...this.base,
       model: out.model ?? null,
       input: out.usage.input,
       output: out.usage.output,
-      cost: this.priced ? Number(this.cost.toFixed(6)) : null,
+      cost: Number(this.cost.toFixed(6)),
+      ...(this.estimated ? { costEstimated: true } : {}),
       ms,
       outcome,
       modelCalls: this.modelCalls,

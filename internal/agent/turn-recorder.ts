@@ -20,6 +20,7 @@ import type { SessionRow, SessionStore } from "../session/session-store.js";
 import { storeFailure } from "../store/db.js";
 import type { AgentDef } from "./agents.js";
 import { costOf } from "./cost.js";
+import { costWithDefault } from "../budgets/spend.js";
 import type { HostBudget, HostCompactor, UsageRecord } from "./host-types.js";
 import type { ToolSet } from "../tools/tool.js";
 import type { Payer } from "../budgets/spend.js";
@@ -34,8 +35,10 @@ export { UsageWriter } from "./usage-writer.js";
 /** Usage, cost and calls summed over a turn's whole call tree (subagents included). */
 export interface TreeAcc {
   usage: Usage;
+  /** USD; calls of a model without a price count at budgets.default_price (`estimatedCalls`). */
   cost: number;
   subCalls: number;
+  estimatedCalls: number;
 }
 
 /** A model call's usage row and trace point, not yet written. */
@@ -159,7 +162,11 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
     },
     onUsage: (u) => {
       const cost = u.cost ?? costOf(cfg.models.pricing, u.provider, u.model, u.usage);
-      t.turnLog.modelCall(u.provider, u.model, u.usage, cost);
+      // One cost truth: a call without a price counts at the default price, like the budgets count it
+      // (the usage row keeps cost NULL, the fact that there was no price).
+      const estimated = cost === null && u.provider !== "echo";
+      const counted = cost ?? costWithDefault(cfg, u.provider, u.model, u.usage);
+      t.turnLog.modelCall(u.provider, u.model, u.usage, counted, estimated);
       const rec: UsageRecord = {
         sessionId: persistSession?.id ?? null,
         sessionKey: msg.ephemeral ? null : msg.sessionKey,
@@ -175,7 +182,8 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       };
       if (tree) {
         tree.usage = addUsage(tree.usage, u.usage);
-        tree.cost += cost ?? 0;
+        tree.cost += counted;
+        if (estimated) tree.estimatedCalls++;
         tree.subCalls++;
       }
       const point: TracePoint = {

@@ -69,8 +69,21 @@ export function setupTurn(
   const toolNames = tools.names?.() ?? tools.specs().map((s) => s.name);
   let history: ChatMessage[];
   if (msg.ephemeral) {
-    history = msg.ephemeral.history.map((h) => ({ role: h.role, content: h.content }) as ChatMessage);
-    history.push({ role: "user", content: msg.images?.length ? toParts(msg.text, msg.images) : msg.text });
+    history = msg.ephemeral.history.map((h): ChatMessage => {
+      if (h.role === "tool")
+        return {
+          role: "tool",
+          content: h.content,
+          tool_call_id: h.tool_call_id,
+          ...(h.name ? { name: h.name } : {}),
+        };
+      if (h.role === "assistant" && "tool_calls" in h)
+        return { role: "assistant", content: h.content, tool_calls: h.tool_calls };
+      return { role: h.role, content: h.content } as ChatMessage;
+    });
+    // `continue`: the history ends with the client's tool results; the model answers them.
+    if (!msg.ephemeral.continue)
+      history.push({ role: "user", content: msg.images?.length ? toParts(msg.text, msg.images) : msg.text });
   } else {
     // Kept between turns and extended by the rows stored since (history-cache.ts).
     history = historyOf(env.sessions.messagesView(sessionId), t.userMessageId);

@@ -6,6 +6,7 @@
  * Limits are read from the current config on every check, so a reload applies at once. "Once per
  * period" is kept in the `kv` table, so a restart does not repeat a warning.
  */
+import { formatUsd } from "../core/money.js";
 import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
 import type { Limits } from "../config/budget-config.js";
@@ -77,10 +78,10 @@ function idOf(scope: Scope): string {
   return scope.kind === "overall" ? "overall" : `${scope.kind}:${scope.id}`;
 }
 
-/** `$1.23` (or more digits for small amounts) / `12,345 tokens`. */
+/** `$1.23` (the one money format, core/money.ts) / `12,345 tokens`. */
 export function formatAmount(v: number, unit: "usd" | "tokens"): string {
   if (unit === "tokens") return `${Math.round(v).toLocaleString("en-US")} tokens`;
-  return `$${v.toFixed(v !== 0 && Math.abs(v) < 0.1 ? 4 : 2)}`;
+  return formatUsd(v);
 }
 
 /** Checks and reports budgets. */

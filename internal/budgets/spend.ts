@@ -86,6 +86,20 @@ export class SpendReader {
   }
 }
 
+/**
+ * SQL for the USD of one `usage` row, the one truth every report sums: the recorded cost, else the
+ * default price (an estimate), and the offline echo model is free. The price is inlined (finite
+ * numbers from the validated config), so the expression works in any statement without parameters.
+ */
+export function costSql(price: Config["budgets"]["default_price"]): string {
+  const num = (n: number): string => (Number.isFinite(n) && n >= 0 ? String(n) : "0");
+  return `(CASE WHEN cost IS NOT NULL THEN cost WHEN provider = 'echo' THEN 0
+    ELSE (input * ${num(price.input)} + output * ${num(price.output)}) / 1000000.0 END)`;
+}
+
+/** SQL: 1 for a row whose cost is an estimate at the default price (no price, not echo), else 0. */
+export const ESTIMATED_SQL = `(cost IS NULL AND provider <> 'echo')`;
+
 /** The price of a model (USD per 1M tokens): `models.pricing`, else null. */
 export function knownPrice(
   cfg: Config,

@@ -20,6 +20,25 @@ export interface ChannelStatus {
   /** e.g. bot username */
   identity?: string;
   since: number;
+  /** When the platform last answered anything (a poll, a heartbeat ACK, an API call). */
+  lastHeardAt?: number;
+  /** When a message from a user last arrived. */
+  lastInboundAt?: number;
+  /** When a message last went out. */
+  lastSentAt?: number;
+}
+
+/** What a live probe of a channel found. */
+export interface ChannelProbe {
+  ok: boolean;
+  /** Round trip of the probe call, in ms. */
+  rttMs: number;
+  detail: string;
+  /**
+   * True when the platform holds messages the channel is not receiving (e.g. Telegram reports
+   * pending updates twice in a row while the poller hears nothing): alive on the wire, dead in effect.
+   */
+  stuck?: boolean;
 }
 
 export interface Channel {
@@ -40,4 +59,8 @@ export interface Channel {
   sendFile?(target: string, file: OutboundFile): Promise<void>;
   /** The platform's upload limit for a kind of file, in bytes. */
   maxFileBytes?(kind: OutboundFileKind): number;
+  /** Asks the platform something cheap and reports the round trip (the watchdog, `doctor --live`). */
+  probe?(): Promise<ChannelProbe>;
+  /** Tears the transport down and connects again with the live config (the watchdog's first remedy). */
+  restart?(): Promise<void>;
 }

@@ -18,6 +18,7 @@ import type { Service, ServiceHealth } from "../runtime/context.js";
 import {
   ChannelError,
   type Channel,
+  type ChannelProbe,
   type ChannelStatus,
   type OutboundFile,
   type OutboundFileKind,
@@ -169,6 +170,19 @@ export class DeferredChannel implements Channel, Service {
       throw new ChannelError("CHANNEL_NOT_RUNNING", this.failure ?? `the ${this.id} channel is stopped`);
     if (!ch.sendFile) throw new ChannelError("CHANNEL_NO_FILES", `the ${this.id} channel cannot send files`);
     return ch.sendFile(target, file);
+  }
+
+  /** Probes the real channel; a channel not loaded (or without a probe) reports why. */
+  async probe(): Promise<ChannelProbe> {
+    if (this.off) return { ok: false, rttMs: 0, detail: this.offDetail() };
+    if (!this.real) return { ok: false, rttMs: 0, detail: this.failure ?? "still starting" };
+    if (!this.real.probe) return { ok: true, rttMs: 0, detail: "no probe for this channel" };
+    return this.real.probe();
+  }
+
+  /** Restarts the real channel's transport (nothing to restart before it loaded). */
+  async restart(): Promise<void> {
+    await this.real?.restart?.();
   }
 
   /** The real channel's upload limit (Infinity until it is loaded: the upload checks again). */

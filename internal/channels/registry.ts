@@ -16,6 +16,8 @@ export class ChannelRegistry implements Outbox {
   private channels = new Map<string, Channel>();
   private last: string | undefined;
   private loaded = false;
+  /** The owner's last target on each channel (this run only): where to reach them when one dies. */
+  private lastByChannel = new Map<string, string>();
 
   constructor(private lastStore?: LastTargetStore) {}
 
@@ -39,6 +41,8 @@ export class ChannelRegistry implements Outbox {
   /** Records the channel target the owner last wrote from. */
   setLastTarget(target: string): void {
     this.loaded = true;
+    const idx = target.indexOf(":");
+    if (idx > 0) this.lastByChannel.set(target.slice(0, idx), target);
     if (target === this.last) return;
     this.last = target;
     try {
@@ -47,6 +51,22 @@ export class ChannelRegistry implements Outbox {
       /* remembering is best effort: delivery works from memory until the next restart */
     }
   }
+  /**
+   * Where the owner can be reached on another channel than `avoid` that is connected: the last
+   * target if it qualifies, else the owner's last target on any other connected channel.
+   */
+  ownerTargetAvoiding(avoid: string): string | undefined {
+    const up = (t: string | undefined): t is string => {
+      if (!t) return false;
+      const id = t.slice(0, Math.max(0, t.indexOf(":")));
+      return id !== "" && id !== avoid && this.channels.get(id)?.status().state === "connected";
+    };
+    const last = this.lastTarget();
+    if (up(last)) return last;
+    for (const t of this.lastByChannel.values()) if (up(t)) return t;
+    return undefined;
+  }
+
   lastTarget(): string | undefined {
     if (!this.loaded) {
       this.loaded = true;

@@ -6,12 +6,25 @@
 import { safeLine, safeText } from "./terminal-text.js";
 import { GatewayClient } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
+import { localTime } from "./cli-format.js";
 
 export interface ApprovalsOptions {
   config: string;
   url?: string;
   token?: string;
   json?: boolean;
+  /** approve: once (default), host (target) or session. */
+  scope?: string;
+}
+
+interface GrantRow {
+  id: string;
+  sessionKey: string;
+  sink: string;
+  target: string;
+  scope: string;
+  createdAt: number;
+  expiresAt: number | null;
 }
 
 interface Pending {
@@ -33,7 +46,7 @@ async function withOwner<T>(opts: ApprovalsOptions, fn: (c: GatewayClient) => Pr
 
 /** Runs `list` (no id) or settles `id`; returns the exit code. */
 export async function approvalsCommand(
-  action: "list" | "approve" | "deny",
+  action: "list" | "approve" | "deny" | "grants" | "revoke",
   id: string | undefined,
   opts: ApprovalsOptions,
   out: (s: string) => void = (s) => process.stdout.write(s),
@@ -48,13 +61,39 @@ export async function approvalsCommand(
       else
         for (const a of approvals)
           out(
-            `${safeLine(a.id)}  ${safeLine(a.kind)} via ${safeLine(a.replyTarget)}, expires ${new Date(a.expiresAt).toLocaleTimeString()}\n  ${safeText(a.summary).replace(/\n/g, "\n  ")}\n`,
+            `${safeLine(a.id)}  ${safeLine(a.kind)} via ${safeLine(a.replyTarget)}, expires ${localTime(a.expiresAt)}\n  ${safeText(a.summary).replace(/\n/g, "\n  ")}\n`,
+          );
+      return 0;
+    }
+    if (action === "grants") {
+      const { grants } = await withOwner(opts, (c) =>
+        c.request<{ grants: GrantRow[] }>("approvals.grants", {}),
+      );
+      if (opts.json) out(JSON.stringify(grants, null, 2) + "\n");
+      else if (grants.length === 0) out("no containment grants\n");
+      else
+        for (const g of grants)
+          out(
+            `${g.id}  ${g.sink} ${g.scope === "session" ? "(whole session)" : g.target}  ${g.sessionKey}  ${g.expiresAt ? `until ${localTime(g.expiresAt)}` : "until the session ends"}\n`,
           );
       return 0;
     }
     if (!id) throw new Error(`usage: familiar approvals ${action} <id>`);
+    if (action === "revoke") {
+      await withOwner(opts, (c) => c.request("approvals.revoke", { id }));
+      out(`revoked ${id}\n`);
+      return 0;
+    }
+    const word = (opts.scope ?? "once").toLowerCase();
+    const scope = word === "host" || word === "target" ? "target" : word;
+    if (action === "approve" && scope !== "once" && scope !== "target" && scope !== "session")
+      throw new Error(`usage: familiar approvals approve <id> [once|host|session] (got "${opts.scope}")`);
     const r = await withOwner(opts, (c) =>
-      c.request<{ id: string; decision: string }>("approvals.resolve", { id, decision: action }),
+      c.request<{ id: string; decision: string }>("approvals.resolve", {
+        id,
+        decision: action,
+        ...(action === "approve" && scope !== "once" ? { scope } : {}),
+      }),
     );
     out(`${r.decision} ${r.id}\n`);
     return 0;

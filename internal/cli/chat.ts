@@ -4,6 +4,10 @@
  * second Ctrl-C exits. With piped stdin it sends one message per line, each after the previous
  * reply, and exits after the last reply at EOF.
  *
+ * Input is read while a turn runs: `/approve <id>` and `/deny <id>` typed then settle the approval the
+ * turn waits for at once (over `approvals.resolve`), `/stop` aborts it; any other line waits for the
+ * reply and is sent next.
+ *
  * A daemon restart does not end the chat: the connection comes back (chat-connection.ts) on the same
  * session. Each line carries one idempotency key (scoped to the session by the gateway) and is
  * re-sent with it until the gateway answers, so a line typed while disconnected goes out after the
@@ -18,6 +22,8 @@ import { resolveGatewayTarget } from "../gateway/target.js";
 
 export interface ChatOptions {
   config: string;
+  /** After each reply, print its request id (for `familiar trace`). */
+  verbose?: boolean;
   session?: string;
   agent?: string;
   url?: string;
@@ -31,6 +37,7 @@ interface Waiter {
   /** Set once a chat.send for this line went out on an open socket. */
   attempted: boolean;
   runId: string | undefined;
+  requestId?: string;
   done: () => void;
   /** Reply text printed so far (deltas). */
   streamed: string;
@@ -39,6 +46,8 @@ interface Waiter {
 /** What chat.send answers (see docs/gateway-protocol.md). */
 interface SendAnswer {
   runId: string;
+  /** The turn's request id (daemons before this field leave it out). */
+  requestId?: string;
   sessionKey: string;
   status: "started" | "done";
   duplicate?: boolean;
@@ -129,15 +138,22 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     }
   };
   client.on("chat", (raw) => onChat(raw as ChatEventPayload));
-  // An approval this chat's turn waits for: shown here, settled from another terminal (the turn
-  // holds this prompt until it ends).
+  // An approval this chat's turn waits for: shown here and settled here (typed while the turn runs).
   client.on("approval.request", (raw) => {
     const a = raw as { id?: unknown; text?: unknown };
     if (typeof a.id !== "string" || typeof a.text !== "string") return;
-    out.write(
-      `\n${safeText(a.text)}\n(from another terminal: familiar approvals approve ${safeLine(a.id)}, or deny ${safeLine(a.id)})\n`,
-    );
+    out.write(`\n${safeText(a.text)}\n(type /approve ${safeLine(a.id)} or /deny ${safeLine(a.id)} here)\n`);
   });
+
+  /** `/approve <id>` / `/deny <id>` typed while a turn runs: settled now, not queued behind the turn. */
+  const settle = async (decision: "approve" | "deny", id: string): Promise<void> => {
+    try {
+      const r = await client.request<{ id: string; decision: string }>("approvals.resolve", { id, decision });
+      out.write(`\n(${r.decision === "approved" ? "Approved" : "Denied"} ${r.id}.)\n`);
+    } catch (err) {
+      process.stderr.write(`\nerror: ${(err as Error).message}\n`);
+    }
+  };
 
   const sendParams = (w: Waiter): Record<string, unknown> => ({
     sessionKey: sessionParam,
@@ -164,6 +180,7 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
   const accept = (w: Waiter, r: SendAnswer): void => {
     if (waiter !== w) return;
     sessionKey = r.sessionKey;
+    if (r.requestId) w.requestId = r.requestId;
     if (r.status === "done" && r.result) return finishFrom(w, r.result);
     w.runId = r.runId;
     const buffered = early;
@@ -224,6 +241,8 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
           if (finished) return;
           finished = true;
           waiter = undefined;
+          if (opts.verbose && w.requestId)
+            out.write(`(request ${w.requestId}; its call tree: familiar trace ${w.requestId})\n`);
           resolve();
         },
       };
@@ -272,20 +291,51 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
   };
   prompt();
   let quitByCommand = false;
-  for await (const line of rl) {
+  // Lines are read as they come, also while a turn runs; ordinary ones wait here for the reply.
+  const queue: string[] = [];
+  let busy = false;
+  let inputEnded = false;
+  let finish: () => void = () => undefined;
+  const finished = new Promise<void>((res) => (finish = res));
+  const pump = async (): Promise<void> => {
+    if (busy) return;
+    busy = true;
+    while (queue.length > 0 && !quitByCommand) {
+      const text = queue.shift()!;
+      if (text === "/exit" || text === "/quit") {
+        quitByCommand = true;
+        break;
+      }
+      interrupts = 0;
+      await send(text);
+      if (queue.length === 0 && !inputEnded) prompt();
+    }
+    busy = false;
+    if (quitByCommand || inputEnded) finish();
+  };
+  rl.on("line", (line) => {
     const text = line.trim();
     if (!text) {
-      prompt();
-      continue;
+      if (!busy) prompt();
+      return;
     }
-    if (text === "/exit" || text === "/quit") {
-      quitByCommand = true;
-      break;
+    const m = /^\/(approve|deny)\s+(\S+)\s*$/i.exec(text);
+    if (busy && m) {
+      void settle(m[1]!.toLowerCase() as "approve" | "deny", m[2]!);
+      return;
     }
-    interrupts = 0;
-    await send(text);
-    prompt();
-  }
+    if (busy && waiter && /^\/stop$/i.test(text)) {
+      void client.request("chat.abort", { sessionKey }).catch(() => undefined);
+      return;
+    }
+    queue.push(text);
+    void pump();
+  });
+  rl.on("close", () => {
+    inputEnded = true;
+    if (!busy) finish();
+  });
+  await finished;
   // Ctrl-D ends input on the "you> " line; without a newline the shell prompt would be glued to it.
   if (tty && !quitByCommand) out.write("\n");
   rl.close();

@@ -6,7 +6,7 @@ import { loadConfigFile } from "../config/load.js";
 import { ConfigError, formatProblem, type ConfigProblem } from "../config/errors.js";
 import type { Config } from "../config/schema.js";
 import { crossFieldProblems } from "../config/cross-field.js";
-import { contextWindowProblems } from "../models/context-window.js";
+import { contextWindowProblems, contextWindowWarnings } from "../models/context-window.js";
 
 /** True for addresses that only this machine can reach. */
 export function isLoopback(bind: string): boolean {
@@ -73,6 +73,8 @@ export function configCheckCommand(opts: { config: string }): void {
     return;
   }
   process.stdout.write(`config OK: ${opts.config} (${summarize(cfg)})\n`);
+  // Usable but small windows (REQ-401's 32,000 warning), for every model the config names.
+  for (const w of contextWindowWarnings(cfg)) process.stdout.write(`warning: ${formatProblem(w)}\n`);
 }
 
 function printProblems(file: string, problems: ConfigProblem[]): void {

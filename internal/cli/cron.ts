@@ -9,6 +9,7 @@ import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
 import type { CronStore, CronRunRecord } from "../cron/cron-store.js";
 import type { CronJobDef } from "../cron/job.js";
+import { localTime } from "./cli-format.js";
 
 /** Everything but the command definitions loads lazily: `familiar run` never pays for it. */
 async function mods() {
@@ -48,7 +49,7 @@ async function withStore<T>(
   fn: (store: CronStore, cfg: Config, m: Awaited<ReturnType<typeof mods>>, db: Db) => T,
 ): Promise<T> {
   const m = await mods();
-  const cfg = m.loadConfigFile(configPath).config;
+  const cfg = m.loadConfigFile(configPath, process.env, { deferSecrets: true }).config;
   const db = m.openDatabase(cfg.data_dir, { migrations: m.allMigrations });
   try {
     return fn(new m.CronStore(db), cfg, m, db);
@@ -151,8 +152,7 @@ export function jobRuns(configPath: string, id: string, limit = 20): Promise<Cro
   });
 }
 
-const when = (t: number | null): string =>
-  t === null ? "-" : new Date(t).toISOString().replace(".000Z", "Z");
+const when = (t: number | null): string => localTime(t);
 
 export function formatList(rows: CronListRow[]): string {
   if (rows.length === 0) return "no cron jobs";
@@ -175,7 +175,11 @@ export function formatRuns(runs: CronRunRecord[]): string {
         : r.outputPreview
           ? `  ${r.outputPreview.replace(/\s+/g, " ").slice(0, 100)}`
           : "";
-      return `#${r.id} ${when(r.startedAt)} ${r.trigger.padEnd(8)} ${r.status.padEnd(7)}${dur} ${r.tokens} tok${r.delivered ? " delivered" : ""}${detail}`;
+      // The run's one outcome: late runs say by how much, rows standing for several missed instants say so.
+      const late = r.lateMs != null ? ` late ${Math.round(r.lateMs / 60_000)} min` : "";
+      const covers = r.covers > 1 ? ` (${r.covers} instants)` : "";
+      const resumed = r.resumeOf != null ? ` resumes #${r.resumeOf}` : "";
+      return `#${r.id} ${when(r.startedAt)} ${r.trigger.padEnd(8)} ${r.status.padEnd(7)}${dur} ${r.tokens} tok${r.delivered ? " delivered" : ""}${late}${covers}${resumed}${detail}`;
     })
     .join("\n");
 }
@@ -288,6 +292,11 @@ export function registerCronCommands(program: Command, defaultConfig: string): v
         const res = await client.request<{ result: CronRunRecord | null }>("cron.run", { id });
         const r = res.result;
         process.stdout.write(r ? formatRuns([r]) + "\n" : `ran ${id}\n`);
+        // Not delivered (no chat with the owner yet, or deliver none): the owner who ran it reads it here.
+        if (r && !r.delivered && r.outputPreview)
+          process.stdout.write(
+            `\n${r.outputPreview}\n\n(not delivered${r.error ? "" : ": no channel chat with the owner yet, or deliver none"}; kept in \`familiar cron runs ${id} --json\`)\n`,
+          );
         if (r && r.status !== "ok") process.exitCode = 1;
       } catch (err) {
         fail(err);

@@ -55,7 +55,7 @@ export async function dashboardCommand(
   const target = resolveGatewayTarget(opts);
   if (!target.token) {
     err(
-      "familiar dashboard: no gateway token found (gateway.token, FAMILIAR_GATEWAY_TOKEN or <data_dir>/gateway-token); start the daemon once so it creates one\n",
+      "familiar dashboard: no gateway token found (gateway.token, FAMILIAR_GATEWAY_TOKEN or <data_dir>/gateway-token); start the daemon once so it creates one, or name its config with --config PATH or FAMILIAR_CONFIG\n",
     );
     return 1;
   }
@@ -67,7 +67,10 @@ export async function dashboardCommand(
   out(`${link}\n`);
   if (!up)
     err(`familiar dashboard: note: nothing answers at ${target.httpBase} yet (is the daemon running?)\n`);
-  else err("Open this link to log in to the web chat (it carries your token: do not share it).\n");
+  else
+    err(
+      `Open this link to log in to the ${opts.console ? "owner's console" : "web chat"} (it carries your token: do not share it).\n`,
+    );
   if (!opts.open) return 0;
   // The browser is handed a 0600 file that redirects to the link, not the link itself: a command
   // line is readable by every local user (ps, /proc/<pid>/cmdline), the owner's data dir is not.

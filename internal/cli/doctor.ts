@@ -82,6 +82,10 @@ export async function runDoctor(
       : { status: "fail", name: "config", detail: startIssues.map(formatProblem).join("; ") },
   );
 
+  const { contextWindowWarnings } = await import("../models/context-window.js");
+  const small = contextWindowWarnings(cfg);
+  if (small.length > 0)
+    out.push({ status: "warn", name: "context windows", detail: small.map(formatProblem).join("; ") });
   out.push(checkDataDir(cfg.data_dir));
   out.push(checkWorkspace(cfg.workspace));
   // Whether exec commands run in bubblewrap, and what to install when they cannot (issue 18).
@@ -294,8 +298,9 @@ export function formatCheck(c: CheckResult): string {
 }
 
 /** CLI entry: prints one line per check; exit code 1 when any check failed. */
-export async function doctorCommand(opts: { config: string }): Promise<void> {
+export async function doctorCommand(opts: { config: string; live?: boolean }): Promise<void> {
   const results = await runDoctor(opts.config);
+  if (opts.live) results.push(...(await liveChannelChecks(opts.config)));
   for (const r of results) process.stdout.write(`${formatCheck(r)}\n`);
   const fails = results.filter((r) => r.status === "fail").length;
   const warns = results.filter((r) => r.status === "warn").length;
@@ -305,4 +310,49 @@ export async function doctorCommand(opts: { config: string }): Promise<void> {
       : `all checks passed${warns ? ` (${warns} warning${warns === 1 ? "" : "s"})` : ""}\n`,
   );
   if (fails > 0) process.exitCode = 1;
+}
+
+/**
+ * `doctor --live`: asks the running daemon to probe each channel (`channels.probe`) and turns each
+ * answer into a check with the round trip and when the channel last heard from its platform.
+ */
+export async function liveChannelChecks(config: string): Promise<CheckResult[]> {
+  const { connectAsOwner } = await import("./owner-client.js");
+  let client;
+  try {
+    client = await connectAsOwner({ config }, "doctor");
+  } catch (err) {
+    return [
+      {
+        name: "live channels",
+        status: "fail",
+        detail: `could not reach the running daemon: ${(err as Error).message}`,
+      },
+    ];
+  }
+  try {
+    const r = await client.request<{
+      channels: {
+        channel: string;
+        state: string;
+        ok: boolean;
+        rttMs: number;
+        detail: string;
+        lastHeardAt: number | null;
+      }[];
+    }>("channels.probe", {});
+    if (r.channels.length === 0)
+      return [{ name: "live channels", status: "warn", detail: "no channel is running" }];
+    return r.channels.map((c) => ({
+      name: `live ${c.channel}`,
+      status: c.ok ? "ok" : "fail",
+      detail: `${c.state}, round trip ${c.rttMs} ms: ${c.detail}${c.lastHeardAt ? `; last heard ${Math.round((Date.now() - c.lastHeardAt) / 1000)} s ago` : ""}`,
+    }));
+  } catch (err) {
+    return [
+      { name: "live channels", status: "fail", detail: `channels.probe failed: ${(err as Error).message}` },
+    ];
+  } finally {
+    await client.close().catch(() => undefined);
+  }
 }

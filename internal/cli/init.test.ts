@@ -15,11 +15,14 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A package root with config.default.yaml and a two-file workspace template. */
+/** A package root with the config template and a two-file workspace template. */
 function packageRoot(): string {
   const root = mkdtempSync(join(tmpdir(), "familiar-init-"));
   dirs.push(root);
-  writeFileSync(join(root, "config.default.yaml"), "workspace: ./workspace\n");
+  mkdirSync(join(root, "internal", "config"), { recursive: true });
+  writeFileSync(join(root, "internal", "config", "config-template.yaml"), "workspace: ./workspace\n");
+  // The checkout's own config.yaml with the owner's edits: never a source.
+  writeFileSync(join(root, "config.yaml"), "workspace: ./mine # sk-owner-secret\n");
   mkdirSync(join(root, "workspace", "memory"), { recursive: true });
   writeFileSync(join(root, "workspace", "SOUL.md"), "pristine soul\n");
   writeFileSync(join(root, "workspace", "memory", ".gitkeep"), "");

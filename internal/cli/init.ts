@@ -1,6 +1,7 @@
 /**
- * `familiar init [DIR]`: writes the commented config.yaml (a copy of the shipped defaults,
- * config.default.yaml, never of the checkout's own config.yaml with its edits and secrets) and a copy of the workspace template
+ * `familiar init [DIR]`: writes the commented config.yaml (the template built into the program,
+ * internal/config/config-template.yaml, never the checkout's own config.yaml with its edits and
+ * secrets) and a copy of the workspace template
  * (prompt files, memory/, skills/README.md) into DIR, then seeds the default-on agent templates as
  * `workspace/agents/<id>.yaml`. Never overwrites: when any config or workspace file exists, nothing
  * is written and the existing files are listed; an agent file that exists is left as it is.
@@ -18,10 +19,10 @@ import { AGENT_TEMPLATES, type AgentTemplate } from "../agent/catalog/templates.
 import { packageRoot } from "../config/package-root.js";
 
 /**
- * The pristine shipped config, beside package.json. The owner's config.yaml in a checkout is made
- * from it (cmd/seed-config.mjs at `npm install`) and is the owner's to edit, so it is never a source.
+ * The commented config template, relative to the package root. The repository's config.yaml started
+ * as a copy of it but is the owner's to edit, so it is never a source.
  */
-export const DEFAULT_CONFIG_FILE = "config.default.yaml";
+export const DEFAULT_CONFIG_FILE = "internal/config/config-template.yaml";
 
 /** One file init writes: where it comes from and where it goes. */
 export interface InitFile {

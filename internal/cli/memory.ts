@@ -5,6 +5,7 @@
  */
 import { GatewayClient, type GatewayClientError } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
+import { localTime } from "./cli-format.js";
 
 export interface MemoryCliOptions {
   config: string;
@@ -29,7 +30,7 @@ export function formatMemoryStatus(s: Record<string, unknown>): string {
   else
     lines.push(
       `embeddings   ${String(e.model ?? "?")} ${String(e.state ?? "?")}${
-        e.until ? ` until ${new Date(Number(e.until)).toLocaleString()}` : ""
+        e.until ? ` until ${localTime(Number(e.until))}` : ""
       }${e.lastError ? ` (${String(e.lastError)})` : ""}`,
     );
   lines.push(

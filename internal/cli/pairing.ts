@@ -10,6 +10,7 @@ import { openDatabase, type Db } from "../store/db.js";
 import { allMigrations } from "../daemon/migrations.js";
 import { PairingStore } from "../channels/common/pairing.js";
 import { safeLine } from "./terminal-text.js";
+import { localTime } from "./cli-format.js";
 
 export interface PairingOptions {
   config: string;
@@ -20,7 +21,7 @@ export interface PairingOptions {
 }
 
 async function withStore<T>(configPath: string, fn: (store: PairingStore) => T): Promise<T> {
-  const { config } = loadConfigFile(configPath);
+  const { config } = loadConfigFile(configPath, process.env, { deferSecrets: true });
   let db: Db | undefined;
   try {
     db = openDatabase(config.data_dir, { migrations: allMigrations });
@@ -30,7 +31,7 @@ async function withStore<T>(configPath: string, fn: (store: PairingStore) => T):
   }
 }
 
-const when = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+const when = (ms: number): string => localTime(ms);
 
 /** Lists pending pairing requests and approved users. */
 export async function pairingList(opts: PairingOptions): Promise<void> {

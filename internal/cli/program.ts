@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { registerCronCommands } from "./cron.js";
 import { packageRoot } from "../config/package-root.js";
+import { IMPLICIT_CONFIG, resolveConfigPath } from "./config-path.js";
 
 function version(): string {
   try {
@@ -16,18 +17,31 @@ function version(): string {
   }
 }
 
-const DEFAULT_CONFIG = process.env.FAMILIAR_CONFIG ?? "./config.yaml";
+const DEFAULT_CONFIG = process.env.FAMILIAR_CONFIG ?? IMPLICIT_CONFIG;
 
 export function buildProgram(): Command {
   const program = new Command("familiar")
     .description("Familiar: a self-hosted personal-assistant daemon")
     .version(version(), "-v, --version");
 
+  // A command run outside the checkout finds the running daemon's config (cli/config-path.ts). Not
+  // `run` (it starts a daemon, never reuses another's config) nor `init`.
+  program.hook("preAction", (_program, action) => {
+    if (action.name() === "run" || action.name() === "init") return;
+    const given = action.opts<{ config?: unknown }>().config;
+    if (typeof given !== "string") return;
+    const { path, note } = resolveConfigPath(given);
+    if (note) process.stderr.write(`${note}\n`);
+    if (path !== given) action.setOptionValue("config", path);
+  });
+
   program
     .command("run", { isDefault: true })
     .description("run the daemon")
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
     .option("-p, --port <port>", "gateway port, over gateway.port and FAMILIAR_PORT (env)")
+    // Read by the entry before this parser runs (cmd/runtime-tuning.ts); declared so it is accepted.
+    .option("--heap-mb <mb>", "V8 heap cap in MB (default 96, 0 = no cap; env FAMILIAR_HEAP_MB)")
     .action(async (opts: { config: string; port?: string }) => {
       const { runCommand } = await import("./run.js");
       await runCommand(opts.config, opts.port);
@@ -55,9 +69,33 @@ export function buildProgram(): Command {
     .command("doctor")
     .description("check Node, config, data dir, workspace, gateway port, model providers and channel tokens")
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
-    .action(async (opts: { config: string }) => {
+    .option("--live", "also probe each channel of the running daemon and report the round trip")
+    .action(async (opts: { config: string; live?: boolean }) => {
       const { doctorCommand } = await import("./doctor.js");
       await doctorCommand(opts);
+    });
+
+  program
+    .command("backup")
+    .description("write a consistent snapshot (database, workspace, config) while the daemon runs")
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--to <dir>", "where the snapshot goes (default: backup.dir, else <data_dir>/backups)")
+    .action(async (opts: { config: string; to?: string }) => {
+      const { backupCommand } = await import("./backup.js");
+      await backupCommand(opts);
+    });
+
+  program
+    .command("restore <dir>")
+    .description("restore a snapshot into a stopped instance (refused while its daemon runs)")
+    .option(
+      "-c, --config <path>",
+      "config file of the instance (written from the backup if absent)",
+      DEFAULT_CONFIG,
+    )
+    .action(async (dir: string, opts: { config: string }) => {
+      const { restoreCommand } = await import("./backup.js");
+      await restoreCommand(dir, opts);
     });
 
   program
@@ -68,8 +106,16 @@ export function buildProgram(): Command {
     .option("-a, --agent <id>", "agent to talk to (default agent when absent)")
     .option("--url <url>", "gateway websocket URL (default from config)")
     .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
+    .option("--verbose", "after each reply, print its request id (for familiar trace)")
     .action(
-      async (opts: { config: string; session?: string; agent?: string; url?: string; token?: string }) => {
+      async (opts: {
+        config: string;
+        session?: string;
+        agent?: string;
+        url?: string;
+        token?: string;
+        verbose?: boolean;
+      }) => {
         const { chatCommand } = await import("./chat.js");
         await chatCommand(opts);
       },
@@ -103,8 +149,10 @@ export function buildProgram(): Command {
     );
 
   program
-    .command("approvals [action] [id]")
-    .description("list pending approval requests, or settle one: approvals approve|deny <id>")
+    .command("approvals [action] [id] [scope]")
+    .description(
+      "list pending approval requests, settle one (approvals approve <id> [once|host|session] | deny <id>), or list and revoke containment grants (approvals grants | revoke <grant>)",
+    )
     .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
     .option("--url <url>", "gateway websocket URL (default: the running daemon, then the config)")
     .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
@@ -113,17 +161,19 @@ export function buildProgram(): Command {
       async (
         action: string | undefined,
         id: string | undefined,
+        scope: string | undefined,
         opts: { config: string; url?: string; token?: string; json?: boolean },
       ) => {
         const a = action ?? "list";
-        if (a !== "list" && a !== "approve" && a !== "deny") {
-          process.stderr.write(`familiar approvals: unknown action "${a}" (list, approve, deny)
-`);
+        if (a !== "list" && a !== "approve" && a !== "deny" && a !== "grants" && a !== "revoke") {
+          process.stderr.write(
+            `familiar approvals: unknown action "${a}" (list, approve, deny, grants, revoke)\n`,
+          );
           process.exitCode = 1;
           return;
         }
         const { approvalsCommand } = await import("./approvals.js");
-        process.exitCode = await approvalsCommand(a, id, opts);
+        process.exitCode = await approvalsCommand(a, id, { ...opts, ...(scope ? { scope } : {}) });
       },
     );
 
@@ -140,7 +190,7 @@ export function buildProgram(): Command {
 
   const sessions = program
     .command("sessions")
-    .description("list sessions, walk their compaction lineage, compact one");
+    .description("list sessions, show one, walk their compaction lineage, compact one");
   sessions
     .command("list")
     .description("sessions, most recently active first (reads the database directly)")
@@ -163,6 +213,18 @@ export function buildProgram(): Command {
     .action(async (ref: string, opts: { config: string; json?: boolean }) => {
       const { sessionsLineageCommand } = await import("./sessions.js");
       process.exitCode = sessionsLineageCommand(ref, opts);
+    });
+  sessions
+    .command("show <session>")
+    .description(
+      "one session (id or key): its messages with times and request ids, and its taint if it read untrusted text",
+    )
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--limit <n>", "the last this many messages", "50")
+    .option("--json", "print JSON")
+    .action(async (ref: string, opts: { config: string; limit?: string; json?: boolean }) => {
+      const { sessionsShowCommand } = await import("./sessions-show.js");
+      process.exitCode = sessionsShowCommand(ref, opts);
     });
   sessions
     .command("compact <sessionKey> [instructions...]")
@@ -203,7 +265,7 @@ export function buildProgram(): Command {
 
   registerCronCommands(program, DEFAULT_CONFIG);
 
-  const memory = program.command("memory").description("the memory index: status and rebuild");
+  const memory = program.command("memory").description("the memory index: status and reindex");
   type MemoryOpts = { config: string; url?: string; token?: string; json?: boolean };
   const memoryOpts = (c: Command): Command =>
     c
@@ -212,7 +274,7 @@ export function buildProgram(): Command {
       .option("--token <token>", "gateway token (default from config)")
       .option("--json", "print JSON");
   memoryOpts(
-    memory.command("status").description("files, chunks, vectors, embedding model and rebuild progress"),
+    memory.command("status").description("files, chunks, vectors, embedding model and reindex progress"),
   ).action(async (opts: MemoryOpts) => {
     const { memoryStatusCommand } = await import("./memory.js");
     await memoryStatusCommand(opts);
@@ -225,6 +287,25 @@ export function buildProgram(): Command {
     const { memoryReindexCommand } = await import("./memory.js");
     await memoryReindexCommand(opts);
   });
+
+  memory
+    .command("tainted [action] [ids...]")
+    .description(
+      "memory entries written by conversations that had read untrusted text: list them, or purge (all, or the given ids) from the memory files",
+    )
+    .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
+    .option("--all", "list purged entries too")
+    .option("--json", "print JSON")
+    .action(
+      async (
+        action: string | undefined,
+        ids: string[],
+        opts: { config: string; all?: boolean; json?: boolean },
+      ) => {
+        const { memoryTaintedCommand } = await import("./memory-tainted.js");
+        process.exitCode = await memoryTaintedCommand(action ?? "list", ids, opts);
+      },
+    );
 
   const pairing = program
     .command("pairing")
@@ -256,6 +337,22 @@ export function buildProgram(): Command {
     .action(async (userId: string, opts: { config: string; channel: string }) => {
       const { pairingRevoke } = await import("./pairing.js");
       await pairingRevoke(userId, opts);
+    });
+
+  program
+    .command("import")
+    .description("bring an assistant over from another program")
+    .command("openclaw")
+    .description(
+      "import an OpenClaw state dir (default $OPENCLAW_STATE_DIR or ~/.openclaw): workspace files, notes, skills, cron, heartbeat, channels, models, conversations",
+    )
+    .option("--from <dir>", "the OpenClaw state directory (read only, never changed)")
+    .option("--into <dir>", "the Familiar instance directory (made as `familiar init` does when new)")
+    .option("-c, --config <path>", "config file to import into when --into is not given", DEFAULT_CONFIG)
+    .option("--dry-run", "print what would be imported and what cannot be, item by item; write nothing")
+    .action(async (opts: { from?: string; into?: string; config: string; dryRun?: boolean }) => {
+      const { importOpenClawCommand } = await import("./import.js");
+      process.exitCode = importOpenClawCommand(opts);
     });
 
   return program;

@@ -4,6 +4,7 @@
  */
 import { Daemon } from "../daemon/daemon.js";
 import { envPort, PORT_ENV } from "../config/env-overrides.js";
+import { registerDaemon, unregisterDaemon } from "../gateway/daemon-registry.js";
 
 /**
  * Starts the daemon. `port` (from `--port`) goes into FAMILIAR_PORT, so it wins over the file and
@@ -26,6 +27,18 @@ export async function runCommand(configPath: string, port?: string): Promise<voi
     process.stderr.write(`familiar: failed to start: ${oneLine(msg)}\n`);
     process.exit(1);
   }
+  // The CLI in any directory finds this daemon (gateway/daemon-registry.ts); gone at a clean stop.
+  if (daemon.address) {
+    const host = daemon.address.family === "IPv6" ? `[${daemon.address.address}]` : daemon.address.address;
+    const dial = host === "0.0.0.0" ? "127.0.0.1" : host === "[::]" ? "[::1]" : host;
+    registerDaemon({
+      pid: process.pid,
+      configFile: daemon.config.file,
+      dataDir: daemon.ctx.config().data_dir,
+      url: `http://${dial}:${daemon.address.port}`,
+      startedAt: Date.now(),
+    });
+  }
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals): void => {
     signals++;
@@ -34,7 +47,10 @@ export async function runCommand(configPath: string, port?: string): Promise<voi
       process.exit(1);
     }
     void daemon.stop(sig).then(
-      () => process.exit(0),
+      () => {
+        unregisterDaemon();
+        process.exit(0);
+      },
       (err: unknown) => {
         daemon.logger.error({ err }, "shutdown failed");
         process.exit(1);

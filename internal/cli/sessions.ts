@@ -14,6 +14,9 @@ import type { Db } from "../store/db.js";
 import { lineage, type Lineage, type LineageEntry } from "../agent/compaction/lineage.js";
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
+import type { TaintSource } from "../core/taint.js";
+import { taintOfSessions } from "../tools/taint/taint-store.js";
+import { formatTable, localTime } from "./cli-format.js";
 
 /** A session row as `sessions list` prints it. */
 export interface SessionListEntry {
@@ -24,10 +27,13 @@ export interface SessionListEntry {
   createdAt: number;
   updatedAt: number;
   archived: boolean;
+  /** Where untrusted text entered the session (containment); empty when clean. */
+  taint: TaintSource[];
 }
 
-function withDb<T>(configPath: string, fn: (db: Db) => T): T | undefined {
-  const { config } = loadConfigFile(configPath);
+/** Runs `fn` on a read-only connection to the configured database; undefined when it does not exist yet. */
+export function withDb<T>(configPath: string, fn: (db: Db) => T): T | undefined {
+  const { config } = loadConfigFile(configPath, process.env, { deferSecrets: true });
   const file = join(config.data_dir, "familiar.db");
   if (!existsSync(file)) return undefined;
   const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -61,6 +67,10 @@ export function listSessions(db: Db, prefix = "", limit = 50, all = false): Sess
        ORDER BY s.updated_at DESC LIMIT ?`,
     )
     .all(like, limit);
+  const taint = taintOfSessions(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => ({
     sessionKey: r.key,
     sessionId: r.id,
@@ -69,6 +79,7 @@ export function listSessions(db: Db, prefix = "", limit = 50, all = false): Sess
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     archived: r.archived_at !== null,
+    taint: taint.get(r.id) ?? [],
   }));
 }
 
@@ -84,7 +95,7 @@ export function resolveSessionRef(db: Db, ref: string): string | undefined {
   return byKey?.id;
 }
 
-const time = (ms: number | null): string => (ms === null ? "-" : new Date(ms).toISOString());
+const time = (ms: number | null): string => localTime(ms);
 
 function entryLine(e: LineageEntry, marker: string): string {
   return `${marker} ${e.id}  ${e.messageCount} messages  created ${time(e.createdAt)}${e.archivedAt ? `  archived ${time(e.archivedAt)}` : "  (live)"}`;
@@ -121,10 +132,30 @@ export function sessionsListCommand(
     out.write("no sessions\n");
     return;
   }
-  for (const r of rows)
-    out.write(
-      `${safeLine(r.sessionKey)}  ${r.sessionId}  ${safeLine(r.agentId)}  ${r.messageCount} messages  updated ${time(r.updatedAt)}${r.archived ? "  archived" : ""}\n`,
-    );
+  // The live session of a key is its newest one that is not archived; after a /new an older session
+  // of the same key may still be listed: it is marked, so the two are told apart.
+  const seen = new Set<string>();
+  const state = (r: SessionListEntry): string => {
+    if (r.archived) return "archived";
+    if (seen.has(r.sessionKey)) return "earlier";
+    seen.add(r.sessionKey);
+    return "live";
+  };
+  const table = formatTable(
+    ["SESSION KEY", "SESSION ID", "AGENT", "MESSAGES", "UPDATED", "STATE", "TAINT"],
+    rows.map((r) => [
+      safeLine(r.sessionKey),
+      r.sessionId,
+      safeLine(r.agentId),
+      String(r.messageCount),
+      time(r.updatedAt),
+      state(r),
+      r.taint.length
+        ? `TAINTED (${r.taint.length} source${r.taint.length === 1 ? "" : "s"}: ${r.taint[r.taint.length - 1]?.kind})`
+        : "-",
+    ]),
+  );
+  out.write(table.join("\n") + "\n");
 }
 
 /** `familiar sessions lineage <id|key>`; exit code 1 when the session does not exist. */

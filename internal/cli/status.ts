@@ -5,6 +5,8 @@
 import { safeLine } from "./terminal-text.js";
 import { GatewayClient, GatewayClientError } from "../gateway/client.js";
 import { connectAsOwner } from "./owner-client.js";
+import { formatUsd } from "../core/money.js";
+import { localTime } from "./cli-format.js";
 
 export interface StatusOptions {
   config: string;
@@ -21,7 +23,7 @@ function duration(s: number): string {
 }
 
 function when(v: unknown): string {
-  if (typeof v === "number") return new Date(v).toLocaleString();
+  if (typeof v === "number") return localTime(v);
   if (typeof v === "string") return v;
   return "-";
 }
@@ -60,8 +62,12 @@ export function formatStatus(s: Record<string, unknown>): string {
   lines.push(`queue        ${s.queueDepth === null ? "host not running" : String(s.queueDepth)}`);
   const t = obj(s.tokensToday);
   lines.push(
-    `tokens today ${String(t.total ?? 0)} (in ${String(t.input ?? 0)}, out ${String(t.output ?? 0)}, ${String(t.calls ?? 0)} calls, $${Number(t.cost ?? 0).toFixed(4)})`,
+    `tokens today ${String(t.total ?? 0)} (in ${String(t.input ?? 0)}, out ${String(t.output ?? 0)}, ${String(t.calls ?? 0)} calls, ${formatUsd(Number(t.cost ?? 0), Number(t.estimatedCalls ?? 0) > 0)})`,
   );
+  if (Number(t.estimatedCalls ?? 0) > 0)
+    lines.push(
+      `             ≈: ${String(t.estimatedCalls)} call(s) without a price, counted at budgets.default_price`,
+    );
   const hb = obj(s.heartbeat);
   const lastHb = obj(Array.isArray(hb.recent) ? hb.recent[0] : undefined);
   lines.push(
@@ -80,6 +86,7 @@ export function formatStatus(s: Record<string, unknown>): string {
       );
     }
   } else lines.push(`cron         ${compact(s.cron)}`);
+  if (s.disk !== undefined) lines.push(`disk         ${compact(s.disk)}`);
   if (s.configError) lines.push(`config error ${String(s.configError)}`);
   const pending = Array.isArray(s.pendingRestart) ? (s.pendingRestart as unknown[]).map(obj) : [];
   if (pending.length) {

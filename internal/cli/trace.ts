@@ -57,7 +57,7 @@ async function viaGateway(opts: TraceCommandOptions, url: string, requestId: str
 }
 
 function fromStore(opts: TraceCommandOptions, requestId: string): TraceReport {
-  const { config } = loadConfigFile(opts.config);
+  const { config } = loadConfigFile(opts.config, process.env, { deferSecrets: true });
   const file = join(config.data_dir, "familiar.db");
   if (!existsSync(file)) throw new TraceCommandError("TRACE_NOT_FOUND", `no database at ${file}`);
   const db = new Database(file, { readonly: true, fileMustExist: true });

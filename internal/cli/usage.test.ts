@@ -93,7 +93,9 @@ describe("familiar usage", () => {
     );
     const report = JSON.parse(stdout) as UsageReport;
     expect(report.total).toMatchObject({ calls: 2, input: 1210, output: 305, total: 1515, unpricedCalls: 1 });
-    expect(report.total.cost).toBeCloseTo((1200 * 2.5 + 300 * 10) / 1e6, 12);
+    // The unpriced local call counts at budgets.default_price ($5 / $15 per 1M by default): an estimate.
+    expect(report.total.cost).toBeCloseTo((1200 * 2.5 + 300 * 10 + 10 * 5 + 5 * 15) / 1e6, 12);
+    expect(report.defaultPrice).toEqual({ input: 5, output: 15 });
     expect(report.byModel.map((m) => `${m.provider}/${m.model}`)).toEqual([
       "openai/gpt-4o",
       "local/llama3.1",
@@ -105,7 +107,10 @@ describe("familiar usage", () => {
     await usageCommand({ config: cfgFile }, out.stream);
     expect(out.text()).toContain("openai/gpt-4o");
     expect(out.text()).toContain("1,515");
-    expect(out.text()).toMatch(/\$0\.0060\+/);
+    expect(out.text()).toMatch(/≈\$0\.0061/);
+    expect(out.text()).toContain(
+      "≈: 1 call(s) to a model without a price in models.pricing, counted at budgets.default_price ($5 input / $15 output per 1M tokens)",
+    );
   });
 
   it("shows spend against each budget limit and the prompt-cache hit rate", async () => {

@@ -19,6 +19,7 @@ import {
 } from "../agent/usage/usage-tracker.js";
 import { BudgetGuard, formatAmount, type LimitState } from "../budgets/budget-guard.js";
 import { formatReset } from "../budgets/periods.js";
+import { estimateReason, formatUsd } from "../core/money.js";
 
 export interface UsageCommandOptions {
   config: string;
@@ -40,6 +41,8 @@ export interface UsageReport {
   budgets: LimitState[];
   /** Share of input tokens served from the provider's prompt cache in the period; null with no input. */
   cacheHitRate: number | null;
+  /** `budgets.default_price`: what each of `total.unpricedCalls` counts at (USD per 1M tokens). */
+  defaultPrice: { input: number; output: number };
 }
 
 export const DEFAULT_SINCE = "30d";
@@ -75,6 +78,7 @@ export function buildUsageReport(db: Db, config: Config, since: number, now: num
     sessions: hasTable ? tracker.bySession(since, 20) : [],
     budgets: hasTable ? budgetStates(db, config, now) : [],
     cacheHitRate: total.input > 0 ? total.cacheRead / total.input : null,
+    defaultPrice: config.budgets.default_price,
   };
 }
 
@@ -102,8 +106,8 @@ function zeroTotals(): UsageTotals {
 }
 
 const n = (v: number): string => v.toLocaleString("en-US");
-const money = (t: UsageTotals): string =>
-  t.calls === t.unpricedCalls ? "-" : `$${t.cost.toFixed(4)}${t.unpricedCalls > 0 ? "+" : ""}`;
+/** One money format (core/money.ts); "≈" when some calls had no price and count at the default price. */
+const money = (t: UsageTotals): string => formatUsd(t.cost, t.unpricedCalls > 0);
 
 function row(cells: string[], widths: number[]): string {
   return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join("  ");
@@ -168,11 +172,7 @@ export function formatUsageReport(r: UsageReport): string {
       r.byDay.map((d) => cols(d.day, d)),
     ),
   );
-  if (r.total.unpricedCalls > 0)
-    lines.push(
-      "",
-      `${r.total.unpricedCalls} call(s) have no price in models.pricing; "+" marks a partial cost`,
-    );
+  if (r.total.unpricedCalls > 0) lines.push("", estimateReason(r.total.unpricedCalls, r.defaultPrice));
   return lines.join("\n") + "\n";
 }
 
@@ -181,7 +181,7 @@ export async function usageCommand(
   opts: UsageCommandOptions,
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<void> {
-  const { config } = loadConfigFile(opts.config);
+  const { config } = loadConfigFile(opts.config, process.env, { deferSecrets: true });
   const now = Date.now();
   const since = parseSince(opts.since ?? DEFAULT_SINCE, now);
   const file = join(config.data_dir, "familiar.db");
@@ -198,6 +198,7 @@ export async function usageCommand(
       sessions: [],
       budgets: [],
       cacheHitRate: null,
+      defaultPrice: config.budgets.default_price,
     };
   } else {
     const db = new Database(file, { readonly: true, fileMustExist: true });

@@ -15,10 +15,41 @@ export interface LoadedConfig {
   file: string;
   /** Directory that relative paths in the config are resolved against. */
   baseDir: string;
+  /**
+   * With `deferSecrets`: the `${VAR}` references whose variable is not set. Their values are left as
+   * the literal reference text; a command that uses one must refuse with {@link missingEnvMessage}.
+   */
+  unresolvedEnv: UnresolvedEnv[];
+}
+
+/** A `${NAME}` reference at `path` whose variable is not set. */
+export interface UnresolvedEnv {
+  path: string;
+  name: string;
+}
+
+/** How to load. */
+export interface LoadOptions {
+  /**
+   * Resolve secrets only where they are used: a `${VAR}` whose variable is not set is no error (its
+   * value stays the literal `${VAR}` text and is listed in `unresolvedEnv`), unless that key then
+   * fails validation. For commands that call no provider or channel (`usage`, `trace`, `sessions`,
+   * `cron`, `pairing`, the gateway clients): the provider key need not be in their shell.
+   */
+  deferSecrets?: boolean;
+}
+
+/** "models.providers.openai.api_key: environment variable OPENAI_API_KEY is not set (...)" */
+export function missingEnvMessage(u: UnresolvedEnv): string {
+  return `${u.path}: environment variable ${u.name} is not set (export it, or put it in the environment file the daemon reads)`;
 }
 
 /** Reads and validates a config file. Throws {@link ConfigError} listing every problem. */
-export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function loadConfigFile(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: LoadOptions = {},
+): LoadedConfig {
   const abs = resolve(file);
   let text: string;
   try {
@@ -27,13 +58,13 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
     // A fresh directory has no config yet: say how to make one rather than only "ENOENT".
     const hint =
       (err as NodeJS.ErrnoException).code === "ENOENT"
-        ? " (create one with `familiar init DIR`, or copy config.default.yaml to it)"
+        ? " (create one with `familiar init DIR`; or name the file with --config PATH or FAMILIAR_CONFIG)"
         : "";
     throw new ConfigError(abs, [
       { path: "", message: `cannot read config file: ${(err as Error).message}${hint}` },
     ]);
   }
-  return parseConfigText(text, abs, env);
+  return parseConfigText(text, abs, env, opts);
 }
 
 /** Parses config text (already read). Exposed for tests and `config check`. */
@@ -41,6 +72,7 @@ export function parseConfigText(
   text: string,
   file: string,
   env: NodeJS.ProcessEnv = process.env,
+  opts: LoadOptions = {},
 ): LoadedConfig {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -61,7 +93,8 @@ export function parseConfigText(
   }
   const envProblems: ConfigProblem[] = [];
   const whole: (string | number)[][] = [];
-  let substituted = substituteEnv(raw, env, [], envProblems, whole);
+  const deferred: UnresolvedEnv[] = [];
+  let substituted = substituteEnv(raw, env, [], envProblems, whole, opts.deferSecrets ? deferred : undefined);
   let parsed = configSchema.safeParse(substituted);
   if (!parsed.success && whole.length > 0) {
     // `port: ${PORT}` yields the string "8080"; a value that is entirely one variable reference takes
@@ -72,6 +105,16 @@ export function parseConfigText(
       parsed = configSchema.safeParse(substituted);
     }
   }
+  // Deferred references are errors only where the value they left fails validation.
+  const issuePaths = parsed.success ? [] : issuesToProblems(parsed.error.issues, substituted, configSchema);
+  const failing = (path: string): boolean =>
+    issuePaths.some((p) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`));
+  for (const d of deferred)
+    if (failing(d.path))
+      envProblems.push({
+        path: d.path,
+        message: `environment variable ${d.name} is not set (use \${${d.name}:-default} for an optional value)`,
+      });
   const problems = [...envProblems];
   const portProblem = envPort(env).problem;
   if (portProblem) problems.push(portProblem);
@@ -87,7 +130,7 @@ export function parseConfigText(
   if (problems.length > 0 || !parsed.success) throw new ConfigError(file, sortBySource(problems, doc));
   const baseDir = dirname(file);
   const config = applyEnvOverrides(resolvePaths(parsed.data, baseDir), env);
-  return { config, file, baseDir };
+  return { config, file, baseDir, unresolvedEnv: deferred.filter((d) => !failing(d.path)) };
 }
 
 /**
@@ -138,26 +181,33 @@ export function substituteEnv(
   problems: ConfigProblem[],
   /** Collects the paths of values that were exactly one `${VAR}` reference (candidates for coercion). */
   wholeRefs?: (string | number)[][],
+  /** When given, a missing variable is collected here (its reference left as is) instead of a problem. */
+  deferred?: UnresolvedEnv[],
 ): unknown {
   if (typeof value === "string") {
     if (wholeRefs && WHOLE_RE.test(value)) wholeRefs.push(path);
-    return value.replace(VAR_RE, (_m, name: string, def: string | undefined) => {
+    return value.replace(VAR_RE, (m, name: string, def: string | undefined) => {
       const v = env[name];
       if (v !== undefined && v !== "") return v;
       if (def !== undefined) return def;
+      const at = path.map((p, i) => (typeof p === "number" ? `[${p}]` : i ? `.${p}` : p)).join("");
+      if (deferred) {
+        deferred.push({ path: at, name });
+        return m;
+      }
       problems.push({
-        path: path.map((p, i) => (typeof p === "number" ? `[${p}]` : i ? `.${p}` : p)).join(""),
+        path: at,
         message: `environment variable ${name} is not set (use \${${name}:-default} for an optional value)`,
       });
       return "";
     });
   }
   if (Array.isArray(value))
-    return value.map((v, i) => substituteEnv(v, env, [...path, i], problems, wholeRefs));
+    return value.map((v, i) => substituteEnv(v, env, [...path, i], problems, wholeRefs, deferred));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value))
-      out[k] = substituteEnv(v, env, [...path, k], problems, wholeRefs);
+      out[k] = substituteEnv(v, env, [...path, k], problems, wholeRefs, deferred);
     return out;
   }
   return value;

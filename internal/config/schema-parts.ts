@@ -75,21 +75,44 @@ export const detectorSchema = z
   .strict()
   .prefault({});
 
-export const loopDetectionSchema = z
-  .object({
-    enabled: z.boolean().default(true),
-    history_size: z.number().int().min(2).max(1000).default(30),
-    generic_repeat: detectorSchema,
-    known_poll: detectorSchema,
-    ping_pong: detectorSchema,
-    circuit_breaker: z
-      .object({ enabled: z.boolean().default(true), limit: z.number().int().min(1).default(30) })
-      .strict()
-      .prefault({}),
-    poll_tools: z.array(z.string()).default(["web_fetch", "delegate", "process_status"]),
-  })
-  .strict()
-  .prefault({});
+/**
+ * The spec's detector ids (seed agent-package-reference: `known_poll_no_progress`,
+ * `global_circuit_breaker`) are accepted as aliases of `known_poll` and `circuit_breaker`. Both names
+ * of one detector at once is refused by the strict object (it names the alias).
+ */
+const LOOP_DETECTOR_ALIASES: Record<string, string> = {
+  known_poll_no_progress: "known_poll",
+  global_circuit_breaker: "circuit_breaker",
+};
+function loopDetectorAliases(v: unknown): unknown {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+  const o = { ...(v as Record<string, unknown>) };
+  for (const [alias, name] of Object.entries(LOOP_DETECTOR_ALIASES))
+    if (alias in o && !(name in o)) {
+      o[name] = o[alias];
+      delete o[alias];
+    }
+  return o;
+}
+
+export const loopDetectionSchema = z.preprocess(
+  loopDetectorAliases,
+  z
+    .object({
+      enabled: z.boolean().default(true),
+      history_size: z.number().int().min(2).max(1000).default(30),
+      generic_repeat: detectorSchema,
+      known_poll: detectorSchema,
+      ping_pong: detectorSchema,
+      circuit_breaker: z
+        .object({ enabled: z.boolean().default(true), limit: z.number().int().min(1).default(30) })
+        .strict()
+        .prefault({}),
+      poll_tools: z.array(z.string()).default(["web_fetch", "delegate", "process_status"]),
+    })
+    .strict()
+    .prefault({}),
+);
 
 export const capabilitySchema = z
   .object({
@@ -124,9 +147,20 @@ export const agentSchema = z
     mcp_config: z.string().min(1).optional(),
     timeout_s: z.number().int().positive().optional(),
     idle_ttl: durationSchema.optional(),
+    // CLI engines: `false` runs the CLI outside the sandbox (honoured from config.yaml only), and
+    // `pass_env` names environment variables it gets beyond its minimal set (engine-launch.ts).
+    sandbox: z.boolean().optional(),
+    pass_env: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected a variable name" }))
+      .default([]),
     capabilities: z.array(capabilitySchema).default([]),
     compact: agentCompactSchema.optional(),
     context_window: z.number().int().positive().optional(),
+    // false: kept in the config but not run (the echo agent says so; delegation refuses it).
+    enabled: z.boolean().default(true),
+    // The memory this agent's memory tools reach: files (MEMORY.md, memory/), sessions (past chats).
+    // Absent: both; []: none (memory_search and memory_write refuse).
+    memory: z.array(z.enum(["files", "sessions"])).optional(),
   })
   .strict();
 export type AgentConfig = z.infer<typeof agentSchema>;
@@ -179,6 +213,13 @@ export const cronJobSchema = z
     enabled: z.boolean().default(true),
     light_context: z.boolean().default(true),
     catch_up: z.boolean().default(false),
+    /**
+     * What happens to a run missed while the daemon was down or the clock jumped: `run_once_late`
+     * (one late run, its message says how late), `skip_and_tell` (skipped, the owner is told) or
+     * `skip` (skipped and recorded). Default: `run_once_late` for an `at` reminder or with
+     * `catch_up: true`, `skip` otherwise.
+     */
+    missed: z.enum(["run_once_late", "skip_and_tell", "skip"]).optional(),
   })
   .strict()
   .refine((j) => [j.cron, j.every, j.at].filter((v) => v !== undefined).length === 1, {
@@ -224,6 +265,8 @@ export const mcpServerSchema = z
     /** Run a stdio server under bubblewrap (workspace read-write, network on unless turned off). */
     sandbox: z.boolean().default(false),
     sandbox_network: z.boolean().default(true),
+    /** Trusted: its results do not taint a session, and its tools are not sinks (containment). */
+    trusted: z.boolean().default(false),
   })
   .strict()
   .refine((s) => (s.command === undefined) !== (s.url === undefined), {

@@ -28,9 +28,13 @@ import {
   toolsPolicySchema,
 } from "./schema-parts.js";
 import { budgetsSchema } from "./budget-config.js";
+import { sandboxResourceKeys } from "./sandbox-schema.js";
+import { diskSchema } from "./disk-schema.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
+import { backupSchema, channelWatchdogSchema } from "./reliability-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
+import { containmentSchema } from "./containment-schema.js";
 
 export { agentSchema, cronJobSchema, durationSchema, type AgentConfig } from "./schema-parts.js";
 
@@ -88,6 +92,8 @@ export const configSchema = z
                 progress_updates: z.boolean().default(true),
                 // The spec's AsyncAgents: delegations to these agents always run as background tasks.
                 async_agents: z.array(z.string().min(1)).default([]),
+                // Background tasks started by the announcement of an earlier one, in a row, per session.
+                max_chain: z.number().int().min(0).max(100).default(3),
               })
               .strict()
               .prefault({}),
@@ -258,6 +264,7 @@ export const configSchema = z
                 memory_mb: z.number().int().min(64).default(4096),
                 max_processes: z.number().int().min(8).default(512),
                 max_file_mb: z.number().int().min(1).default(1024),
+                ...sandboxResourceKeys,
               })
               .strict()
               .prefault({}),
@@ -332,6 +339,10 @@ export const configSchema = z
       .prefault({}),
     budgets: budgetsSchema,
     memory: memorySchema,
+    containment: containmentSchema,
+    disk: diskSchema,
+    channel_watchdog: channelWatchdogSchema,
+    backup: backupSchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
   .strict()

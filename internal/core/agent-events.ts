@@ -5,7 +5,15 @@
 import type { Usage } from "./usage.js";
 
 /** Why a turn ended. */
-export type FinishReason = "stop" | "max_iterations" | "aborted" | "error" | "loop_breaker" | "length";
+export type FinishReason =
+  | "stop"
+  | "max_iterations"
+  | "aborted"
+  | "error"
+  | "loop_breaker"
+  | "length"
+  /** The model called a client's function (`/v1` client tools): the client runs it and continues. */
+  | "tool_calls";
 
 export type AgentEvent =
   | {

@@ -3,7 +3,9 @@
  * heartbeat, subagents). Implemented by `internal/agent/host.ts`. Callers never import the loop.
  */
 import type { AgentEvent, FinishReason } from "./agent-events.js";
+import type { TaintInput } from "./taint.js";
 import type { Usage } from "./usage.js";
+import type { ClientRequest, ClientToolCall } from "./client-request.js";
 
 /** An image attached to a user message (vision models). */
 export interface ImageInput {
@@ -42,8 +44,14 @@ export interface InboundMessage {
   /** Call tree: set by subagents so traces and usage roll up. */
   parentRequestId?: string;
   depth?: number;
-  /** Do not persist a session (one-shot API chat, stateless /v1 calls). History is given inline. */
-  ephemeral?: { history: { role: "user" | "assistant" | "system"; content: string }[] };
+  /**
+   * Do not persist a session (one-shot API chat, stateless /v1 calls). History is given inline; with
+   * `continue` the history already ends with the client's tool results and no user message is added
+   * (`text` is then unused).
+   */
+  ephemeral?: { history: EphemeralEntry[]; continue?: boolean };
+  /** An API client's tools, tool choice, response format and sampling for this turn. */
+  client?: ClientRequest;
   /**
    * Re-run a turn whose user message is already stored (a turn interrupted by a crash): nothing new is
    * appended and the turn keeps its request id, so its answer pairs with the stored message.
@@ -53,6 +61,11 @@ export interface InboundMessage {
   extraSystem?: string;
   /** Housekeeping turn (the pre-compaction memory flush): its events are not broadcast on the bus. */
   silent?: boolean;
+  /**
+   * Untrusted input this message carries (a document, an image, a non-owner sender, a webhook
+   * body): recorded as the session's taint in the commit that stores the message.
+   */
+  taint?: readonly TaintInput[];
   /** Restrict tools for this turn (names); undefined = the agent's policy. */
   toolFilter?: (name: string) => boolean;
   /**
@@ -62,6 +75,12 @@ export interface InboundMessage {
    */
   onAccepted?: (ids: { runId: string; requestId: string }) => void;
 }
+
+/** One message of an ephemeral turn's inline history. */
+export type EphemeralEntry =
+  | { role: "user" | "assistant" | "system"; content: string }
+  | { role: "assistant"; content: string; tool_calls: ClientToolCall[] }
+  | { role: "tool"; content: string; tool_call_id: string; name?: string };
 
 /** Outcome of a turn. */
 export interface TurnResult {
@@ -73,12 +92,18 @@ export interface TurnResult {
   usage: Usage;
   /** Usage summed over the turn's whole call tree (subagents included). */
   treeUsage: Usage;
+  /** USD over the call tree; calls of a model without a price count at budgets.default_price. */
   treeCost: number;
+  /** How many of the tree's calls had no price (then `treeCost` is an estimate); 0 when absent. */
+  treeCostEstimatedCalls?: number;
   subCalls: number;
   model?: string;
-  error?: { code: string; message: string };
+  /** `retryAfterMs`: the upstream model's `Retry-After`, for doors that pass it on (429/503). */
+  error?: { code: string; message: string; retryAfterMs?: number };
   userMessageId?: number;
   assistantMessageId?: number;
+  /** With finishReason `tool_calls`: the client's functions the model called (the client runs them). */
+  toolCalls?: ClientToolCall[];
 }
 
 /** A submitted turn. `result` never rejects: failures resolve with `finishReason: "error"`. */

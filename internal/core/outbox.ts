@@ -10,6 +10,8 @@ export interface SendOptions {
   markdown?: boolean;
   /** Buttons for approvals: id is passed back as `/approve <id>` or `/deny <id>`. */
   approvalId?: string;
+  /** Extra approve buttons for standing answers (`host`, `session`): `/approve <id> <choice>`. */
+  approvalChoices?: readonly ("host" | "session")[];
   silent?: boolean;
 }
 

@@ -63,7 +63,12 @@ export function createCronAdmin(s: CronScope, jobs: CronReconciler, runs: CronTr
       }
       return jobView(stateOf, mustGet(id));
     },
-    runNow: (id) => runs.trigger(mustGet(id), "manual", null),
+    runNow: (id) => {
+      // A job added by `familiar cron add` a moment ago may not be polled in yet: look in the store
+      // before saying it does not exist, so `cron add` then `cron run` just works.
+      if (!entries.has(id)) jobs.reloadRuntime();
+      return runs.trigger(mustGet(id), "manual", null);
+    },
     run: (id) => admin.runNow(id),
     runs: (jobId, limit) => store.runs(jobId, limit),
     nextRuns(limit = 10) {

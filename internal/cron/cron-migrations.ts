@@ -48,4 +48,16 @@ CREATE TABLE cron_runs (
 CREATE INDEX cron_runs_job ON cron_runs(job_id, id);
 `,
   },
+  {
+    version: 2,
+    description: "cron run outcomes: lateness, missed instants covered, resumed runs",
+    // late_ms: set when a run started after LATE_AFTER_MS past its instant; covers: how many scheduled
+    // instants the row accounts for (a late run or a skip after downtime covers all it missed);
+    // resume_of: the run a crash interrupted that this run resumes (resumed at most once).
+    sql: `
+ALTER TABLE cron_runs ADD COLUMN late_ms INTEGER;
+ALTER TABLE cron_runs ADD COLUMN covers INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE cron_runs ADD COLUMN resume_of INTEGER;
+`,
+  },
 ];

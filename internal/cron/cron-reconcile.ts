@@ -9,6 +9,7 @@ import { entryKey, makeEntry, type CronEntry } from "./cron-types.js";
 import type { CronScope } from "./cron-scope.js";
 import type { CronTimers } from "./cron-timers.js";
 import type { CronTriggers } from "./cron-triggers.js";
+import type { CronMissed } from "./cron-missed.js";
 
 /** Reconciles the entries of each source. */
 export interface CronReconciler {
@@ -24,7 +25,12 @@ export interface CronReconciler {
 }
 
 /** Creates the reconciler. */
-export function createCronReconciler(s: CronScope, timers: CronTimers, runs: CronTriggers): CronReconciler {
+export function createCronReconciler(
+  s: CronScope,
+  timers: CronTimers,
+  runs: CronTriggers,
+  missed: CronMissed,
+): CronReconciler {
   const { clock, log, store, entries } = s;
 
   function reconcile(
@@ -58,7 +64,10 @@ export function createCronReconciler(s: CronScope, timers: CronTimers, runs: Cro
         return;
       }
       const { state, fresh } = runs.ensureState(e, now);
-      if (atStart && !fresh) runs.catchUp(e, state, now);
+      if (atStart && !fresh) missed.catchUp(e, state, now);
+      // A one-shot first seen after its time (written into config.yaml while the daemon was down, or
+      // edited to a past time) is a missed run too, never a silent nothing.
+      else if (fresh) missed.firstSight(e, now);
       if (old) log.info({ job: job.id }, `cron job ${job.id} changed`);
       else if (!atStart) log.info({ job: job.id }, `cron job ${job.id} added`);
       timers.arm(e);

@@ -8,7 +8,14 @@ import type { EventBus } from "../core/event-bus.js";
 import type { Logger } from "../log/logger.js";
 import type { Outbox } from "../core/outbox.js";
 import type { CronRunRecord, CronStore } from "./cron-store.js";
-import { AT_MAX_ATTEMPTS, backoffMs, type CronJobDef } from "./job.js";
+import {
+  AT_MAX_ATTEMPTS,
+  backoffMs,
+  formatInstant,
+  formatLateness,
+  type CronJobDef,
+  type LateRun,
+} from "./job.js";
 
 export interface RunnerDeps {
   host: AgentHost;
@@ -17,11 +24,22 @@ export interface RunnerDeps {
   clock: Clock;
   log: Logger;
   bus: EventBus;
+  /** The owner's time zone, for the late note. */
+  tz(): string;
   /** Called when a one-shot `at` job is done for good. */
   onOneShotDone(job: CronJobDef): void;
 }
 
-const PREVIEW_CHARS = 500;
+/**
+ * How much of the reply a run keeps (`output_preview`). Large enough to hold a whole reply: a reply
+ * that could not be delivered is read from here (`familiar cron runs`, the console's Cron page).
+ */
+const OUTPUT_CHARS = 20_000;
+
+/** Where an undelivered reply can be read, for the run's note and the log. */
+export function keptReplyHint(jobId: string): string {
+  return `the reply is kept: familiar cron runs ${jobId} --json, or the console's Cron page`;
+}
 /** Turn endings that mean the job did not do its work (they count toward backoff). */
 const FAILED = new Set(["error", "aborted", "loop_breaker"]);
 
@@ -31,6 +49,7 @@ export async function executeRun(
   runId: number,
   sessionKey: string,
   agentId: string | undefined,
+  late?: LateRun & { dueAt: number },
 ): Promise<CronRunRecord> {
   let status: "ok" | "error" = "ok";
   let error: string | null = null;
@@ -57,14 +76,21 @@ export async function executeRun(
     if (FAILED.has(result.finishReason) || result.error) {
       status = "error";
       error = result.error?.message ?? `the turn ended with ${result.finishReason}`;
+    } else if (job.deliver === "last" && !target && text.trim() !== "") {
+      // No chat with the owner on a channel yet (an owner who only used the gateway, the CLI or the
+      // web chat): not a failure of the job. The reply is kept in the run and the log says where.
+      d.log.info(
+        { job: job.id },
+        `cron job ${job.id}: not delivered (no channel chat with the owner yet); ${keptReplyHint(job.id)}`,
+      );
     } else if (job.deliver !== "none" && text.trim() !== "") {
       try {
-        await d.outbox.deliver(job.deliver, text);
+        await d.outbox.deliver(job.deliver, late ? `${lateNote(late, d.tz())}\n\n${text}` : text);
         delivered = true;
       } catch (err) {
         status = "error";
         deliveryFailed = true;
-        error = `delivery to ${job.deliver} failed: ${(err as Error).message}`;
+        error = `delivery to ${job.deliver} failed: ${(err as Error).message}; ${keptReplyHint(job.id)}`;
       }
     }
   } catch (err) {
@@ -78,7 +104,7 @@ export async function executeRun(
       status,
       error,
       tokens,
-      preview: text ? text.slice(0, PREVIEW_CHARS) : null,
+      preview: text ? text.slice(0, OUTPUT_CHARS) : null,
       delivered,
     });
     const st = d.store.state(job.id);
@@ -97,16 +123,22 @@ export async function executeRun(
       if (done != null && job.at !== undefined) d.onOneShotDone(job);
       // A job that stops working must not fail silently: its target hears about it once per failure
       // streak (and when a one-shot gives up), unless the target itself is what fails.
+      // A job that delivers nowhere, or whose target is what failed, reports to where the owner last
+      // wrote from instead.
       const givenUp = job.at !== undefined && done != null && status === "error";
-      if (status === "error" && !deliveryFailed && target && target !== "none" && (failures === 1 || givenUp))
+      const tellTo = deliveryFailed ? d.outbox.lastTarget() : noticeTarget(d.outbox, job);
+      const tellOk = tellTo !== undefined && !(deliveryFailed && tellTo === target);
+      if (status === "error" && tellOk && (failures === 1 || givenUp))
         await d.outbox
-          .deliver(target, failureNotice(job, error ?? "unknown error", failures, givenUp))
+          .deliver(tellTo, failureNotice(job, error ?? "unknown error", failures, givenUp))
           .catch((err: unknown) =>
             d.log.warn(
               { job: job.id, err: (err as Error).message },
-              `cron job ${job.id}: could not report its failure to ${target}`,
+              `cron job ${job.id}: could not report its failure to ${tellTo}`,
             ),
           );
+      else if (status === "error" && (failures === 1 || givenUp))
+        d.log.error({ job: job.id }, `cron job ${job.id} failed and there is no channel to tell the owner`);
       if (status === "error")
         d.log.warn(
           { job: job.id, err: error, failures },
@@ -129,11 +161,37 @@ export async function executeRun(
       status,
       error,
       tokens,
-      outputPreview: text.slice(0, PREVIEW_CHARS),
+      outputPreview: text.slice(0, OUTPUT_CHARS),
       delivered,
       sessionKey,
+      outcome: status === "ok" ? (late ? "late" : "on_time") : "failed",
+      lateMs: late?.lateMs ?? null,
+      covers: late?.covers ?? 1,
+      resumeOf: late?.resumeOf ?? null,
     }
   );
+}
+
+/**
+ * Where the owner hears about a job (a failure, a skipped run): its delivery target, else the target
+ * the owner last wrote from; undefined when there is none yet.
+ */
+export function noticeTarget(outbox: Outbox, job: Pick<CronJobDef, "deliver">): string | undefined {
+  const own = job.deliver === "last" ? outbox.lastTarget() : job.deliver;
+  if (own && own !== "none") return own;
+  return outbox.lastTarget();
+}
+
+/** The first line of a late run's delivered message: how late, and why. */
+export function lateNote(late: LateRun & { dueAt: number }, tz: string): string {
+  const why =
+    late.cause === "resume"
+      ? "a restart interrupted its first run"
+      : late.cause === "clock"
+        ? "the clock jumped forward"
+        : "the daemon was not running";
+  const more = late.covers > 1 ? `; it stands for ${late.covers} missed runs` : "";
+  return `(Late by ${formatLateness(late.lateMs)}: due ${formatInstant(late.dueAt, tz)}, ${why}${more}.)`;
 }
 
 /** The short message a job's target gets when the job starts failing or a one-shot gives up. */

@@ -206,8 +206,13 @@ describe("cron service", () => {
     });
     await advance(svc, clock, HOUR);
     expect(h.channel.sent.map((m) => [m.target, m.text])).toEqual([["chat-1", "echo: water the plants"]]);
-    expect(svc.get("tolast")).toMatchObject({ lastStatus: "error", failures: 1 });
-    expect(svc.get("tolast")?.lastError).toContain("no last channel target");
+    // No channel chat with the owner yet: not a failure; the whole reply is kept in the run.
+    expect(svc.get("tolast")).toMatchObject({ lastStatus: "ok", failures: 0 });
+    expect(svc.runs("tolast", 1)[0]).toMatchObject({
+      status: "ok",
+      delivered: false,
+      outputPreview: "echo: stretch",
+    });
     h.channels.setLastTarget("test:owner");
     await svc.runNow("tolast");
     expect(h.channel.sent.at(-1)).toMatchObject({ target: "owner", text: "echo: stretch" });
@@ -307,7 +312,14 @@ describe("cron service", () => {
       ["catch_up", "2026-01-02T09:00:00.000Z"],
       ["schedule", "2026-01-01T09:00:00.000Z"],
     ]);
-    expect(second.svc.runs("nocu", 10)).toHaveLength(1);
+    // Without catch_up the missed instants are skipped by policy, and recorded (one row for all three).
+    expect(second.svc.runs("nocu", 10)[0]).toMatchObject({
+      status: "skipped",
+      outcome: "skipped",
+      covers: 3,
+      error: expect.stringContaining("skipped by policy (missed: skip)"),
+    });
+    expect(second.svc.runs("nocu", 10)).toHaveLength(2);
     expect(second.svc.runs("remind", 10).map((r) => r.trigger)).toEqual(["catch_up"]);
     expect(second.svc.get("remind")?.completed).toBe(true);
     expect(second.svc.get("cu")?.nextRunAt).toBe(Date.UTC(2026, 0, 5, 9));

@@ -7,9 +7,10 @@
  * - at most one run per job at a time: a run that falls due while the previous still runs is recorded
  *   as `skipped` and logged, never queued behind it;
  * - every run is a row in `cron_runs` (start, end, status, error, tokens, output preview); a run left
- *   `running` by a crash is marked interrupted at the next start;
+ *   `running` by a crash is marked interrupted at the next start and resumed once (cron-missed.ts);
+ * - every scheduled instant ends in exactly one recorded outcome (on time, late, skipped, failed); a
+ *   run missed while down or across a clock jump follows the job's `missed` policy (cron-missed.ts);
  * - a failing job backs off (1, 5, 15, 60 min) and keeps its last error until a run succeeds;
- * - with `catch_up: true`, a run missed while the daemon was down runs once at start;
  * - a one-shot `at` job is completed after it ran (or after AT_MAX_ATTEMPTS failures) and never again.
  *
  * This file is the lifecycle (start, stop, health, the poll for CLI edits) and the wiring of the
@@ -27,6 +28,7 @@ import { createCronTimers } from "./cron-timers.js";
 import { createCronTriggers } from "./cron-triggers.js";
 import { createCronReconciler } from "./cron-reconcile.js";
 import { createCronAdmin } from "./cron-admin.js";
+import { createCronMissed } from "./cron-missed.js";
 
 export type { CronJobView, CronService, CronServiceDeps } from "./cron-types.js";
 
@@ -58,9 +60,10 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
     stateOf: (e) => store.state(e.job.id),
   };
   const { log, entries, stateOf, enabled } = scope;
-  const timers = createCronTimers(scope, (e, dueAt) => void runs.trigger(e, "schedule", dueAt));
+  const timers = createCronTimers(scope, (e, dueAt) => missed.due(e, dueAt));
   const runs = createCronTriggers(scope, deps, mains, (e) => timers.arm(e));
-  const jobs = createCronReconciler(scope, timers, runs);
+  const missed = createCronMissed(scope, runs, deps.outbox);
+  const jobs = createCronReconciler(scope, timers, runs, missed);
 
   function poll(): void {
     pollTimer = undefined;
@@ -83,11 +86,14 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
     name: "cron",
     async start() {
       started = true;
-      const n = store.markInterrupted(clock.now());
-      if (n > 0) log.warn({ runs: n }, `cron: ${n} run(s) were interrupted by the last shutdown`);
+      const cut = store.markInterrupted(clock.now());
+      if (cut.length > 0)
+        log.warn({ runs: cut.length }, `cron: ${cut.length} run(s) were interrupted by the last shutdown`);
+      missed.setInterrupted(cut);
       mains.start();
       jobs.reconcile("config", ctx.config().cron.jobs, [], true);
       jobs.reloadRuntime(true);
+      missed.setInterrupted([]);
       dataVersion = store.dataVersion();
       offConfig = ctx.onConfig((next, _prev, changed) => {
         if (!changed.includes("cron") && !changed.includes("timezone")) return;

@@ -13,11 +13,20 @@ export type { CronState } from "./job.js";
 export interface CronRunRecord {
   id: number;
   jobId: string;
-  trigger: "schedule" | "catch_up" | "manual";
+  trigger: "schedule" | "catch_up" | "manual" | "resume";
   dueAt: number | null;
   startedAt: number;
   endedAt: number | null;
-  status: "running" | "ok" | "error" | "skipped";
+  /** `interrupted`: a crash stopped it (a scheduled one is resumed once by a `resume` run). */
+  status: "running" | "ok" | "error" | "skipped" | "interrupted";
+  /** The one outcome of the run: on time, late, skipped (by policy or overlap), failed, interrupted. */
+  outcome: "running" | "on_time" | "late" | "skipped" | "failed" | "interrupted";
+  /** How late it started (ms after its instant), when late. */
+  lateMs: number | null;
+  /** How many scheduled instants this row accounts for (more than 1 after downtime or a clock jump). */
+  covers: number;
+  /** The interrupted run this one resumes. */
+  resumeOf: number | null;
   error: string | null;
   tokens: number;
   outputPreview: string | null;
@@ -51,6 +60,9 @@ interface RunRow {
   output_preview: string | null;
   delivered: number;
   session_key: string | null;
+  late_ms: number | null;
+  covers: number;
+  resume_of: number | null;
 }
 
 /** Runs kept per job; older rows are pruned when a run ends. */
@@ -82,8 +94,9 @@ export class CronStore {
       ),
       delState: db.prepare<[string]>("DELETE FROM cron_state WHERE job_id = ?"),
       insertRun: db.prepare(
-        `INSERT INTO cron_runs (job_id, trigger, due_at, started_at, ended_at, status, error, session_key)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO cron_runs (job_id, trigger, due_at, started_at, ended_at, status, error, session_key,
+           late_ms, covers, resume_of)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       finishRun: db.prepare(
         `UPDATE cron_runs SET ended_at = ?, status = ?, error = ?, tokens = ?, output_preview = ?, delivered = ?
@@ -97,9 +110,11 @@ export class CronStore {
         `DELETE FROM cron_runs WHERE job_id = ? AND id <= (
            SELECT id FROM cron_runs WHERE job_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
       ),
-      interrupted: db.prepare(
-        "UPDATE cron_runs SET status = 'error', error = ?, ended_at = ? WHERE status = 'running'",
+      running: db.prepare<[], RunRow>("SELECT * FROM cron_runs WHERE status = 'running' ORDER BY id"),
+      interrupted: db.prepare<[string, number, number]>(
+        "UPDATE cron_runs SET status = 'interrupted', error = ?, ended_at = ? WHERE id = ? AND status = 'running'",
       ),
+      resumed: db.prepare<[number], { n: number }>("SELECT COUNT(*) AS n FROM cron_runs WHERE resume_of = ?"),
     };
   }
 
@@ -162,6 +177,9 @@ export class CronStore {
     status: "running" | "skipped";
     error?: string;
     sessionKey: string | null;
+    lateMs?: number | null;
+    covers?: number;
+    resumeOf?: number | null;
   }): number {
     const ended = r.status === "skipped" ? r.startedAt : null;
     return Number(
@@ -174,6 +192,9 @@ export class CronStore {
         r.status,
         r.error ?? null,
         r.sessionKey,
+        r.lateMs ?? null,
+        r.covers ?? 1,
+        r.resumeOf ?? null,
       ).lastInsertRowid,
     );
   }
@@ -203,14 +224,42 @@ export class CronStore {
     return r ? toRun(r) : undefined;
   }
 
-  /** Runs left `running` by a daemon that died are marked as interrupted errors at start. */
-  markInterrupted(now: number): number {
-    return this.q.interrupted.run("interrupted: the daemon stopped during the run", now).changes;
+  /**
+   * Runs left `running` by a daemon that died are marked `interrupted` at start (in one transaction);
+   * returns them so the service can resume each scheduled one once.
+   */
+  markInterrupted(now: number): CronRunRecord[] {
+    return this.db.transaction(() => {
+      const rows = this.q.running.all();
+      for (const r of rows)
+        this.q.interrupted.run("interrupted: the daemon stopped during the run", now, r.id);
+      return rows.map((r) => toRun({ ...r, status: "interrupted", ended_at: now }));
+    })();
+  }
+
+  /** Whether a run was already resumed (a resumed run is never resumed again). */
+  wasResumed(runId: number): boolean {
+    return (this.q.resumed.get(runId)?.n ?? 0) > 0;
   }
 
   /** Cheap change counter: moves when ANOTHER connection (the CLI) commits. */
   dataVersion(): number {
     return Number(this.db.pragma("data_version", { simple: true }));
+  }
+}
+
+function outcomeOf(r: RunRow): CronRunRecord["outcome"] {
+  switch (r.status) {
+    case "ok":
+      return r.late_ms != null ? "late" : "on_time";
+    case "error":
+      return "failed";
+    case "skipped":
+    case "interrupted":
+    case "running":
+      return r.status;
+    default:
+      return "failed";
   }
 }
 
@@ -228,6 +277,10 @@ function toRun(r: RunRow): CronRunRecord {
     outputPreview: r.output_preview,
     delivered: r.delivered === 1,
     sessionKey: r.session_key,
+    outcome: outcomeOf(r),
+    lateMs: r.late_ms,
+    covers: r.covers,
+    resumeOf: r.resume_of,
   };
 }
 

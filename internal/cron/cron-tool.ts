@@ -40,6 +40,12 @@ const schema = z
       .enum(["isolated", "main"])
       .optional()
       .describe("add: isolated (own session, default) or main (the owner's main conversation)"),
+    missed: z
+      .enum(["run_once_late", "skip_and_tell", "skip"])
+      .optional()
+      .describe(
+        "add: a run missed while the assistant was off: run_once_late (default for at), skip_and_tell, skip (default otherwise)",
+      ),
   })
   .strict();
 
@@ -104,7 +110,7 @@ export function createCronTool(service: CronService, opts: CronToolOptions = {})
               // A reminder set while the daemon happens to be down should still reach the owner.
               catch_up: args.at !== undefined,
             };
-            for (const k of ["cron", "every", "at", "timezone"] as const)
+            for (const k of ["cron", "every", "at", "timezone", "missed"] as const)
               if (args[k] !== undefined) input[k] = args[k];
             const job = service.add(input);
             return `added ${line(job)}`;

@@ -2,25 +2,34 @@
  * Starting and recording cron runs: a due, caught-up or manual run becomes a `cron_runs` row and a
  * turn (through cron-runner.ts), at most one per job at a time; a run that falls due while the
  * previous one still runs is recorded as `skipped`, never queued. Also keeps each job's schedule
- * state row (reset when its schedule changes) and handles runs missed while the daemon was down.
+ * state row (reset when its schedule changes). Missed runs are decided in cron-missed.ts.
  */
 import { sessionKeys } from "../session/keys.js";
-import { nextRunAfter, scheduleKey } from "../config/schedule.js";
+import { scheduleKey } from "../config/schedule.js";
 import type { CronRunRecord, CronState } from "./cron-store.js";
-import type { CronJobDef } from "./job.js";
+import type { CronJobDef, LateRun } from "./job.js";
 import type { MainSessionTracker } from "./main-session.js";
 import { executeRun, type RunnerDeps } from "./cron-runner.js";
 import { entryKey, type CronEntry, type CronServiceDeps } from "./cron-types.js";
 import type { CronScope } from "./cron-scope.js";
 
+export type { LateRun } from "./job.js";
+
 /** Starts runs and keeps schedule state. */
 export interface CronTriggers {
   /** Starts a run of the entry now (or records it skipped when one is running). */
-  trigger(e: CronEntry, kind: CronRunRecord["trigger"], dueAt: number | null): Promise<CronRunRecord>;
+  trigger(
+    e: CronEntry,
+    kind: CronRunRecord["trigger"],
+    dueAt: number | null,
+    late?: LateRun,
+  ): Promise<CronRunRecord>;
   /** Creates the state row, or resets it when the schedule changed (new anchor, no stale catch-up). */
   ensureState(e: CronEntry, now: number): { state: CronState; fresh: boolean };
-  /** Startup: runs missed while down (catch_up), or marks a missed one-shot as missed. */
-  catchUp(e: CronEntry, state: CronState, now: number): void;
+  /** Marks a one-shot done for good (a runtime one is disabled in the store too). */
+  completeOneShot(job: CronJobDef): void;
+  /** The session (and agent) a job's runs use. */
+  sessionFor(job: CronJobDef): { sessionKey: string; agentId: string | undefined };
 }
 
 /** Creates the run starter; `rearm` is called on the job's entry when a run ends. */
@@ -38,6 +47,7 @@ export function createCronTriggers(
     clock,
     log,
     bus: ctx.bus,
+    tz: () => s.tz(),
     onOneShotDone: (job) => completeOneShot(job),
   };
 
@@ -71,6 +81,7 @@ export function createCronTriggers(
     e: CronEntry,
     kind: CronRunRecord["trigger"],
     dueAt: number | null,
+    late?: LateRun,
   ): Promise<CronRunRecord> {
     const job = e.job;
     const now = clock.now();
@@ -84,7 +95,11 @@ export function createCronTriggers(
         status: "skipped",
         error: "the previous run was still running",
         sessionKey,
+        covers: late?.covers ?? 1,
       });
+      // The skipped instants are handled: they must not run again after a clock step back.
+      const st = store.state(job.id);
+      if (st && kind !== "manual") store.putState({ ...st, lastDueAt: late?.latestDue ?? dueAt ?? now });
       log.warn(
         { job: job.id, trigger: kind },
         `cron job ${job.id}: skipped, the previous run is still running`,
@@ -99,12 +114,26 @@ export function createCronTriggers(
       startedAt: now,
       status: "running",
       sessionKey,
+      lateMs: late?.lateMs ?? null,
+      covers: late?.covers ?? 1,
+      resumeOf: late?.resumeOf ?? null,
     });
     const st = ensureState(e, now).state;
-    store.putState({ ...st, lastRunAt: now, lastDueAt: kind === "manual" ? st.lastDueAt : (dueAt ?? now) });
+    store.putState({
+      ...st,
+      lastRunAt: now,
+      lastDueAt: kind === "manual" ? st.lastDueAt : (late?.latestDue ?? dueAt ?? now),
+    });
     ctx.bus.emit("cron", { jobId: job.id, status: "started" });
     log.info({ job: job.id, trigger: kind, sessionKey }, `cron job ${job.id}: run started`);
-    const p = executeRun(runner, job, runId, sessionKey, agentId).finally(() => {
+    const p = executeRun(
+      runner,
+      job,
+      runId,
+      sessionKey,
+      agentId,
+      late && dueAt != null ? { ...late, dueAt } : undefined,
+    ).finally(() => {
       e.running = undefined;
       const cur = entries.get(job.id);
       if (cur) rearm(cur);
@@ -123,32 +152,5 @@ export function createCronTriggers(
     e.key = entryKey(next, s.tz());
   }
 
-  function catchUp(e: CronEntry, state: CronState, now: number): void {
-    if (!e.schedule || !e.job.enabled || state.completedAt != null) return;
-    const missed = nextRunAfter(e.schedule, state.lastDueAt ?? state.anchorAt, state.anchorAt);
-    if (missed === undefined || missed > now) return;
-    if (e.job.catch_up) {
-      log.info({ job: e.job.id, missed }, `cron job ${e.job.id}: running once for a run missed while down`);
-      void trigger(e, "catch_up", missed);
-    } else if (e.schedule.kind === "at") {
-      store.startRun({
-        jobId: e.job.id,
-        trigger: "schedule",
-        dueAt: missed,
-        startedAt: now,
-        status: "skipped",
-        error: "missed while the daemon was down (catch_up is off)",
-        sessionKey: null,
-      });
-      store.putState({
-        ...state,
-        completedAt: now,
-        lastStatus: "missed",
-        lastError: "missed while the daemon was down",
-      });
-      log.warn({ job: e.job.id }, `cron job ${e.job.id}: its one-shot time passed while the daemon was down`);
-    }
-  }
-
-  return { trigger, ensureState, catchUp };
+  return { trigger, ensureState, completeOneShot, sessionFor };
 }

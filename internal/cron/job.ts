@@ -74,7 +74,10 @@ export function plannedNext(
 ): number | undefined {
   if (!job.enabled || state?.completedAt != null) return undefined;
   const anchor = state?.anchorAt ?? now;
-  let next = nextRunAfter(schedule, now, anchor);
+  // Never an instant at or before the last one handled: a clock stepped back (NTP, a resumed laptop)
+  // must not fire the same run again.
+  const after = state?.lastDueAt != null ? Math.max(now, state.lastDueAt) : now;
+  let next = nextRunAfter(schedule, after, anchor);
   if (state && state.failures > 0 && state.lastEndAt != null) {
     const retry = state.lastEndAt + backoffMs(state.failures);
     if (schedule.kind === "at") next = state.failures < AT_MAX_ATTEMPTS ? Math.max(retry, now) : undefined;
@@ -85,3 +88,79 @@ export function plannedNext(
 
 /** The session a job's runs use: `cron:<id>` (isolated) or the owner's main session. */
 export type SessionChoice = CronJobDef["session"];
+
+/** What happens to a run missed while the daemon was down or the clock jumped forward. */
+export type MissedPolicy = NonNullable<CronJobDef["missed"]>;
+
+/** The job's missed-run policy: explicit, else `run_once_late` for `at` or `catch_up`, else `skip`. */
+export function missedPolicy(job: Pick<CronJobDef, "missed" | "at" | "catch_up">): MissedPolicy {
+  return job.missed ?? (job.at !== undefined || job.catch_up ? "run_once_late" : "skip");
+}
+
+/**
+ * A run that starts more than this after its instant is late (the missed-run policy applies). Below
+ * it, a busy event loop or a timer waking a little late is still on time.
+ */
+export const LATE_AFTER_MS = 60_000;
+
+/** The instants of a schedule that fell due from `first` to `now`, inclusive. */
+export interface MissedSpan {
+  first: number;
+  latest: number;
+  /** How many instants; counting stops at MISSED_COUNT_CAP (then it reads "at least"). */
+  count: number;
+}
+
+export const MISSED_COUNT_CAP = 10_000;
+
+/** Counts the instants from `first` (a due instant) up to `now`. */
+export function missedSpan(schedule: Schedule, first: number, now: number, anchor: number): MissedSpan {
+  let latest = first;
+  let count = 1;
+  for (;;) {
+    if (count >= MISSED_COUNT_CAP) break;
+    const n = nextRunAfter(schedule, latest, anchor);
+    if (n === undefined || n > now) break;
+    latest = n;
+    count++;
+  }
+  return { first, latest, count };
+}
+
+/** "3 h 12 min", "45 s", "2 d 4 h": how late a run is, for messages. */
+export function formatLateness(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
+}
+
+/** An instant in the owner's time zone, for messages: `2026-01-02 09:00 (Europe/Berlin)`. */
+export function formatInstant(at: number, timezone: string): string {
+  const f = new Intl.DateTimeFormat("sv-SE", {
+    timeZone: timezone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    hour12: false,
+  });
+  return `${f.format(new Date(at))} (${timezone})`;
+}
+
+/** How a late run came about; its delivered message says so. */
+export interface LateRun {
+  lateMs: number;
+  /** Scheduled instants this one run stands for (all missed ones). */
+  covers: number;
+  /** The last of them: the job's `lastDueAt` afterwards, so none runs again. */
+  latestDue: number;
+  cause: "down" | "clock" | "resume";
+  /** The interrupted run this one resumes. */
+  resumeOf?: number;
+}

@@ -5,6 +5,7 @@
  * Startup cost matters (target < 300 ms): modules a config does not use (grammy, discord.js, MCP,
  * croner...) are imported lazily inside the service factories, never at the top of this file.
  */
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { loadConfigFile } from "../config/load.js";
 import { ConfigManager } from "../config/manager.js";
@@ -88,7 +89,11 @@ export class Daemon {
     const lock = acquireInstanceLock(cfg.data_dir);
     let db: Db | undefined;
     try {
-      db = openDatabase(cfg.data_dir, { migrations: allMigrations });
+      // An upgrade first copies the database aside (<data_dir>/backups/pre-migration-*.db).
+      db = openDatabase(cfg.data_dir, {
+        migrations: allMigrations,
+        backupBeforeMigrating: join(cfg.data_dir, "backups"),
+      });
       logger.info({ file: `${cfg.data_dir}/familiar.db` }, "store opened");
       logNarrowed(logger, narrowModes(cfg.data_dir, cfg.workspace, loaded.file));
       const bus = new EventBus();
@@ -189,6 +194,13 @@ export class Daemon {
         services[s.name] = { state: "error", detail: (err as Error).message };
       }
     }
+    // A channel the watchdog found dead (restarted and still down) must not leave the light green.
+    if (status === "ok" && services["channel-watchdog"]?.state === "error") status = "degraded";
+    // A nearly full disk under the database is the owner's to see from outside before messages stop
+    // being stored: the top line says `warning` (still HTTP 200: the daemon works) and names it.
+    const warnings: string[] = [];
+    if (services.disk?.state === "degraded") warnings.push(services.disk.detail ?? "disk nearly full");
+    if (status === "ok" && warnings.length > 0) status = "warning";
     return {
       status,
       uptime_s: Math.round((Date.now() - this.ctx.startedAt) / 1000),
@@ -196,6 +208,7 @@ export class Daemon {
       services,
       channels: this.channels.statuses(),
       config_error: this.config.error() ?? null,
+      ...(warnings.length > 0 ? { warnings } : {}),
     };
   }
 

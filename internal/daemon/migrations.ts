@@ -18,6 +18,8 @@ import { discordMigrations } from "../channels/discord/discord-migrations.js";
 import { compactionMigrations } from "../agent/compaction/compaction-migrations.js";
 import { memoryMigrations } from "../memory/memory-migrations.js";
 import { budgetMigrations } from "../budgets/budget-migrations.js";
+import { gatewayMigrations } from "../gateway/turn-idempotency-migrations.js";
+import { taintMigrations } from "../tools/taint/taint-migrations.js";
 
 export const allMigrations: MigrationSets = {
   core: coreMigrations,
@@ -33,4 +35,6 @@ export const allMigrations: MigrationSets = {
   compaction: compactionMigrations,
   memory: memoryMigrations,
   budgets: budgetMigrations,
+  gateway: gatewayMigrations,
+  taint: taintMigrations,
 };

@@ -13,6 +13,8 @@ import type { HttpServer } from "../gateway/http-server.js";
 import type { GatewayService } from "../gateway/service.js";
 import type { ChannelRegistry } from "../channels/registry.js";
 import type { DeferredChannel, ServiceChannel } from "../channels/deferred-channel.js";
+import type { ChannelWatchdog } from "../channels/channel-watchdog.js";
+import type { BackupService } from "./backup-service.js";
 import type { AgentHostImpl } from "../agent/host.js";
 import type { AgentHostParts } from "../agent/host-service.js";
 import type { UsageTracker } from "../agent/usage/usage-tracker.js";
@@ -47,6 +49,10 @@ export interface DaemonParts {
   gateway: GatewayService | undefined;
   telegram: DeferredChannel;
   discord: DeferredChannel;
+  /** Restarts a dead or silent channel, then reports it (its health error turns /healthz degraded). */
+  watchdog: ChannelWatchdog;
+  /** Scheduled backups with retention (config `backup`). */
+  backup: BackupService;
 }
 
 /** Builds every part and returns the services in start order. */
@@ -100,6 +106,14 @@ export async function buildServices(
     createCronTool(cron, { allowedTargets: () => ctx.config().tools.send_message.allowed_targets }),
   );
 
+  // 4b. The data dir's free disk space: told to the owner once when low, shown in /healthz and status.
+  const { DiskWatch } = await import("../runtime/disk-watch.js");
+  const disk = new DiskWatch(ctx, {
+    deliver: async (target, text) => {
+      await channels.deliver(target, text);
+    },
+  });
+
   // 5. The gateway: HTTP and websocket doors on the daemon's one listener. It receives the narrow
   //    parts it uses, never the daemon.
   let gateway: GatewayService | undefined;
@@ -117,6 +131,8 @@ export async function buildServices(
       heartbeat,
       memory: tools.memory,
       approvals: tools.approvals,
+      containment: tools.containment,
+      disk,
     });
     gatewayOut = gateway;
   }
@@ -155,6 +171,12 @@ export async function buildServices(
   const discord = deferred("discord", async () =>
     (await import("../channels/discord/discord-channel.js")).createDiscordChannel(ctx, chatDeps),
   );
+  // 7b. The channel watchdog: a channel down or silent is restarted, then reported (docs/channel-health.md).
+  const { createChannelWatchdog } = await import("../channels/channel-watchdog.js");
+  const watchdog = createChannelWatchdog(ctx, channels);
+  // 8. Scheduled backups (off by default; `familiar backup` works either way).
+  const { createBackupService } = await import("./backup-service.js");
+  const backup = createBackupService(ctx, { configFile: config.file, outbox: channels });
 
   const parts: DaemonParts = {
     config,
@@ -173,6 +195,8 @@ export async function buildServices(
     sendFile,
     telegram,
     discord,
+    watchdog,
+    backup,
   };
   // Start order: tools -> agent host -> gateway routes -> channels -> heartbeat -> cron.
   const services: Service[] = [
@@ -181,8 +205,11 @@ export async function buildServices(
     ...(gateway ? [gateway] : []),
     telegram,
     discord,
+    watchdog,
     heartbeat,
     cron,
+    disk,
+    backup,
   ];
   return { parts, services };
 }
@@ -191,7 +218,8 @@ export async function buildServices(
 async function buildModels(ctx: CoreContext): Promise<{ router: ModelRouter; usage: UsageTracker }> {
   const { createModelRouter } = await import("../models/router.js");
   const { UsageTracker } = await import("../agent/usage/usage-tracker.js");
-  const { resolveContextWindow, validateContextWindow } = await import("../models/context-window.js");
+  const { resolveContextWindow, validateContextWindow, contextWindowFindings } =
+    await import("../models/context-window.js");
   const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
   const usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
   const checkModels = (): void => {
@@ -209,10 +237,22 @@ async function buildModels(ctx: CoreContext): Promise<{ router: ModelRouter; usa
     } catch (err) {
       ctx.logger.error({ module: "models" }, (err as Error).message);
     }
+    // Every agent's own model too (the chain above is the primary and fallbacks only).
+    for (const f of contextWindowFindings(ctx.config()))
+      if (!f.path.startsWith("models."))
+        ctx.logger[f.level === "error" ? "error" : "warn"](
+          { module: "models", key: f.path },
+          `${f.path}: ${f.message}`,
+        );
   };
   checkModels();
   ctx.onConfig((_next, _prev, changed) => {
-    if (changed.some((c) => c === "models" || c.startsWith("models."))) checkModels();
+    if (
+      changed.some(
+        (c) => c === "models" || c.startsWith("models.") || c === "agents" || c.startsWith("agents."),
+      )
+    )
+      checkModels();
   });
   return { router, usage };
 }

@@ -20,6 +20,7 @@ import { MemoryIndex } from "../memory/memory-index.js";
 import { createMemoryTools } from "../memory/memory-tools.js";
 import { SkillsLoader } from "../skills/skills-loader.js";
 import { createSkillTool } from "../skills/skill-tool.js";
+import { Containment } from "../tools/taint/containment.js";
 
 export interface ToolsServiceDeps {
   channels: ApprovalDelivery;
@@ -41,6 +42,8 @@ export interface ToolsParts {
   skills: SkillsLoader;
   memory: MemoryIndex;
   mcp: McpManager;
+  /** Prompt-injection containment: taint, grants, tainted memory, the egress gate. */
+  containment: Containment;
   /** Adapter for AgentHostDeps.requestApproval. */
   requestApproval: (
     target: string | undefined,
@@ -61,6 +64,14 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
       timeoutS: () => ctx.config().tools.exec.approval_timeout_s,
       logger: ctx.logger,
     });
+  const containment = new Containment({
+    db: ctx.db,
+    clock: ctx.clock,
+    config,
+    logger: ctx.logger,
+    approvals,
+    deliver: (target, text) => deps.channels.deliver(target, text, { markdown: false }),
+  });
   const skills = new SkillsLoader({
     workspace: () => ctx.config().workspace,
     disabled: () => ctx.config().skills.disabled,
@@ -110,7 +121,9 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
     async start() {
       offConfig = ctx.onConfig((_next, prev, changed) => {
         if (
-          changed.some((c) => c === "mcp" || c.startsWith("mcp.")) ||
+          changed.some(
+            (c) => c === "mcp" || c.startsWith("mcp.") || c === "tools" || c.startsWith("tools.exec"),
+          ) ||
           prev.workspace !== ctx.config().workspace
         )
           void mcp
@@ -182,6 +195,7 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
     skills,
     memory,
     mcp,
+    containment,
     requestApproval: (target, sessionKey, req) =>
       approvals.request({ replyTarget: target, sessionKey, summary: req.summary, kind: req.kind }),
   };

@@ -75,7 +75,8 @@ export class GatewayClient {
         fail(
           new GatewayClientError(
             "GATEWAY_UNREACHABLE",
-            `cannot reach the gateway at ${opts.url}: ${err.code ?? err.message}`,
+            `cannot reach the gateway at ${opts.url}: ${err.code ?? err.message} (is the daemon running? ` +
+              "a daemon started with another config is found with --config PATH or FAMILIAR_CONFIG)",
           ),
         ),
       );

@@ -45,7 +45,8 @@ export class HttpServer {
     try {
       if (req.method === "GET" && url.pathname === "/healthz") {
         const h = this.healthz();
-        sendJson(res, h.status === "ok" ? 200 : 503, h);
+        // `warning` (a nearly full disk) still serves: 200, with the reason in the body.
+        sendJson(res, h.status === "ok" || h.status === "warning" ? 200 : 503, h);
         return;
       }
       for (const g of this.guards) {

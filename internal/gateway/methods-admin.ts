@@ -12,6 +12,7 @@ import type { MethodHandler } from "./ws-server.js";
 import { redactConfig } from "./redact.js";
 import { buildStatus, startOfDay, usageSince } from "./status.js";
 import { BudgetGuard } from "../budgets/budget-guard.js";
+import { costSql, ESTIMATED_SQL } from "../budgets/spend.js";
 
 export function adminMethods(
   rt: GatewayRuntime,
@@ -51,10 +52,13 @@ export function adminMethods(
           total: number;
           cost: number;
           calls: number;
+          estimatedCalls: number;
         }
       >(
         `SELECT provider, model, SUM(input) AS input, SUM(output) AS output, SUM(total) AS total,
-         COALESCE(SUM(cost),0) AS cost, COUNT(*) AS calls FROM usage WHERE created_at >= ? GROUP BY provider, model ORDER BY total DESC`,
+         COALESCE(SUM(${costSql(rt.ctx.config().budgets.default_price)}),0) AS cost, COUNT(*) AS calls,
+         COALESCE(SUM(${ESTIMATED_SQL}),0) AS estimatedCalls
+         FROM usage WHERE created_at >= ? GROUP BY provider, model ORDER BY total DESC`,
       )
       .all(since);
     return { since, totals: usageSince(rt, since), byModel };
@@ -108,8 +112,35 @@ export function adminMethods(
     return { lines };
   };
 
+  /** A live probe of every running channel: the platform's round trip and the liveness marks. */
+  const probeChannels: MethodHandler = async () => {
+    const list = rt.deps.channels.list?.() ?? [];
+    const channels = await Promise.all(
+      list.map(async (ch) => {
+        const st = ch.status();
+        const p = ch.probe
+          ? await ch
+              .probe()
+              .catch((err: unknown) => ({ ok: false, rttMs: 0, detail: (err as Error).message }))
+          : { ok: st.state === "connected", rttMs: 0, detail: "no probe for this channel" };
+        return {
+          channel: ch.id,
+          state: st.state,
+          ok: p.ok,
+          rttMs: p.rttMs,
+          detail: p.detail,
+          lastHeardAt: st.lastHeardAt ?? null,
+          lastInboundAt: st.lastInboundAt ?? null,
+          lastSentAt: st.lastSentAt ?? null,
+        };
+      }),
+    );
+    return { channels };
+  };
+
   return [
     ["agents.list", agents],
+    ["channels.probe", probeChannels],
     ["status", () => buildStatus(rt, wsClients())],
     ["usage.get", usage],
     ["usage.budgets", budgets],

@@ -36,15 +36,20 @@ export function approvalMethods(rt: GatewayRuntime): [string, MethodHandler][] {
       throw new MethodError("invalid_params", 'params.decision: expected "approve" or "deny"');
     const approvals = part();
     const target = approverTarget(conn);
+    const scope = p.optStr("scope") ?? "once";
+    if (scope !== "once" && scope !== "target" && scope !== "session")
+      throw new MethodError(
+        "invalid_params",
+        `params.scope: expected "once", "target" or "session", got "${scope}"`,
+      );
     const access = approvals.access(id, target);
     if (access === "foreign") throw new MethodError("forbidden", foreignApproval(id));
     const done =
       access === "ok" &&
-      approvals.resolve(
-        id,
-        decision === "approve" ? "approved" : "denied",
-        target === undefined ? {} : { fromTarget: target },
-      );
+      approvals.resolve(id, decision === "approve" ? "approved" : "denied", {
+        ...(target === undefined ? {} : { fromTarget: target }),
+        ...(scope !== "once" ? { scope } : {}),
+      });
     if (!done)
       throw new MethodError("not_found", `no pending approval ${id} (it may have expired or been decided)`);
     rt.ctx.logger.info(

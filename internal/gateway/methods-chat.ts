@@ -82,6 +82,7 @@ export function summarizeResult(r: TurnResult): Record<string, unknown> {
     finishReason: r.finishReason,
     usage: r.treeUsage,
     cost: r.treeCost,
+    ...(r.treeCostEstimatedCalls ? { costEstimatedCalls: r.treeCostEstimatedCalls } : {}),
     ...(r.model ? { model: r.model } : {}),
     ...(r.error ? { error: r.error } : {}),
   };
@@ -269,14 +270,16 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
         () => undefined,
       );
     }
+    // requestId: what `familiar trace` and GET /api/traces/{id} take (shown by `familiar chat --verbose`).
     if (wait)
       return {
         runId: handle.runId,
+        requestId: handle.requestId,
         sessionKey,
         status: "done",
         result: summarizeResult(await handle.result),
       };
-    return { runId: handle.runId, sessionKey, status: "started" };
+    return { runId: handle.runId, requestId: handle.requestId, sessionKey, status: "started" };
   };
 
   const abort: MethodHandler = (p) => {
@@ -355,6 +358,15 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
       const code = (err as { code?: string }).code;
       if (code === "COMPACTION_UNAVAILABLE") throw new MethodError("unavailable", (err as Error).message);
       if (code === "SESSION_NOT_FOUND") throw new MethodError("not_found", (err as Error).message);
+      // As REST answers them (409): nothing to compact, compaction off, busy, archived.
+      if (
+        code === "NOTHING_TO_COMPACT" ||
+        code === "COMPACTION_OFF" ||
+        code === "COMPACTION_BUSY" ||
+        code === "SESSION_ARCHIVED"
+      )
+        throw new MethodError("conflict", `${code.toLowerCase()}: ${(err as Error).message}`);
+      if (code === "COMPACT_BAD_OPTION") throw new MethodError("invalid_params", (err as Error).message);
       throw err;
     }
   };

@@ -179,7 +179,7 @@ export function consoleMethods(
       (p) => {
         const days = p.optInt("days", 1, 366) ?? 30;
         const cfg = rt.ctx.config();
-        return dailyUsage(rt.ctx.db, rt.ctx.clock.now(), days, cfg.timezone);
+        return dailyUsage(rt.ctx.db, rt.ctx.clock.now(), days, cfg.timezone, cfg.budgets.default_price);
       },
     ],
     [
@@ -188,7 +188,10 @@ export function consoleMethods(
         const days = p.optInt("days", 1, 366) ?? 30;
         const limit = p.optInt("limit", 1, 100) ?? 10;
         const since = rt.ctx.clock.now() - days * DAY_MS;
-        return { since, sessions: topSessions(rt.ctx.db, since, limit) };
+        return {
+          since,
+          sessions: topSessions(rt.ctx.db, since, limit, rt.ctx.config().budgets.default_price),
+        };
       },
     ],
     ["sessions.search", search],

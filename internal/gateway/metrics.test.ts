@@ -74,6 +74,15 @@ describe("GatewayMetrics", () => {
     expect(heap).toBeLessThan(rss);
     expect(gauge("nodejs_heap_size_total_bytes")).toBeGreaterThanOrEqual(heap);
     expect(gauge("nodejs_external_memory_bytes")).toBeGreaterThanOrEqual(0);
+    // Handles by type and the process's listeners: a timer held open here must be counted.
+    const held = setInterval(() => undefined, 60_000);
+    const again = m
+      .render({ queueDepth: () => 0, channels: () => ({}), wsClients: () => 0, uptimeSeconds: () => 0 })
+      .split("\n");
+    clearInterval(held);
+    const timers = again.find((l) => l.startsWith('nodejs_active_resources{type="Timeout"} '));
+    expect(Number(timers?.split(" ")[1])).toBeGreaterThanOrEqual(1);
+    expect(again.some((l) => /^nodejs_process_listeners \d+$/.test(l))).toBe(true);
     m.close();
     start("r3");
     emit("telegram", { type: "turn_end", runId: "r3", text: "", finishReason: "stop", usage: ZERO_USAGE });

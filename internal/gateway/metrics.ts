@@ -122,6 +122,18 @@ export class GatewayMetrics {
       "Memory of C++ objects bound to JS objects, in bytes.",
       mem.external,
     );
+    // Timers, sockets and other libuv resources by type, and the process's own listeners: a leak of
+    // either climbs across reconnects while RSS still looks flat (the soak benchmark watches these).
+    const byType = new Map<string, number>();
+    for (const t of process.getActiveResourcesInfo()) byType.set(t, (byType.get(t) ?? 0) + 1);
+    out.push("# HELP nodejs_active_resources Active libuv resources (timers, sockets...) by type.");
+    out.push("# TYPE nodejs_active_resources gauge");
+    for (const [t, n] of [...byType].sort()) out.push(`nodejs_active_resources{type="${esc(t)}"} ${n}`);
+    gauge(
+      "nodejs_process_listeners",
+      "Listeners registered on the process object.",
+      process.eventNames().reduce((n, e) => n + process.listenerCount(e), 0),
+    );
     return out.join("\n") + "\n";
   }
 }

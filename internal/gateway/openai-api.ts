@@ -14,15 +14,16 @@
  * contract.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { TurnResult, ImageInput } from "../core/host.js";
+import type { TurnResult } from "../core/host.js";
 import type { AgentEvent } from "../core/agent-events.js";
 import type { FrontDeskEntry } from "../inbound/front-desk.js";
 import type { Usage } from "../models/types.js";
 import { HttpError, decodePathSegment, readJsonObject, sendJson, toHttpError } from "./http-util.js";
 import { requireJsonBody } from "./request-guard.js";
+import { bad, CLIENT_FIELDS, parseChatRequest } from "./openai-chat-request.js";
+import { createResponse, getResponse } from "./openai-responses.js";
+import { turnError } from "./turn-error-public.js";
 import type { GatewayRuntime } from "./runtime.js";
-
-type HistoryEntry = { role: "user" | "assistant" | "system"; content: string };
 
 const ERROR_TYPES: Record<number, string> = {
   400: "invalid_request_error",
@@ -53,40 +54,6 @@ export function sendOpenAiError(res: ServerResponse, err: HttpError): void {
   res.end(body);
 }
 
-function bad(message: string, param?: string): HttpError {
-  return new HttpError(400, "invalid_request", message, {}, param);
-}
-
-/** Extracts text and images from an OpenAI message `content` (string, parts array or null). */
-function contentOf(c: unknown, idx: number, images?: ImageInput[]): string {
-  if (typeof c === "string") return c;
-  if (c === null || c === undefined) return "";
-  if (!Array.isArray(c))
-    throw bad(`messages[${idx}].content must be a string or an array of parts`, `messages.${idx}.content`);
-  let text = "";
-  for (const part of c as unknown[]) {
-    const p = part as { type?: unknown; text?: unknown; image_url?: { url?: unknown } | string };
-    if (p?.type === "text" && typeof p.text === "string") text += (text ? "\n" : "") + p.text;
-    else if (p?.type === "image_url") {
-      const url = typeof p.image_url === "string" ? p.image_url : p.image_url?.url;
-      const m = typeof url === "string" ? /^data:([^;,]+);base64,(.*)$/s.exec(url) : null;
-      if (!m?.[1] || m[2] === undefined)
-        throw bad(`messages[${idx}]: only data: URLs are accepted for images`, `messages.${idx}.content`);
-      if (!images)
-        throw bad(
-          `messages[${idx}]: images are only accepted in the last user message`,
-          `messages.${idx}.content`,
-        );
-      images.push({ mime: m[1], data: m[2] });
-    } else
-      throw bad(
-        `messages[${idx}]: unsupported content part type ${JSON.stringify(p?.type)}`,
-        `messages.${idx}.content`,
-      );
-  }
-  return text;
-}
-
 function usageJson(u: Usage): Record<string, unknown> {
   return {
     prompt_tokens: u.input,
@@ -98,19 +65,17 @@ function usageJson(u: Usage): Record<string, unknown> {
 }
 
 function finishReason(r: TurnResult["finishReason"]): string {
+  if (r === "tool_calls") return "tool_calls";
   return r === "length" || r === "max_iterations" ? "length" : "stop";
 }
 
-/** Maps a failed turn to the HTTP error an OpenAI client expects. */
-function turnError(r: TurnResult): HttpError {
-  const code = r.error?.code ?? "turn_failed";
-  const message = r.error?.message ?? r.text ?? "the turn failed";
-  if (code === "AGENT_UNKNOWN") return new HttpError(404, "model_not_found", message, {}, "model");
-  if (code === "MODEL_RATE_LIMIT") return new HttpError(429, "rate_limit_exceeded", message);
-  if (code === "MODEL_NOT_CONFIGURED") return new HttpError(503, "model_not_configured", message);
-  // Disk full / read-only store: the daemon cannot keep the conversation; retry once the owner fixed it.
-  if (code.startsWith("STORE_")) return new HttpError(503, code.toLowerCase(), message);
-  return new HttpError(code.startsWith("MODEL_") ? 502 : 500, code.toLowerCase(), message);
+/** The client's functions the model called, in OpenAI's message shape. */
+function toolCallsJson(r: TurnResult): Record<string, unknown>[] {
+  return (r.toolCalls ?? []).map((c) => ({
+    id: c.id,
+    type: "function",
+    function: { name: c.name, arguments: c.arguments },
+  }));
 }
 
 function sessionName(raw: string): string {
@@ -135,6 +100,17 @@ export function openAiRoutes(rt: GatewayRuntime) {
           throw new HttpError(405, "method_not_allowed", "use POST", { allow: "POST" });
         requireJsonBody(req);
         await completions(rt, req, res);
+        return true;
+      }
+      if (path === "/v1/responses") {
+        if (req.method !== "POST")
+          throw new HttpError(405, "method_not_allowed", "use POST", { allow: "POST" });
+        requireJsonBody(req);
+        await createResponse(rt, req, res);
+        return true;
+      }
+      if (req.method === "GET" && path.startsWith("/v1/responses/")) {
+        getResponse(rt, res, decodePathSegment(path.slice("/v1/responses/".length)));
         return true;
       }
       if (req.method === "GET" && (path === "/v1/models" || path.startsWith("/v1/models/"))) {
@@ -198,38 +174,17 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       {},
       "model",
     );
-  const msgs = body.messages;
-  if (!Array.isArray(msgs) || msgs.length === 0) throw bad("messages must be a non-empty array", "messages");
-  const lastIdx = msgs.length - 1;
-  const last = msgs[lastIdx] as { role?: unknown; content?: unknown } | null;
-  if (!last || last.role !== "user")
-    throw bad("the last message must have role user", `messages.${lastIdx}.role`);
-  const images: ImageInput[] = [];
-  const text = contentOf(last.content, lastIdx, images);
-  if (!text && images.length === 0)
-    throw bad("the last user message is empty", `messages.${lastIdx}.content`);
-  const stream = body.stream === true;
-  const includeUsage =
-    (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-
   const header = req.headers["x-familiar-session"];
-  const sessionRaw =
-    typeof header === "string" ? header : typeof body.user === "string" ? body.user : undefined;
-  const system: string[] = [];
-  const history: HistoryEntry[] = [];
-  for (let i = 0; i < lastIdx; i++) {
-    const m = msgs[i] as { role?: unknown; content?: unknown } | null;
-    const role = m?.role;
-    if (role === "system" || role === "developer") system.push(contentOf(m?.content, i));
-    else if (sessionRaw !== undefined)
-      continue; // persistent: the stored session is the history
-    else if (role === "user" || role === "assistant")
-      history.push({ role, content: contentOf(m?.content, i) });
-    else if (role === "tool")
-      continue; // tool results of the caller's own tools are not ours to replay
-    else throw bad(`messages[${i}].role ${JSON.stringify(role)} is not supported`, `messages.${i}.role`);
+  const parsed = parseChatRequest(body, typeof header === "string" ? header : undefined);
+  const { stream, includeUsage, sessionRaw, text, images, system, history } = parsed;
+  const agentDef = rt.findAgent(agentId ?? cfg.agents.default);
+  if (parsed.client && agentDef && agentDef.engine !== "model") {
+    const field = CLIENT_FIELDS.find((k) => body[k] !== undefined && body[k] !== null) ?? "model";
+    throw bad(
+      `${field}: agent "${agentDef.id}" runs on the ${agentDef.engine} engine, which cannot honour it`,
+      field,
+    );
   }
-
   const desk = rt.maybeFrontDesk();
   if (!desk) throw new HttpError(503, "unavailable", "the agent host is not running");
   const msg: FrontDeskEntry = {
@@ -240,13 +195,24 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
     originLabel: "OpenAI-compatible API",
     ...(images.length ? { images } : {}),
     ...(system.length ? { extraSystem: system.join("\n\n") } : {}),
-    ...(sessionRaw === undefined ? { ephemeral: { history } } : {}),
+    ...(sessionRaw === undefined
+      ? { ephemeral: { history, ...(parsed.continue ? { continue: true } : {}) } }
+      : {}),
+    ...(parsed.client ? { client: parsed.client } : {}),
   };
 
   const id = `chatcmpl-`;
   const created = Math.floor(Date.now() / 1000);
+  const admit = (onEvent?: (e: AgentEvent) => void) =>
+    rt.turnIdempotency.admit(desk, {
+      door: "/v1/chat/completions",
+      req,
+      body,
+      entry: msg,
+      ...(onEvent ? { onEvent } : {}),
+    });
   if (!stream) {
-    const handle = desk.admit(msg);
+    const handle = admit();
     if (sessionRaw === undefined)
       res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
     const r = await handle.result;
@@ -262,14 +228,16 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
         choices: [
           {
             index: 0,
-            message: { role: "assistant", content: r.text, refusal: null },
+            message: r.toolCalls?.length
+              ? { role: "assistant", content: r.text || null, refusal: null, tool_calls: toolCallsJson(r) }
+              : { role: "assistant", content: r.text, refusal: null },
             finish_reason: finishReason(r.finishReason),
             logprobs: null,
           },
         ],
         usage: usageJson(r.treeUsage),
       },
-      usageHeaders(r),
+      { ...usageHeaders(r), ...(handle.replayed ? { "idempotent-replayed": "true" } : {}) },
     );
     return;
   }
@@ -301,13 +269,15 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       `data: ${prefix()}[{"index":0,"delta":{"content":${JSON.stringify(e.delta)}},"finish_reason":null}]}\n\n`,
     );
   };
-  const handle = desk.admit(msg, onEvent);
+  const handle = admit(onEvent);
   runId = handle.runId;
   requestId = handle.requestId;
   if (sessionRaw === undefined)
     res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
   const r = await handle.result;
   if (r.finishReason === "error" && !started) throw turnError(r);
+  // A repeat answered from (or joined to) the first request never saw its deltas: one delta.
+  if (handle.replayed && !started && r.text) onEvent({ type: "text_delta", runId: r.runId, delta: r.text });
   start();
   if (r.finishReason === "error") {
     const e = turnError(r);
@@ -315,6 +285,11 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       `data: ${JSON.stringify({ error: { message: e.message, type: "server_error", param: null, code: e.code } })}\n\n`,
     );
   } else {
+    const calls = toolCallsJson(r).map((c, index) => ({ index, ...c }));
+    if (calls.length > 0)
+      res.write(
+        `data: ${prefix()}[{"index":0,"delta":{"tool_calls":${JSON.stringify(calls)}},"finish_reason":null}]}\n\n`,
+      );
     res.write(
       `data: ${prefix()}[{"index":0,"delta":{},"finish_reason":"${finishReason(r.finishReason)}"}]}\n\n`,
     );
@@ -331,5 +306,11 @@ export function usageHeaders(r: TurnResult): Record<string, string> {
     "x-familiar-usage-output": String(r.treeUsage.output),
     "x-familiar-usage-cost": String(r.treeCost),
     "x-familiar-usage-subcalls": String(r.subCalls),
+    // The cost above is an estimate when a call's model has no price: say so, and why, beside it.
+    ...(r.treeCostEstimatedCalls
+      ? {
+          "x-familiar-usage-cost-estimated": `${r.treeCostEstimatedCalls} call(s) of a model without a price in models.pricing, counted at budgets.default_price`,
+        }
+      : {}),
   };
 }

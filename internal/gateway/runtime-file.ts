@@ -75,7 +75,7 @@ export function processAlive(pid: number): boolean {
  */
 export function dataDirOf(configFile: string, env: NodeJS.ProcessEnv = process.env): string {
   try {
-    return loadConfigFile(configFile, env).config.data_dir;
+    return loadConfigFile(configFile, env, { deferSecrets: true }).config.data_dir;
   } catch {
     /* fall back to a lenient read below */
   }

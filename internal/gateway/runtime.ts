@@ -8,11 +8,12 @@ import type { IncomingMessage } from "node:http";
 import type { CoreContext } from "../runtime/context.js";
 import type { Outbox } from "../core/outbox.js";
 import type { ConfigManager } from "../config/manager.js";
-import type { ChannelStatus } from "../channels/channel.js";
+import type { ChannelProbe, ChannelStatus } from "../channels/channel.js";
 import type { FileDelivery } from "../tools/send-file.js";
 import type { ApprovalResolver } from "../inbound/commands.js";
 import type { FrontDeskPort } from "../inbound/front-desk.js";
 import type { ApprovalManager } from "../tools/approvals.js";
+import type { Containment } from "../tools/taint/containment.js";
 import type { HttpServer } from "./http-server.js";
 import { findAgent, listAgents, type AgentDef } from "../agent/agents.js";
 import type { AgentHostParts } from "../agent/host-service.js";
@@ -21,6 +22,7 @@ import type { ModelRouter } from "../models/router.js";
 import type { SessionStore } from "../session/session-store.js";
 import type { GatewayAuth } from "./auth.js";
 import { clientAddress, bearerToken, readJsonObject, type HttpError } from "./http-util.js";
+import { TurnIdempotency } from "./turn-idempotency.js";
 import { MethodError } from "./protocol.js";
 
 /** The scheduler as the `cron.*` methods and `status` use it. */
@@ -45,7 +47,12 @@ export interface GatewayDeps {
   /** Config file, last error and reload for `config.get` / `config.reload`. */
   config: Pick<ConfigManager, "file" | "error" | "reload" | "pendingRestart">;
   /** Delivery for webhooks and channel states for `status`. */
-  channels: Outbox & FileDelivery & { statuses(): Record<string, ChannelStatus> };
+  channels: Outbox &
+    FileDelivery & {
+      statuses(): Record<string, ChannelStatus>;
+      /** The running channels, for `channels.probe` (`familiar doctor --live`). */
+      list?(): { id: string; status(): ChannelStatus; probe?(): Promise<ChannelProbe> }[];
+    };
   /** The agent host and the API agent store (`/api/agents` writes it). */
   agents?: Pick<AgentHostParts, "apiAgents"> & { host: AgentHostImpl };
   /** The front desk every turn goes through (routing, session keys, commands, submit). */
@@ -56,11 +63,23 @@ export interface GatewayDeps {
   heartbeat?: { status(): unknown; recentRuns(limit?: number): unknown[] };
   /** The memory index for `memory.status` / `memory.reindex`. */
   memory?: { status(): unknown; reindex(): unknown };
+  /** The data dir's disk space (`status`): `degraded` while nearly full. */
+  disk?: { health(): unknown };
   /** Pending approvals: `/approve` in chat, `approvals.*` methods. */
   approvals?: ApprovalResolver & Pick<ApprovalManager, "list" | "resolve" | "access">;
+  /** Prompt-injection containment: session taint, grants, tainted memory. */
+  containment?: Containment;
 }
 
 export class GatewayRuntime {
+  private idem: TurnIdempotency | undefined;
+
+  /** Idempotency of the turn-starting POSTs of `/v1` and `/api` (made on first use). */
+  get turnIdempotency(): TurnIdempotency {
+    this.idem ??= new TurnIdempotency(this.ctx.db, () => this.ctx.clock.now());
+    return this.idem;
+  }
+
   constructor(
     readonly ctx: CoreContext,
     readonly deps: GatewayDeps,

@@ -18,6 +18,7 @@ import { LogTail } from "./log-tail.js";
 import { GatewayMetrics } from "./metrics.js";
 import { adminMethods } from "./methods-admin.js";
 import { approvalMethods } from "./methods-approvals.js";
+import { containmentMethods } from "./methods-containment.js";
 import { chatMethods } from "./methods-chat.js";
 import { consoleMethods } from "./methods-console.js";
 import { pairingLoader } from "./pairing-access.js";
@@ -91,6 +92,7 @@ export function createGatewayService(
     ...adminMethods(runtime, logs, () => ws.size),
     ...fileMethods(runtime),
     ...approvalMethods(runtime),
+    ...containmentMethods(runtime),
   ])
     methods.set(name, fn);
 

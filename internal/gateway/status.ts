@@ -4,6 +4,19 @@
  * only when registered; their absence is reported, never guessed.
  */
 import type { GatewayRuntime } from "./runtime.js";
+import { costSql, ESTIMATED_SQL } from "../budgets/spend.js";
+
+/** Usage totals; `cost` counts calls of a model without a price at the default price (`estimatedCalls`). */
+export interface UsageSince {
+  input: number;
+  output: number;
+  cacheRead: number;
+  total: number;
+  cost: number;
+  calls: number;
+  estimatedCalls: number;
+}
+import { readLastBackup } from "../store/last-backup.js";
 
 /** Local midnight of `now` (the owner's day, as the server sees it). */
 export function startOfDay(now: number): number {
@@ -13,20 +26,16 @@ export function startOfDay(now: number): number {
 }
 
 /** Usage totals since `since` from the core usage table. */
-export function usageSince(
-  rt: GatewayRuntime,
-  since: number,
-): { input: number; output: number; cacheRead: number; total: number; cost: number; calls: number } {
+export function usageSince(rt: GatewayRuntime, since: number): UsageSince {
+  const price = rt.ctx.config().budgets.default_price;
   const row = rt.ctx.db
-    .prepare<
-      [number],
-      { input: number; output: number; cacheRead: number; total: number; cost: number; calls: number }
-    >(
+    .prepare<[number], UsageSince>(
       `SELECT COALESCE(SUM(input),0) AS input, COALESCE(SUM(output),0) AS output, COALESCE(SUM(cache_read),0) AS cacheRead,
-       COALESCE(SUM(total),0) AS total, COALESCE(SUM(cost),0) AS cost, COUNT(*) AS calls FROM usage WHERE created_at >= ?`,
+       COALESCE(SUM(total),0) AS total, COALESCE(SUM(${costSql(price)}),0) AS cost, COUNT(*) AS calls,
+       COALESCE(SUM(${ESTIMATED_SQL}),0) AS estimatedCalls FROM usage WHERE created_at >= ?`,
     )
     .get(since);
-  return row ?? { input: 0, output: 0, cacheRead: 0, total: 0, cost: 0, calls: 0 };
+  return row ?? { input: 0, output: 0, cacheRead: 0, total: 0, cost: 0, calls: 0, estimatedCalls: 0 };
 }
 
 function safe(fn: () => unknown): unknown {
@@ -59,6 +68,9 @@ export async function buildStatus(rt: GatewayRuntime, wsClients: number): Promis
     cron: cron
       ? await Promise.resolve(safe(() => cron.list()))
       : { state: "unknown", detail: "scheduler not running" },
+    disk: rt.deps.disk ? safe(() => rt.deps.disk?.health()) : { state: "unknown", detail: "not watched" },
+    // The last backup (manual or scheduled), for the console's overview.
+    backup: { enabled: cfg.backup.enabled, last: readLastBackup(rt.ctx.db) },
     gatewayClients: wsClients,
     configError: rt.deps.config.error() ?? null,
     // Restart-only keys edited in config.yaml since start: the daemon still runs with the old values.

@@ -30,7 +30,12 @@ export interface GatewayTarget {
 function tryConfig(file: string, env: NodeJS.ProcessEnv): Config | undefined {
   if (!existsSync(file)) return undefined;
   try {
-    return loadConfigFile(file, env).config;
+    // Secrets only where used: the provider keys need not be in the CLI's shell. A gateway.token whose
+    // variable is unset is dropped (the generated token file or the daemon's card serve instead).
+    const loaded = loadConfigFile(file, env, { deferSecrets: true });
+    if (loaded.unresolvedEnv.some((u) => u.path === "gateway.token"))
+      return { ...loaded.config, gateway: { ...loaded.config.gateway, token: undefined } };
+    return loaded.config;
   } catch {
     return undefined; // an invalid edit: the running daemon's card still leads the way
   }

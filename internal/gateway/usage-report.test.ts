@@ -6,6 +6,9 @@ import { openDatabase, type Db } from "../store/db.js";
 import { allMigrations } from "../daemon/migrations.js";
 import { dailyUsage, dayLabels, topSessions } from "./usage-report.js";
 
+/** budgets.default_price for these tests: 10 input tokens without a price cost $0.01. */
+const PRICE = { input: 1000, output: 0 };
+
 let dir: string | undefined;
 let db: Db | undefined;
 afterEach(() => {
@@ -87,13 +90,17 @@ describe("usage report", () => {
       rid: "r0",
       sid: "s2",
     });
-    const r = dailyUsage(d, now, 3, "America/New_York");
+    const r = dailyUsage(d, now, 3, "America/New_York", PRICE);
     expect(r.days).toEqual(["2026-03-07", "2026-03-08", "2026-03-09"]);
-    expect(r.totals.cost).toEqual([0, 0.5, 0.25]);
+    // The call without a price (r3, 10 input tokens) counts at the default price, as an estimate.
+    expect(r.totals.cost.map((c) => Math.round(c * 100) / 100)).toEqual([0, 0.5, 0.26]);
+    expect(r.totals.estimatedCalls).toEqual([0, 0, 1]);
     expect(r.totals.tokens).toEqual([0, 100, 50]);
-    expect(r.today).toMatchObject({ cost: 0.25, tokens: 50, calls: 2 });
+    expect(r.today).toMatchObject({ tokens: 50, calls: 2, estimatedCalls: 1 });
+    expect(r.today.cost).toBeCloseTo(0.26, 9);
+    expect(r.defaultPrice).toEqual(PRICE);
     expect(r.byModel.map((s) => [s.key, s.cost])).toEqual([
-      ["p/a", [0, 0.5, 0]],
+      ["p/a", [0, 0.5, 0.01]],
       ["p/b", [0, 0, 0.25]],
     ]);
     expect(r.byChannel.map((s) => s.key)).toEqual(["telegram", "cron", "gateway"]);
@@ -129,12 +136,12 @@ describe("usage report", () => {
       rid: "r",
       sid: "s2",
     });
-    const top = topSessions(d, Date.parse("2026-03-01T00:00:00Z"), 5);
+    const top = topSessions(d, Date.parse("2026-03-01T00:00:00Z"), 5, PRICE);
     expect(top.map((s) => [s.sessionId, s.topRequestId, s.calls])).toEqual([
       ["s1", "dear", 2],
       ["s2", "r", 1],
     ]);
     expect(top[0]!.cost).toBeCloseTo(0.4, 9);
-    expect(topSessions(d, Date.parse("2026-03-01T00:00:00Z"), 1)).toHaveLength(1);
+    expect(topSessions(d, Date.parse("2026-03-01T00:00:00Z"), 1, PRICE)).toHaveLength(1);
   });
 });

@@ -9,6 +9,10 @@
  */
 import type { Database } from "better-sqlite3";
 import { channelOfKey } from "./api/api-json.js";
+import { costSql, ESTIMATED_SQL } from "../budgets/spend.js";
+
+/** USD per 1M tokens for calls of a model without a price (`budgets.default_price`). */
+export type DefaultPrice = { input: number; output: number };
 
 export type { DailyUsage, SessionCost, UsageSeries } from "./usage-wire.js";
 import type { DailyUsage, SessionCost, UsageSeries } from "./usage-wire.js";
@@ -45,10 +49,20 @@ interface BucketRow {
   total: number;
   cost: number;
   calls: number;
+  estimated: number;
 }
 
-/** Builds the daily report of the last `days` days (today included) at `now`. */
-export function dailyUsage(db: Database, now: number, days: number, timeZone: string): DailyUsage {
+/**
+ * Builds the daily report of the last `days` days (today included) at `now`. Calls of a model without
+ * a price count at `price` (an estimate, counted in `estimatedCalls`), as the budgets count them.
+ */
+export function dailyUsage(
+  db: Database,
+  now: number,
+  days: number,
+  timeZone: string,
+  price: DefaultPrice,
+): DailyUsage {
   const labels = dayLabels(now, days, timeZone);
   const index = new Map(labels.map((d, i) => [d, i]));
   // Two days of slack before the first label: the bucket filter below drops what falls outside.
@@ -57,14 +71,15 @@ export function dailyUsage(db: Database, now: number, days: number, timeZone: st
     .prepare<[number, number], BucketRow>(
       `SELECT created_at / ? AS bucket, agent_id, provider, model, session_key,
               SUM(input) AS input, SUM(output) AS output, SUM(total) AS total,
-              COALESCE(SUM(cost), 0) AS cost, COUNT(*) AS calls
+              COALESCE(SUM(${costSql(price)}), 0) AS cost, COUNT(*) AS calls,
+              SUM(${ESTIMATED_SQL}) AS estimated
          FROM usage WHERE created_at >= ?
         GROUP BY bucket, agent_id, provider, model, session_key`,
     )
     .all(BUCKET_MS, since) as BucketRow[];
   const fmt = dayFormatter(timeZone);
   const empty = (): number[] => labels.map(() => 0);
-  const totals = { cost: empty(), tokens: empty(), calls: empty() };
+  const totals = { cost: empty(), tokens: empty(), calls: empty(), estimatedCalls: empty() };
   const splits = { agent: new Map<string, UsageSeries>(), model: new Map(), channel: new Map() } as Record<
     "agent" | "model" | "channel",
     Map<string, UsageSeries>
@@ -75,7 +90,7 @@ export function dailyUsage(db: Database, now: number, days: number, timeZone: st
     s.cost[i]! += r.cost;
     s.tokens[i]! += r.total;
   };
-  const today = { cost: 0, tokens: 0, input: 0, output: 0, calls: 0 };
+  const today = { cost: 0, tokens: 0, input: 0, output: 0, calls: 0, estimatedCalls: 0 };
   const todayIndex = labels.length - 1;
   let firstMs = Number.POSITIVE_INFINITY;
   for (const r of rows) {
@@ -85,6 +100,7 @@ export function dailyUsage(db: Database, now: number, days: number, timeZone: st
     totals.cost[i]! += r.cost;
     totals.tokens[i]! += r.total;
     totals.calls[i]! += r.calls;
+    totals.estimatedCalls[i]! += r.estimated;
     add("agent", r.agent_id ?? "(none)", i, r);
     add("model", `${r.provider}/${r.model}`, i, r);
     add("channel", r.session_key ? channelOfKey(r.session_key) : "(none)", i, r);
@@ -94,6 +110,7 @@ export function dailyUsage(db: Database, now: number, days: number, timeZone: st
       today.input += r.input;
       today.output += r.output;
       today.calls += r.calls;
+      today.estimatedCalls += r.estimated;
     }
   }
   const sorted = (m: Map<string, UsageSeries>): UsageSeries[] =>
@@ -107,6 +124,7 @@ export function dailyUsage(db: Database, now: number, days: number, timeZone: st
     byModel: sorted(splits.model),
     byChannel: sorted(splits.channel),
     today,
+    defaultPrice: { input: price.input, output: price.output },
   };
 }
 
@@ -116,8 +134,8 @@ function sum(xs: number[]): number {
   return s;
 }
 
-/** The `limit` sessions that cost the most since `since` (ties: more tokens first). */
-export function topSessions(db: Database, since: number, limit: number): SessionCost[] {
+/** The `limit` sessions that cost the most since `since` (ties: more tokens first); costs as in dailyUsage. */
+export function topSessions(db: Database, since: number, limit: number, price: DefaultPrice): SessionCost[] {
   const rows = db
     .prepare<
       [number, number],
@@ -128,20 +146,20 @@ export function topSessions(db: Database, since: number, limit: number): Session
         cost: number;
         tokens: number;
         calls: number;
-        unpriced: number;
+        estimated: number;
         last_at: number;
       }
     >(
       `SELECT session_id, MAX(session_key) AS session_key, MAX(agent_id) AS agent_id,
-              COALESCE(SUM(cost), 0) AS cost, SUM(total) AS tokens, COUNT(*) AS calls,
-              SUM(cost IS NULL) AS unpriced, MAX(created_at) AS last_at
+              COALESCE(SUM(${costSql(price)}), 0) AS cost, SUM(total) AS tokens, COUNT(*) AS calls,
+              SUM(${ESTIMATED_SQL}) AS estimated, MAX(created_at) AS last_at
          FROM usage WHERE created_at >= ? AND session_id IS NOT NULL
         GROUP BY session_id ORDER BY cost DESC, tokens DESC LIMIT ?`,
     )
     .all(since, limit);
   const topRequest = db.prepare<[string, number], { request_id: string }>(
     `SELECT request_id FROM usage WHERE session_id = ? AND created_at >= ? AND request_id IS NOT NULL
-      GROUP BY request_id ORDER BY COALESCE(SUM(cost), 0) DESC, SUM(total) DESC LIMIT 1`,
+      GROUP BY request_id ORDER BY COALESCE(SUM(${costSql(price)}), 0) DESC, SUM(total) DESC LIMIT 1`,
   );
   return rows.map((r) => ({
     sessionId: r.session_id,
@@ -150,7 +168,7 @@ export function topSessions(db: Database, since: number, limit: number): Session
     cost: r.cost,
     tokens: r.tokens,
     calls: r.calls,
-    unpricedCalls: r.unpriced,
+    estimatedCalls: r.estimated,
     lastAt: r.last_at,
     topRequestId: topRequest.get(r.session_id, since)?.request_id ?? null,
   }));

@@ -15,11 +15,21 @@ export interface DailyUsage {
   since: number;
   timezone: string;
   days: string[];
-  totals: { cost: number[]; tokens: number[]; calls: number[] };
+  /** `estimatedCalls`: calls of a model without a price, counted in `cost` at `defaultPrice`. */
+  totals: { cost: number[]; tokens: number[]; calls: number[]; estimatedCalls: number[] };
   byAgent: UsageSeries[];
   byModel: UsageSeries[];
   byChannel: UsageSeries[];
-  today: { cost: number; tokens: number; input: number; output: number; calls: number };
+  today: {
+    cost: number;
+    tokens: number;
+    input: number;
+    output: number;
+    calls: number;
+    estimatedCalls: number;
+  };
+  /** `budgets.default_price` (USD per 1M tokens): what a call of a model without a price counts at. */
+  defaultPrice: { input: number; output: number };
 }
 
 /** One of the most expensive sessions, with the request that cost the most (for its call tree). */
@@ -30,8 +40,8 @@ export interface SessionCost {
   cost: number;
   tokens: number;
   calls: number;
-  /** Calls of a model without a price in `models.pricing` (their cost is not in `cost`). */
-  unpricedCalls: number;
+  /** Calls of a model without a price, counted in `cost` at the default price (an estimate). */
+  estimatedCalls: number;
   lastAt: number;
   topRequestId: string | null;
 }

@@ -136,6 +136,8 @@ export function webhookRoutes(rt: GatewayRuntime) {
           text,
           sender: { id: `hook:${name}` },
           originLabel: `webhook "${name}"`,
+          // Containment: a webhook body is written by whoever can call the hook, never the owner.
+          taint: [{ kind: "webhook", detail: name }],
           ...(hook.deliver !== "none" ? { replyTarget: hook.deliver } : {}),
         });
       } catch (err) {

@@ -6,6 +6,7 @@
  */
 import type { CoreContext } from "../runtime/context.js";
 import type { AgentHost, ImageInput, TurnResult } from "../core/host.js";
+import type { TaintInput } from "../core/taint.js";
 import type { AgentChoiceStore } from "./agent-choice.js";
 import type { AgentSource } from "../agent/agents.js";
 import type { ApprovalResolver } from "./commands.js";
@@ -34,6 +35,8 @@ export interface InboundChat {
   botUsername?: string;
   /** Human description of the origin for the prompt. */
   originLabel?: string;
+  /** Untrusted input the channel found in the message (a document's text, a transcript). */
+  taint?: TaintInput[];
 }
 
 export interface InboundDeps {
@@ -52,6 +55,11 @@ export interface InboundDeps {
    * command, but only the owner's allowed users may decide. Default: everyone who got this far.
    */
   mayApprove?: (senderId: string) => boolean;
+  /**
+   * Whether a sender is the owner (containment): a message from anyone else taints the session.
+   * Default: {@link mayApprove}, else everyone who got this far.
+   */
+  isOwner?: (senderId: string) => boolean;
   /** Transcription/speech and the per-chat `/voice` switch. */
   media?: MediaParts;
 }
@@ -96,6 +104,20 @@ export class InboundRouter {
         ? { group: m.chatId, ...(m.threadId !== undefined ? { threadId: m.threadId } : {}) }
         : { dm: m.sender.id },
     };
+  }
+
+  /** What in this message the owner did not write: another sender, images, documents, transcripts. */
+  taintOf(m: InboundChat): TaintInput[] {
+    const out: TaintInput[] = [...(m.taint ?? [])];
+    const isOwner = this.deps.isOwner ?? this.deps.mayApprove;
+    if (isOwner && !isOwner(m.sender.id))
+      out.push({
+        kind: "non_owner_sender",
+        detail: `${m.sender.name ? `${m.sender.name} ` : ""}(${m.channel} user ${m.sender.id})`,
+      });
+    if (m.images?.length)
+      out.push({ kind: "image", detail: `${m.images.length} image(s) in ${m.channel}:${m.chatId}` });
+    return out;
   }
 
   /** The agent answering this chat (explicit `/agent` > routing > default). */
@@ -152,12 +174,14 @@ export class InboundRouter {
           if (e.type !== "turn_end") stream.onEvent(e);
         }
       : stream.onEvent;
+    const taint = this.taintOf(m);
     const handle = this.desk.admit(
       {
         channel: m.channel,
         agentId,
         session: { key: sessionKey },
         text: m.text,
+        ...(taint.length ? { taint } : {}),
         ...(m.images?.length ? { images: m.images } : {}),
         sender: m.sender,
         replyTarget,

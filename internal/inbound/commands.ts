@@ -35,7 +35,7 @@ export const CHAT_COMMANDS: readonly CommandSpec[] = [
   },
   { name: "usage", description: "Tokens used today and in this session" },
   { name: "whoami", description: "Your user id and this chat's session" },
-  { name: "approve", description: "Approve a pending action", args: "<id>" },
+  { name: "approve", description: "Approve a pending action", args: "<id> [once|host|session]" },
   { name: "deny", description: "Deny a pending action", args: "<id>" },
   { name: "agent", description: "Show or choose the agent of this chat", args: "[id|default]" },
   { name: "voice", description: "Answer this chat with voice notes", args: "[on|off]" },
@@ -81,7 +81,11 @@ export interface CommandContext {
 
 /** Resolves approval requests (internal/tools/approvals.ts implements it). */
 export interface ApprovalResolver {
-  resolve(id: string, decision: "approved" | "denied", opts?: { fromTarget?: string }): boolean;
+  resolve(
+    id: string,
+    decision: "approved" | "denied",
+    opts?: { fromTarget?: string; scope?: "once" | "target" | "session" },
+  ): boolean;
   /** Why an id cannot be settled from `fromTarget` (see ApprovalManager.access). */
   access?(id: string, fromTarget?: string): "ok" | "unknown" | "foreign";
 }
@@ -174,14 +178,24 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
       ].join("\n");
     case "approve":
     case "deny": {
-      const id = cmd.args.split(/\s+/)[0] ?? "";
-      if (!id) return `Usage: /${cmd.name} <id>`;
+      const [id = "", scopeWord] = cmd.args.split(/\s+/);
+      if (!id) return `Usage: /${cmd.name} <id>${cmd.name === "approve" ? " [once|host|session]" : ""}`;
       if (!deps.approvals) return "Approvals are not available.";
+      const scope = cmd.name === "approve" ? approvalScope(scopeWord) : "once";
+      if (scope === undefined) return `Usage: /approve <id> [once|host|session] (got "${scopeWord ?? ""}")`;
       const from = c.approver === "owner" ? {} : { fromTarget: c.approver.target };
-      const ok = deps.approvals.resolve(id, cmd.name === "approve" ? "approved" : "denied", from);
+      const ok = deps.approvals.resolve(id, cmd.name === "approve" ? "approved" : "denied", {
+        ...from,
+        ...(scope !== "once" ? { scope } : {}),
+      });
       if (!ok && deps.approvals.access?.(id, from.fromTarget) === "foreign") return foreignApproval(id);
+      if (!ok && scope !== "once" && deps.approvals.access?.(id, from.fromTarget) === "ok")
+        return `Approval ${id} does not offer "${scopeWord}": answer /approve ${id} (once) or /deny ${id}.`;
       if (!ok) return `No pending approval ${id} (it may have expired or been decided).`;
-      return cmd.name === "approve" ? `Approved ${id}.` : `Denied ${id}.`;
+      if (cmd.name === "deny") return `Denied ${id}.`;
+      return scope === "once"
+        ? `Approved ${id}.`
+        : `Approved ${id} ${scope === "session" ? "for the rest of this session" : "for this host or target"} (familiar approvals grants lists it, revoke ends it).`;
     }
     case "agent":
       return agentCommand(cmd.args, c, deps);
@@ -190,6 +204,15 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
     default:
       return helpText();
   }
+}
+
+/** `/approve <id> [once|host|target|session]`: the word after the id; undefined when unknown. */
+function approvalScope(word: string | undefined): "once" | "target" | "session" | undefined {
+  const w = (word ?? "once").toLowerCase();
+  if (w === "once") return "once";
+  if (w === "host" || w === "target" || w === "chat") return "target";
+  if (w === "session") return "session";
+  return undefined;
 }
 
 function agentCommand(arg: string, c: CommandContext, deps: CommandDeps): string {

@@ -91,6 +91,12 @@ export interface FrontDeskEntry extends Destination {
   extraSystem?: string;
   /** A turn that stores nothing (stateless `/v1`, the one-shot `/api` chat). */
   ephemeral?: InboundMessage["ephemeral"];
+  /** Run again on a user message already stored (an idempotent repeat of a failed turn). */
+  resume?: InboundMessage["resume"];
+  /** An API client's tools, response format and sampling (`/v1`). */
+  client?: InboundMessage["client"];
+  /** Untrusted input the message carries (a document, a non-owner sender, a webhook body). */
+  taint?: InboundMessage["taint"];
 }
 
 /** Who asks for a command, beyond the routed chat: the door's approval rules. */
@@ -183,6 +189,9 @@ export class FrontDesk implements FrontDeskPort {
       ...(entry.extraSystem !== undefined ? { extraSystem: entry.extraSystem } : {}),
       ...(entry.ephemeral ? { ephemeral: entry.ephemeral } : {}),
       ...(entry.onAccepted ? { onAccepted: entry.onAccepted } : {}),
+      ...(entry.resume ? { resume: entry.resume } : {}),
+      ...(entry.client ? { client: entry.client } : {}),
+      ...(entry.taint?.length ? { taint: entry.taint } : {}),
     };
     return this.deps.host.submit(msg, onEvent);
   }

@@ -57,6 +57,15 @@ function startOnNewLine(root: string, rel: string, text: string): string {
   }
 }
 
+/**
+ * The memory an agent may reach (`agents.<id>.memory`): undefined = all. Only config agents can set it.
+ */
+function agentMemory(cfg: Config, agentId: string): readonly ("files" | "sessions")[] | undefined {
+  const def = (cfg.agents as Record<string, unknown>)[agentId];
+  if (typeof def !== "object" || def === null || !("memory" in def)) return undefined;
+  return (def as { memory?: ("files" | "sessions")[] }).memory;
+}
+
 export function createMemoryTools(deps: { config: () => Config; clock: Clock; index: MemoryIndex }): Tool[] {
   const write = defineTool({
     name: "memory_write",
@@ -65,6 +74,12 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
     schema: writeSchema,
     async execute(args, _signal, ctx) {
       const cfg = deps.config();
+      const allowed = agentMemory(cfg, ctx.agentId);
+      if (allowed && !allowed.includes("files"))
+        throw new ToolError(
+          "MEMORY_OFF",
+          `memory files are off for agent ${ctx.agentId} (agents.${ctx.agentId}.memory: [${allowed.join(", ")}])`,
+        );
       const root = resolve(ctx.workspace || cfg.workspace);
       const { date, time } = localDateTime(deps.clock.now(), cfg.timezone);
       const text = args.text.trim().replace(/\r\n/g, "\n");
@@ -103,10 +118,21 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
     group: "memory",
     description: "Search memory files and past chats by words and meaning; returns snippets with file:lines.",
     schema: searchSchema,
-    async execute(args) {
+    async execute(args, _signal, ctx) {
+      const allowed = agentMemory(deps.config(), ctx.agentId);
+      let sources = args.sources;
+      if (allowed) {
+        const asked = !sources || sources === "all" ? allowed : allowed.filter((s) => s === sources);
+        if (asked.length === 0)
+          throw new ToolError(
+            "MEMORY_OFF",
+            `${sources && sources !== "all" ? `memory ${sources}` : "memory"} is off for agent ${ctx.agentId} (agents.${ctx.agentId}.memory: [${allowed.join(", ")}])`,
+          );
+        sources = asked.length === 2 ? "all" : asked[0];
+      }
       const hits = await deps.index.search(args.query, {
         ...(args.limit ? { limit: args.limit } : {}),
-        ...(args.sources ? { sources: args.sources } : {}),
+        ...(sources ? { sources } : {}),
       });
       if (hits.length === 0) return `nothing in memory matches "${args.query}"`;
       return formatHits(hits, deps.config().memory.max_result_chars);

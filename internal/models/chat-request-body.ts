@@ -78,6 +78,13 @@ export function requestBody(req: ProviderRequest, officialHost: boolean): string
         : { max_tokens: req.maxTokens }
       : {}),
     ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+    ...(req.toolChoice !== undefined && req.tools && req.tools.length > 0
+      ? { tool_choice: req.toolChoice }
+      : {}),
+    ...(req.parallelToolCalls !== undefined && req.tools && req.tools.length > 0
+      ? { parallel_tool_calls: req.parallelToolCalls }
+      : {}),
+    ...(req.responseFormat !== undefined ? { response_format: req.responseFormat } : {}),
   });
   return `${head.slice(0, -1)}${tools}${tail === "{}" ? "" : `,${tail.slice(1, -1)}`}}`;
 }

@@ -93,6 +93,22 @@ export interface ContextWindowProblem {
  * them, so a config is never accepted and then refused on the first turn.
  */
 export function contextWindowProblems(config: Config): ContextWindowProblem[] {
+  return contextWindowFindings(config).filter((f) => f.level === "error");
+}
+
+/**
+ * Every model the config names whose window is usable but under {@link CONTEXT_WINDOW_WARNING}:
+ * compaction will run often. `config check`, `doctor`, the daemon's start and every reload report
+ * them (issue 34: an agent's own 20K model logged nothing).
+ */
+export function contextWindowWarnings(config: Config): ContextWindowProblem[] {
+  return contextWindowFindings(config).filter((f) => f.level === "warning");
+}
+
+/** Both kinds of finding, one per config key and model. */
+export function contextWindowFindings(
+  config: Config,
+): (ContextWindowProblem & { level: "error" | "warning" })[] {
   const refs: { path: string; ref: string; agentId?: string }[] = [];
   if (config.models.primary) refs.push({ path: "models.primary", ref: config.models.primary });
   config.models.fallbacks.forEach((ref, i) => refs.push({ path: `models.fallbacks[${i}]`, ref }));
@@ -106,21 +122,34 @@ export function contextWindowProblems(config: Config): ContextWindowProblem[] {
     else if (config.models.primary)
       refs.push({ path: `agents.${id}`, ref: config.models.primary, agentId: id });
   }
-  const out: ContextWindowProblem[] = [];
+  const out: (ContextWindowProblem & { level: "error" | "warning" })[] = [];
   const seen = new Set<string>();
   for (const { path, ref, agentId } of refs) {
     if (ref.startsWith("echo/")) continue;
     const { tokens, source } = resolveContextWindowDetailed(config, ref, agentId);
-    if (tokens >= CONTEXT_WINDOW_MINIMUM) continue;
+    if (tokens >= CONTEXT_WINDOW_WARNING) continue;
+    // An agent on the primary model without a window of its own says what models.primary says.
+    if (agentId !== undefined && path === `agents.${agentId}` && source !== "agent") continue;
     const key = `${path}|${ref}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({
-      path,
-      message:
-        `expected a model with a context window of at least ${CONTEXT_WINDOW_MINIMUM} tokens, got ${ref} ` +
-        `with ${tokens} (${sourceText(source, ref, agentId)}); the daemon would refuse every turn on it`,
-    });
+    out.push(
+      tokens < CONTEXT_WINDOW_MINIMUM
+        ? {
+            path,
+            level: "error",
+            message:
+              `expected a model with a context window of at least ${CONTEXT_WINDOW_MINIMUM} tokens, got ${ref} ` +
+              `with ${tokens} (${sourceText(source, ref, agentId)}); the daemon would refuse every turn on it`,
+          }
+        : {
+            path,
+            level: "warning",
+            message:
+              `${ref} has a context window of ${tokens} tokens (${sourceText(source, ref, agentId)}), under ` +
+              `${CONTEXT_WINDOW_WARNING}: it works, but compaction will run often`,
+          },
+    );
   }
   return out;
 }

@@ -42,7 +42,16 @@ export interface ModelRequest {
   signal?: AbortSignal;
   /** The agent making the call: its own `context_window` counts when the model has none stated. */
   agentId?: string;
+  /** OpenAI `tool_choice` (a client's `/v1` request): sent as is. */
+  toolChoice?: ToolChoice;
+  /** OpenAI `response_format` (JSON mode, JSON schema): sent as is. */
+  responseFormat?: ResponseFormat;
+  /** OpenAI `parallel_tool_calls`, when a client set it. */
+  parallelToolCalls?: boolean;
 }
+
+export type { ToolChoice, ResponseFormat } from "../core/client-request.js";
+import type { ToolChoice, ResponseFormat } from "../core/client-request.js";
 
 /** Events of one streamed model call, in order; exactly one `done` ends a successful stream. */
 export type ModelStreamEvent =

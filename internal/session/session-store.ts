@@ -13,7 +13,8 @@
  * reloads. Message ids only grow (AUTOINCREMENT). Until issue 26 the check counted the rows up to the
  * newest cached one: the same verdict for those two cases, but O(rows), 0.1 ms at 4,000 messages.
  *
- * Over 300 lines on purpose: every query of the session tables, so the SQL lives in one file.
+ * Over 300 lines on purpose: every query of the session tables, so the SQL lives in one file (the one
+ * exception, storing conversations brought from another program, is session-import.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.js";

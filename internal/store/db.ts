@@ -67,6 +67,11 @@ export interface OpenStoreOptions {
   /** Path of the db file, or `:memory:`. Defaults to `<dataDir>/familiar.db`. */
   file?: string;
   migrations: MigrationSets;
+  /**
+   * Before applying migrations to a database that already has a schema, copy it here first
+   * (`pre-migration-<time>.db`, a consistent `VACUUM INTO` copy): an upgrade never loses data.
+   */
+  backupBeforeMigrating?: string;
 }
 
 /** Opens the database, configures pragmas and applies pending migrations. */
@@ -105,12 +110,51 @@ export function openDatabase(dataDir: string, opts: OpenStoreOptions): Db {
     throw classifyStoreError(err);
   }
   try {
+    if (opts.backupBeforeMigrating && file !== ":memory:")
+      backupBeforeMigrating(db, opts.migrations, opts.backupBeforeMigrating);
     applyMigrations(db, opts.migrations);
   } catch (err) {
     db.close();
+    if (err instanceof StoreError && err.code === "STORE_MIGRATION")
+      throw new StoreError(
+        "STORE_MIGRATION",
+        `${err.message}; the database was left exactly as it was (nothing of the upgrade applied)`,
+        { cause: err },
+      );
     throw err;
   }
   return db;
+}
+
+/**
+ * Copies the database aside when migrations are pending and it already holds a schema (a fresh
+ * database has nothing to lose). Returns the copy's path, or undefined when none was needed.
+ */
+export function backupBeforeMigrating(db: Db, sets: MigrationSets, dir: string): string | undefined {
+  const hasSchema = db
+    .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'schema_version'")
+    .get()!.n;
+  if (!hasSchema) return undefined;
+  const version = db.prepare<[string], { version: number }>(
+    "SELECT version FROM schema_version WHERE namespace = ?",
+  );
+  const pending = Object.entries(sets).some(([ns, list]) => {
+    const cur = version.get(ns)?.version ?? 0;
+    return list.some((m) => m.version > cur);
+  });
+  if (!pending) return undefined;
+  mkdirSync(dir, { recursive: true });
+  const to = join(dir, `pre-migration-${new Date().toISOString().replace(/[:.]/g, "-")}.db`);
+  try {
+    db.prepare("VACUUM INTO ?").run(to);
+  } catch (err) {
+    throw new StoreError(
+      "STORE_MIGRATION",
+      `could not back the database up to ${to} before upgrading it, so it was not upgraded: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+  return to;
 }
 
 /** Applies every pending migration in one transaction. Returns the ids applied. */

@@ -10,7 +10,9 @@
  * - an id is 14 symbols of a 31-letter alphabet drawn with `crypto.randomInt` (unbiased, ~69 bits),
  *   so nobody guesses a pending id;
  * - only the chat a request was sent to (`fromTarget` equal to its reply target), or the owner
- *   (no `fromTarget`: the owner's CLI or an owner-role gateway client), settles it.
+ *   (no `fromTarget`: the owner's CLI or an owner-role gateway client), settles it;
+ * - a standing answer (`scope` "target" or "session", containment grants) is accepted only when the
+ *   request offered it; otherwise an approval covers this one call.
  */
 import { randomInt } from "node:crypto";
 import type { Clock, TimerHandle } from "../core/clock.js";
@@ -28,7 +30,22 @@ export interface ApprovalRequestInput {
   /** What will happen, e.g. the shell command. */
   summary: string;
   kind?: string;
+  /**
+   * Standing answers the owner may give besides "yes once" (containment): `target` = "yes for
+   * {@link targetLabel}" (a host for an hour, a chat), `session` = "yes for this session".
+   */
+  choices?: readonly GrantChoice[];
+  /** What a `target` answer covers, in the question ("evil.example for 60 min"). */
+  targetLabel?: string;
+  /** Overrides `timeoutS` for this request. */
+  timeoutS?: number;
 }
+
+/** A standing answer a request may offer. */
+export type GrantChoice = "target" | "session";
+
+/** How far an approval reaches: this call, the offered target, or the whole session. */
+export type ApprovalScope = "once" | GrantChoice;
 
 /** A pending request as listed by {@link ApprovalManager.list}. */
 export interface PendingApproval {
@@ -39,12 +56,16 @@ export interface PendingApproval {
   kind: string;
   createdAt: number;
   expiresAt: number;
+  /** Standing answers offered besides "once". */
+  choices: readonly GrantChoice[];
 }
 
 /** The settled outcome with a reason for logs and the model. */
 export interface ApprovalOutcome {
   decision: ApprovalDecision;
   reason: string;
+  /** For an approval: how far it reaches (default once). */
+  scope?: ApprovalScope;
 }
 
 interface Entry extends PendingApproval {
@@ -94,7 +115,8 @@ export class ApprovalManager {
         reason: "no channel to ask the owner on (this session has no reply target)",
       });
     const id = this.newId();
-    const timeoutS = this.opts.timeoutS();
+    const timeoutS = input.timeoutS ?? this.opts.timeoutS();
+    const choices = input.choices ?? [];
     const now = this.opts.clock.now();
     const kind = input.kind ?? "action";
     return new Promise<ApprovalOutcome>((resolve) => {
@@ -110,19 +132,41 @@ export class ApprovalManager {
         kind,
         createdAt: now,
         expiresAt: now + timeoutS * 1000,
+        choices,
         settle: resolve,
         timer,
       });
       const text =
         `Approval needed (${kind}):\n${input.summary}\n\n` +
-        `Reply /approve ${id} to allow or /deny ${id} to refuse (expires in ${formatSeconds(timeoutS)}).`;
-      this.opts.channels.deliver(target, text, { approvalId: id, markdown: false }).catch((err: unknown) => {
-        this.opts.logger?.warn({ id, target, err: (err as Error).message }, "approval request not delivered");
-        this.finish(id, {
-          decision: "denied",
-          reason: `could not ask the owner on ${target}: ${(err as Error).message}`,
+        (choices.length === 0
+          ? `Reply /approve ${id} to allow or /deny ${id} to refuse (expires in ${formatSeconds(timeoutS)}).`
+          : [
+              `Reply /approve ${id} to allow this once,`,
+              ...(choices.includes("target")
+                ? [`/approve ${id} host to allow ${input.targetLabel ?? "this target"},`]
+                : []),
+              ...(choices.includes("session")
+                ? [`/approve ${id} session to allow this for the rest of the session,`]
+                : []),
+              `or /deny ${id} to refuse (no answer within ${formatSeconds(timeoutS)} counts as no).`,
+            ].join("\n"));
+      const buttons = choices.map((c) => (c === "target" ? ("host" as const) : ("session" as const)));
+      this.opts.channels
+        .deliver(target, text, {
+          approvalId: id,
+          markdown: false,
+          ...(buttons.length ? { approvalChoices: buttons } : {}),
+        })
+        .catch((err: unknown) => {
+          this.opts.logger?.warn(
+            { id, target, err: (err as Error).message },
+            "approval request not delivered",
+          );
+          this.finish(id, {
+            decision: "denied",
+            reason: `could not ask the owner on ${target}: ${(err as Error).message}`,
+          });
         });
-      });
     });
   }
 
@@ -130,13 +174,27 @@ export class ApprovalManager {
    * Settles a pending request. With `fromTarget`, only the chat the request was sent to may answer.
    * Returns false for unknown, already settled or foreign ids.
    */
-  resolve(id: string, decision: "approved" | "denied", opts: { fromTarget?: string } = {}): boolean {
+  resolve(
+    id: string,
+    decision: "approved" | "denied",
+    opts: { fromTarget?: string; scope?: ApprovalScope } = {},
+  ): boolean {
     const key = id.trim().toLowerCase();
     if (this.access(key, opts.fromTarget) !== "ok") return false;
+    const offered = this.pending.get(key)?.choices ?? [];
+    // A standing answer the request did not offer is refused, not silently narrowed to "once".
+    if (decision === "approved" && opts.scope && opts.scope !== "once" && !offered.includes(opts.scope))
+      return false;
     return this.finish(key, {
       decision,
       reason: decision === "approved" ? "approved by the owner" : "denied by the owner",
+      ...(decision === "approved" ? { scope: opts.scope ?? "once" } : {}),
     });
+  }
+
+  /** The standing answers a pending request offers (empty when unknown or none). */
+  choicesOf(id: string): readonly GrantChoice[] {
+    return this.pending.get(id.trim().toLowerCase())?.choices ?? [];
   }
 
   /** Whether `fromTarget` (undefined: the owner) may settle `id` now. */

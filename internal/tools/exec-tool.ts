@@ -17,7 +17,12 @@ import { evaluateExec, type ExecVerdict } from "./exec-policy.js";
 import { escapesBySymlink } from "./exec-escape.js";
 import { runShell, type RunOutcome } from "./run-process.js";
 import { sandboxInvocation, sandboxSpec } from "./sandbox/sandbox-command.js";
+import { PROXY_MOUNT, PROXY_WRAPPER, proxyEnv, startEgressProxy } from "./egress/egress-proxy.js";
 import { probeSandbox, type SandboxStatus } from "./sandbox/sandbox-probe.js";
+import { CGROUP_ENTER_FAILED, createCommandCgroup, inCgroup, probeCgroup } from "./sandbox/sandbox-cgroup.js";
+import { snapshotOwnerFiles } from "./sandbox/planted-files.js";
+import { workspaceUsage } from "./sandbox/workspace-usage.js";
+import { guardPlanted } from "./plant-guard.js";
 import { defineTool, ToolError, type Tool, type ToolContext, type ToolResult } from "./tool.js";
 
 export { commandEnv, runShell } from "./run-process.js";
@@ -73,6 +78,16 @@ async function askOwner(ctx: ToolContext, command: string, reason: string, signa
   if (signal.aborted) throw new ToolError("EXEC_ABORTED", "aborted");
 }
 
+const MB = 1024 * 1024;
+
+/** The disk budget problem in words, or undefined when the workspace is within it (or none is set). */
+function overBudget(cwd: string, budgetMb: number): string | undefined {
+  if (budgetMb <= 0) return undefined;
+  const u = workspaceUsage(cwd);
+  if (u.bytes <= budgetMb * MB) return undefined;
+  return `the workspace uses ${Math.ceil(u.bytes / MB)} MB${u.complete ? "" : " or more"}, over its budget of ${budgetMb} MB (tools.exec.sandbox.workspace_disk_mb)`;
+}
+
 /** Options of the exec tool. */
 export interface ExecToolOptions {
   /** Daemon paths a sandboxed command must never see (the config file). */
@@ -102,27 +117,74 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       if (verdict.action === "deny") throw new ToolError("EXEC_DENIED", `refused: ${verdict.reason}`);
       if (verdict.action === "ask") await askOwner(ctx, args.command, verdict.reason, signal);
       const timeoutS = Math.min(args.timeout_s ?? cfg.timeout_s, cfg.timeout_s);
-      const invocation = sandbox
-        ? sandboxInvocation(
-            sandbox,
-            sandboxSpec(full, sandbox, {
+      const budget = sandbox ? overBudget(cwd, cfg.sandbox.workspace_disk_mb) : undefined;
+      if (budget)
+        throw new ToolError("EXEC_DISK_BUDGET", `refused: ${budget}; delete files before running commands`);
+      // Invariant 4: what the command leaves behind for the owner's tools is compared afterwards.
+      const dataDir = await realpath(resolve(full.data_dir)).catch(() => resolve(full.data_dir));
+      const before = sandbox ? snapshotOwnerFiles(cwd, [dataDir]) : undefined;
+      // With network on, it leaves through the daemon's egress proxy (containment.egress.proxy).
+      const proxy =
+        sandbox && cfg.sandbox.network && full.containment.egress.proxy
+          ? await startEgressProxy({
+              gate: (host, port) =>
+                ctx.egress
+                  ? ctx.egress(new URL(`${port === 80 ? "http" : "https"}://${host}:${port}/`))
+                  : Promise.resolve(),
+              allowPrivate: full.tools.web.allow_private,
+              allowHosts: full.tools.web.allow_hosts,
+            })
+          : undefined;
+      const cgroup = sandbox ? createCommandCgroup(probeCgroup(), cfg.sandbox.total_memory_mb) : undefined;
+      let r: RunOutcome;
+      let limited: boolean;
+      try {
+        const spec = sandbox
+          ? sandboxSpec(full, sandbox, {
               workspace: cwd,
               network: cfg.sandbox.network,
               hide: opts.hide?.() ?? [],
               cpuS: timeoutS,
-            }),
-            ["/bin/sh", "-c", args.command],
-            { passFds: true },
-          )
-        : undefined;
-      const r = await runShell(args.command, {
-        cwd,
-        timeoutMs: timeoutS * 1000,
-        maxOutput: cfg.max_output_chars,
-        signal,
-        ...(invocation ? { invocation } : {}),
-      });
-      return formatRun(r, timeoutS);
+            })
+          : undefined;
+        const node = proxy ? await realpath(process.execPath) : "";
+        let invocation =
+          sandbox && spec
+            ? sandboxInvocation(
+                sandbox,
+                proxy ? { ...spec, proxy: { dir: proxy.dir, mount: PROXY_MOUNT, node } } : spec,
+                proxy
+                  ? ["/bin/sh", "-c", PROXY_WRAPPER, "familiar-exec", args.command]
+                  : ["/bin/sh", "-c", args.command],
+                { passFds: true },
+              )
+            : undefined;
+        if (invocation && proxy) Object.assign(invocation.env, proxyEnv(node));
+        if (invocation && cgroup) invocation = inCgroup(invocation, cgroup);
+        r = await runShell(args.command, {
+          cwd,
+          timeoutMs: timeoutS * 1000,
+          maxOutput: cfg.max_output_chars,
+          signal,
+          ...(invocation ? { invocation } : {}),
+        });
+        limited = cgroup?.hitLimit() ?? false;
+      } finally {
+        cgroup?.remove();
+        await proxy?.close();
+      }
+      if (cgroup && r.code === CGROUP_ENTER_FAILED && !r.output.trim())
+        throw new ToolError("EXEC_CGROUP", "the command could not be placed in its memory cgroup; not run");
+      const result = formatRun(r, timeoutS);
+      if (limited)
+        result.content += `\n[the command's processes together reached their memory limit of ${cfg.sandbox.total_memory_mb} MB (tools.exec.sandbox.total_memory_mb), /tmp included]`;
+      if (before) {
+        const planted = await guardPlanted(cwd, before, snapshotOwnerFiles(cwd, [dataDir]), dataDir, ctx);
+        if (planted) result.content += planted.note;
+      }
+      const after = sandbox ? overBudget(cwd, cfg.sandbox.workspace_disk_mb) : undefined;
+      if (after) return { isError: true, content: `${result.content}\n[${after}: delete files now]` };
+      return result;
     },
   });
 }

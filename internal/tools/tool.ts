@@ -39,6 +39,13 @@ export interface ToolContext {
   /** Asks the owner on the originating channel; resolves when decided or expired. Never hangs. */
   requestApproval(req: ApprovalRequest): Promise<ApprovalDecision>;
   /**
+   * The egress gate (prompt-injection containment): resolves when this session may connect to the
+   * URL's host, throws a ToolError when not (the allowlist, or the owner said no). Tools that reach
+   * the network call it for every hop, redirects included. Absent: no containment (tests, tools run
+   * outside a turn).
+   */
+  egress?: (url: URL) => Promise<void>;
+  /**
    * Adds deferred tools' schemas to the rest of this turn's model calls (`load_tools`). Set by the
    * agent loop; absent elsewhere, where `load_tools` returns the schemas as text instead.
    */
@@ -49,6 +56,11 @@ export interface ToolContext {
 export interface ToolResult {
   content: string;
   isError?: boolean;
+  /**
+   * Images the tool returned (an MCP tool's image content): shown to a model that accepts images
+   * right after the tool results (the agent loop); `content` names them for the others.
+   */
+  images?: { mime: string; data: string }[];
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {

@@ -7,7 +7,8 @@
  *   IPv4 address included) are checked before connecting, and the peer address once connected. A host in
  *   `tools.web.allow_hosts` or `tools.web.allow_private: true` skips it;
  * - the body is read up to `tools.web.max_bytes` (then cut with a note), within `tools.web.timeout_s`;
- * - HTML becomes text with html-to-text (imported lazily); binary types are refused.
+ * - HTML becomes text with html-to-text (imported lazily); binary types are refused;
+ * - the containment egress gate (`ctx.egress`) is asked before every hop, the first and each redirect.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
 import http from "node:http";
@@ -150,7 +151,14 @@ function requestOnce(
 /** Fetches with redirects and the guard. Exported for tests. */
 export async function guardedFetch(
   input: string,
-  opts: { allowPrivate: boolean; allowHosts: readonly string[]; maxBytes: number; signal: AbortSignal },
+  opts: {
+    allowPrivate: boolean;
+    allowHosts: readonly string[];
+    maxBytes: number;
+    signal: AbortSignal;
+    /** The containment egress gate, asked before every hop (throws to refuse). */
+    egress?: ((url: URL) => Promise<void>) | undefined;
+  },
 ): Promise<FetchResult> {
   let url: URL;
   try {
@@ -168,6 +176,7 @@ export async function guardedFetch(
         "WEB_PRIVATE_ADDRESS",
         `refused: ${literal} is a private/loopback/link-local address (allow it with tools.web.allow_hosts or tools.web.allow_private)`,
       );
+    await opts.egress?.(url);
     const r = await requestOnce(url, guard, opts.maxBytes, opts.signal);
     if (!r.location) return r;
     if (hop >= MAX_REDIRECTS) throw new ToolError("WEB_REDIRECTS", `more than ${MAX_REDIRECTS} redirects`);
@@ -186,10 +195,24 @@ export function createWebFetchTool(config: () => Config): Tool<typeof schema> {
     group: "web",
     description: "Fetch a web page (GET) as readable text.",
     schema,
-    async execute(args, signal, _ctx) {
+    async execute(args, signal, ctx) {
       const web = config().tools.web;
-      const timeout = AbortSignal.timeout(web.timeout_s * 1000);
-      const combined = AbortSignal.any([signal, timeout]);
+      // The timeout stops while the egress gate waits for the owner, and restarts in full after.
+      const timeout = new AbortController();
+      const arm = (): NodeJS.Timeout => setTimeout(() => timeout.abort(), web.timeout_s * 1000);
+      let timer = arm();
+      const combined = AbortSignal.any([signal, timeout.signal]);
+      const gate = ctx.egress;
+      const egress = gate
+        ? async (u: URL): Promise<void> => {
+            clearTimeout(timer);
+            try {
+              await gate(u);
+            } finally {
+              timer = arm();
+            }
+          }
+        : undefined;
       let r: FetchResult;
       try {
         r = await guardedFetch(args.url, {
@@ -197,12 +220,14 @@ export function createWebFetchTool(config: () => Config): Tool<typeof schema> {
           allowHosts: web.allow_hosts,
           maxBytes: web.max_bytes,
           signal: combined,
+          egress,
         });
       } catch (err) {
+        clearTimeout(timer);
         if (err instanceof ToolError) throw err;
         const cause = (err as { cause?: unknown }).cause;
         if (cause instanceof ToolError) throw cause;
-        if (timeout.aborted && !signal.aborted)
+        if (timeout.signal.aborted && !signal.aborted)
           throw new ToolError("WEB_TIMEOUT", `no complete answer from ${args.url} within ${web.timeout_s}s`);
         const code = (err as NodeJS.ErrnoException).code ?? "";
         throw new ToolError(
@@ -210,6 +235,7 @@ export function createWebFetchTool(config: () => Config): Tool<typeof schema> {
           `could not reach ${args.url}: ${code || (err as Error).message}`,
         );
       }
+      clearTimeout(timer);
       const ct = r.contentType.split(";")[0]?.trim().toLowerCase() ?? "";
       if (!isTextual(ct)) throw new ToolError("WEB_BINARY", `${r.url} returned ${ct}, which is not text`);
       let text = r.body.toString("utf8");

@@ -165,13 +165,15 @@ export function runCronStoreContract(name: string, factory: () => CronStoreHarne
       const x = make();
       const id = startScheduled(x.store, 1);
       const after = x.restart();
-      expect(after.markInterrupted(99)).toBe(1);
+      expect(after.markInterrupted(99).map((r) => r.id)).toEqual([id]);
       expect(after.run(id)).toMatchObject({
-        status: "error",
+        status: "interrupted",
+        outcome: "interrupted",
         endedAt: 99,
         error: expect.stringMatching(/interrupted/),
       });
-      expect(after.markInterrupted(100)).toBe(0);
+      expect(after.markInterrupted(100)).toEqual([]);
+      expect(after.wasResumed(id)).toBe(false);
     });
 
     it("moves dataVersion when another connection commits, not for its own writes", () => {

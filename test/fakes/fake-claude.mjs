@@ -6,6 +6,10 @@
 //   CRASH     -> exits with code 3 before answering
 //   MALFORMED -> prints a garbage line before answering
 //   THINK     -> thinking deltas (partial mode) and a thinking block before the answer
+//   ENV       -> the answer ends with its environment as JSON (` ENV={...}`)
+//   READ:<p>  -> the answer ends with ` READ=<first 200 chars of p>` or ` READ-FAILED=<code>`
+//   WRITE:<p> -> writes "planted" to p; the answer ends with ` WROTE` or ` WRITE-FAILED=<code>`
+//   USERNS    -> tries `unshare -U true`; the answer ends with ` USERNS=<exit status>`
 // Base64 image blocks are acknowledged in the answer as " [<media types>]".
 // total_cost_usd on a result line is the running total of this process (as Claude Code reports it in
 // stream-json mode): 0.002 per answered turn, 0.001 per error result.
@@ -20,6 +24,32 @@ import { createInterface } from "node:readline";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
+import { spawnSync } from "node:child_process";
+
+/** What the probing directives (ENV, READ:, WRITE:, USERNS) found, appended to the answer. */
+function probe(text) {
+  let extra = "";
+  if (text.includes("ENV")) extra += ` ENV=${JSON.stringify(process.env)}`;
+  const read = /READ:(\S+)/.exec(text);
+  if (read) {
+    try {
+      extra += ` READ=${readFileSync(read[1], "utf8").slice(0, 200)}`;
+    } catch (err) {
+      extra += ` READ-FAILED=${err.code}`;
+    }
+  }
+  const write = /WRITE:(\S+)/.exec(text);
+  if (write) {
+    try {
+      writeFileSync(write[1], "planted");
+      extra += " WROTE";
+    } catch (err) {
+      extra += ` WRITE-FAILED=${err.code}`;
+    }
+  }
+  if (text.includes("USERNS")) extra += ` USERNS=${spawnSync("unshare", ["-U", "true"]).status}`;
+  return extra;
+}
 
 const args = process.argv.slice(2);
 const stateDir = process.env.FAKE_CLAUDE_STATE ?? "/tmp/fake-claude";
@@ -149,7 +179,7 @@ function start() {
       });
       return;
     }
-    const answer = `turn ${turns} in ${sessionId}: ${text}`;
+    const answer = `turn ${turns} in ${sessionId}: ${text}${probe(text)}`;
     const thinking = text.includes("THINK") ? "Let me think about this." : "";
     if (partial && thinking) {
       for (const piece of thinking.match(/[\s\S]{1,8}/g) ?? []) {

@@ -148,6 +148,12 @@ export class FakeTelegramServer {
   /** Stalled long polls: held so far, and given up (closed) by the client. */
   stalledPolls = 0;
   abandonedStalls = 0;
+  /**
+   * While set, getUpdates answers an empty list (after its long-poll timeout) however many updates
+   * are queued: the poller "works" but hears nothing (a broken proxy, a second consumer). The updates
+   * stay pending (`getWebhookInfo.pending_update_count` shows them) until `silent` is cleared.
+   */
+  silent = false;
 
   constructor(readonly token = "123456:TEST-token") {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -403,6 +409,12 @@ export class FakeTelegramServer {
         return ok(this.bot);
       case "getUpdates":
         return this.getUpdates(params, res, ok);
+      case "getWebhookInfo":
+        return ok({
+          url: "",
+          has_custom_certificate: false,
+          pending_update_count: this.updates.filter((u) => u.update_id >= this.confirmedOffset).length,
+        });
       case "deleteWebhook":
       case "setWebhook":
       case "sendChatAction":
@@ -545,7 +557,7 @@ export class FakeTelegramServer {
     const limit = Number(params.limit ?? 100);
     const timeoutS = Number(params.timeout ?? 0);
     const pending = (): typeof this.updates =>
-      this.updates.filter((u) => u.update_id >= offset).slice(0, limit);
+      this.silent ? [] : this.updates.filter((u) => u.update_id >= offset).slice(0, limit);
     const drop = this.pollDrops > 0;
     if (drop) this.pollDrops--;
     const answer = (updates: typeof this.updates): void => {

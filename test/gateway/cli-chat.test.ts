@@ -74,6 +74,24 @@ describe("familiar chat with piped stdin", () => {
     ]);
   }, 60_000);
 
+  it("--verbose prints each reply's request id, the one familiar trace and sessions show know", async () => {
+    h.fake.enqueue({ text: "traced reply" });
+    const r = await runCli(
+      ["chat", "--url", h.wsUrl, "--token", TOKEN, "--session", "verbose", "--verbose"],
+      "hello\n",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const m = /^traced reply\n\(request (\S+); its call tree: familiar trace \1\)\n$/.exec(r.stdout);
+    expect(m, r.stdout).not.toBeNull();
+    const row = h.daemon.db
+      .prepare(
+        "SELECT m.request_id FROM messages m JOIN session_heads hd ON hd.session_id = m.session_id WHERE hd.key = ? AND m.role = 'assistant'",
+      )
+      .get("agent:main:gateway:verbose") as { request_id: string };
+    expect(row.request_id).toBe(m![1]);
+  }, 60_000);
+
   it("--agent runs the session with that agent", async () => {
     h.fake.enqueue({ text: "helper here" });
     const r = await runCli(
@@ -158,12 +176,60 @@ describe("familiar chat with piped stdin", () => {
     expect(rows.map((r) => r.status)).toEqual(["aborted", "ok"]);
   }, 60_000);
 
+  it("reads input while a turn runs: /approve typed mid-turn settles the approval the turn waits for", async () => {
+    const p = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        join(ROOT, "cmd", "familiar.ts"),
+        "chat",
+        "--url",
+        h.wsUrl,
+        "--token",
+        TOKEN,
+        "--session",
+        "approve-mid-turn",
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, FAMILIAR_GATEWAY_URL: "", FAMILIAR_GATEWAY_TOKEN: "" },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => p.on("close", (code) => resolve(code)));
+    try {
+      // The model asks to write .envrc, which needs the owner's approval even in the sandbox.
+      h.fake.enqueue(
+        { toolCalls: [{ name: "write_file", arguments: { path: ".envrc", content: "export A=1\n" } }] },
+        { text: "written" },
+      );
+      p.stdin.write("write my .envrc\n");
+      const asked = await waitFor(() => /type \/approve (\S+) or \/deny/.exec(stdout) ?? undefined);
+      // Typed while the turn waits: settled at once, and the turn goes on to its reply.
+      p.stdin.write(`/approve ${asked[1]}\n`);
+      await waitFor(() => stdout.includes("written\n"));
+      expect(stdout).toContain(`(Approved ${asked[1]}.)`);
+      p.stdin.end();
+      expect(await exited).toBe(0);
+      expect(stderr).toBe("");
+    } finally {
+      p.kill("SIGKILL");
+    }
+  }, 60_000);
+
   it("familiar cron run runs a job in the daemon; cron runs lists it; an unknown job fails clearly", async () => {
     h.fake.enqueue({ text: "Plan: water the plants." });
     const r = await runCli(["cron", "run", "morning", "--config", h.configPath], "");
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^#\d+ \S+ manual\s+ok\s+[\d.]+s [1-9]\d* tok {2}Plan: water the plants\.$/m);
+    expect(r.stdout).toMatch(
+      /^#\d+ \d{4}-\d\d-\d\d \d\d:\d\d:\d\d manual\s+ok\s+[\d.]+s [1-9]\d* tok {2}Plan: water the plants\.$/m,
+    );
     const runs = await runCli(["cron", "runs", "morning", "--json", "--config", h.configPath], "");
     expect(JSON.parse(runs.stdout)).toEqual([
       expect.objectContaining({

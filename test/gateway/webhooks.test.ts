@@ -69,6 +69,13 @@ describe("webhooks", () => {
       role: "user",
       content: "deploy finished",
     });
+    // Containment: a webhook body is untrusted input; its session is tainted by it.
+    const taint = h.daemon.db
+      .prepare(
+        "SELECT t.kind, t.detail FROM session_taint t JOIN session_heads hd ON hd.session_id = t.session_id WHERE hd.key = ?",
+      )
+      .all("agent:main:gateway:hooks-plain");
+    expect(taint).toEqual([{ kind: "webhook", detail: "plain" }]);
   });
 
   it("an HMAC signature over the raw body is verified; the template fills fields; the reply is delivered", async () => {

@@ -91,12 +91,22 @@ export function cliCommand(): string[] {
   return [process.execPath, "--import", tsx, join(REPO_ROOT, "cmd/familiar.ts")];
 }
 
+/**
+ * A state dir of this test file's own: daemons started by a test register there (the CLI's daemon
+ * registry), never in the developer's ~/.local/state, and CLIs of other test files never see them.
+ */
+let stateDir: string | undefined;
+function testStateDir(): string {
+  stateDir ??= mkdtempSync(join(tmpdir(), "familiar-state-"));
+  return stateDir;
+}
+
 /** Environment for children: PATH/HOME only, so the developer's own FAMILIAR_* or API keys never leak in. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const k of ["PATH", "HOME", "TMPDIR", "LANG", "SYSTEMROOT"])
     if (process.env[k]) base[k] = process.env[k];
-  return { ...base, NO_COLOR: "1", ...extra };
+  return { ...base, NO_COLOR: "1", XDG_STATE_HOME: testStateDir(), ...extra };
 }
 
 /** Starts `familiar run` in a child process; resolves once /healthz answers 200 (unless `noWait`). */

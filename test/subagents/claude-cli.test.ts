@@ -23,6 +23,12 @@ import {
 } from "./harness.js";
 
 const FAKE_CLAUDE = resolve("test/fakes/fake-claude.mjs");
+/**
+ * These tests follow the subprocess by its pid (the fake's pids.log), which a PID namespace would
+ * hide: they run it outside the sandbox, with the fake's state folder passed through. The sandboxed
+ * launch is test/subagents/cli-engine-sandbox.test.ts.
+ */
+const UNSANDBOXED = { sandbox: false, pass_env: ["FAKE_CLAUDE_STATE"] };
 let fake: FakeOpenAI;
 let state: string;
 const open: SubagentHarness[] = [];
@@ -48,7 +54,7 @@ afterEach(async () => {
 function config(main: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     models: modelsConfig(fake.baseUrl),
-    agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE, ...main } },
+    agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE, ...UNSANDBOXED, ...main } },
   };
 }
 
@@ -328,7 +334,7 @@ describe("claude-cli as a subagent", () => {
   it("answers a delegated call; the one-use subprocess is stopped when the call ends", async () => {
     const h = await createSubagentHarness({
       models: modelsConfig(fake.baseUrl),
-      agents: { main: {}, coder: { engine: "claude-cli", command: FAKE_CLAUDE } },
+      agents: { main: {}, coder: { engine: "claude-cli", command: FAKE_CLAUDE, ...UNSANDBOXED } },
     });
     open.push(h);
     fake.enqueue(
@@ -358,7 +364,7 @@ describe("claude-cli as the daemon's primary engine", () => {
   it("answers /v1/chat/completions: a persistent session resumes, a stateless call gets a one-shot process", async () => {
     gw = await startGatewayDaemon({
       fake,
-      config: { agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE } } },
+      config: { agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE, ...UNSANDBOXED } } },
     });
     const post = async (body: object): Promise<Response> =>
       fetch(`${gw?.base}/v1/chat/completions`, {

@@ -21,6 +21,8 @@ import {
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "cli-agent.mjs");
 const FIXTURE_DIR = dirname(FIXTURE);
 const ORIGINAL_PATH = process.env.PATH ?? "";
+// The agents here run outside the sandbox (`sandbox: false`): the tests follow the CLI's pids, which
+// a PID namespace hides. The sandboxed launch is test/subagents/cli-engine-sandbox.test.ts.
 
 let fake: FakeOpenAI;
 let h: SubagentHarness | undefined;
@@ -43,7 +45,13 @@ function setup(extra: Record<string, unknown> = {}, clock?: FakeClock): Promise<
       models: modelsConfig(fake.baseUrl),
       agents: {
         main: {},
-        shell: { engine: "cli", command: FIXTURE, args: ["--flag", "two words"], timeout_s: 5 },
+        shell: {
+          engine: "cli",
+          sandbox: false,
+          command: FIXTURE,
+          args: ["--flag", "two words"],
+          timeout_s: 5,
+        },
       },
       ...extra,
     },
@@ -81,8 +89,8 @@ describe("cli engine", () => {
       models: modelsConfig(fake.baseUrl),
       agents: {
         main: {},
-        shell: { engine: "cli", command: "cli-agent.mjs", args: ["--flag", "two words"] },
-        late: { engine: "cli", command: "cli-agent.mjs" },
+        shell: { engine: "cli", sandbox: false, command: "cli-agent.mjs", args: ["--flag", "two words"] },
+        late: { engine: "cli", sandbox: false, command: "cli-agent.mjs" },
       },
     });
     process.env.PATH = `${FIXTURE_DIR}${delimiter}${ORIGINAL_PATH}`;

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
 import { createToolsHarness, FakeClock, waitFor, type ToolsHarness } from "./harness.js";
@@ -109,10 +109,14 @@ describe("MCP client", () => {
     `runs a stdio server in the sandbox with sandbox: true (own PID namespace)${sandbox.ok ? "" : ` (SKIPPED: ${sandbox.problem ?? ""})`}`,
     async () => {
       const repo = join(import.meta.dirname, "..", "..");
+      // The server runs on the Node running this test: wherever that Node and the checkout live
+      // (under /tmp, where the sandbox has its own empty /tmp, or beside the system dirs), both are
+      // bound read-only, so the test does not depend on the checkout's location.
+      const node = dirname(dirname(process.execPath));
       try {
         h = await createToolsHarness(
           {
-            tools: { exec: { sandbox: { ro: [repo] } } },
+            tools: { exec: { sandbox: { ro: [repo, node] } } },
             mcp: { servers: { fx: { ...fixture(), sandbox: true } } },
           },
           { start: true },

@@ -68,12 +68,15 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     const r = await h.call("exec", { command: "sh -c 'echo hi > made.txt && ls'" });
     expect(r).toEqual({ content: "exit code 0\nmade.txt\n", isError: false });
     expect(readFileSync(join(h.workspace, "made.txt"), "utf8")).toBe("hi\n");
-    const git = await h.call("exec", {
+    expect(h.channel.sent).toHaveLength(0);
+    // `git init` creates .git/config and hooks: one question (sandbox-planted.test.ts), then git works.
+    const git = h.call("exec", {
       command:
         "git init -q repo && cd repo && echo x > a.txt && git add a.txt && git -c user.name=F -c user.email=f@example.com commit -qm first && git log --format=%s",
     });
-    expect(git).toEqual({ content: "exit code 0\nfirst\n", isError: false });
-    expect(h.channel.sent).toHaveLength(0);
+    await h.channel.waitFor(1);
+    h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "approved");
+    expect((await git).content).toMatch(/^exit code 0\nfirst\n\n\[the owner kept repo\/\.git\/config/);
   });
 
   it.skipIf(!has("python3"))("runs python3", async () => {
@@ -139,12 +142,19 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
       "cat /etc/shadow",
       `git init -q . && git log --output=\\${out}/written -1; echo tried`,
     ]) {
-      const r = await h.call("exec", { command });
+      const pending = h.channel.sent.length;
+      const call = h.call("exec", { command });
+      // `git init` is asked about (Invariant 4); the answer here is no.
+      if (command.startsWith("git init")) {
+        await h.channel.waitFor(pending + 1);
+        h.parts.approvals.resolve(h.channel.sent[pending]?.opts?.approvalId ?? "", "denied");
+      }
+      const r = await call;
       expect(r.content, command).not.toMatch(/sk-config-secret|outside-secret|familiar\.db|root:/);
     }
     expect((await h.call("exec", { command: `ls -a ${homedir()}` })).isError).toBe(true);
     expect(existsSync(join(out, "written"))).toBe(false);
-    expect(h.channel.sent).toHaveLength(0);
+    expect(h.channel.sent).toHaveLength(1);
   });
 
   it("cannot reach a loopback server with the network off; can with network: true", async () => {
@@ -156,7 +166,12 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     expect(off.content).toContain("NO");
     expect(hits).toBe(0);
     await h.close();
-    h = await createToolsHarness({ tools: { exec: { sandbox: { network: true } } } });
+    // The host's network directly (the egress proxy off: node's fetch ignores HTTP_PROXY; the proxy
+    // itself is tested in test/containment/egress-proxy.test.ts).
+    h = await createToolsHarness({
+      tools: { exec: { sandbox: { network: true } } },
+      containment: { egress: { proxy: false } },
+    });
     const on = await h.call("exec", { command: fetchCmd });
     expect(on.content).toContain("GOT loopback secret");
     expect(hits).toBe(1);

@@ -2,6 +2,7 @@
 import { gateway } from "../gateway";
 import { useLoad, usePoll, useReloadOn } from "../hooks";
 import { ActionButton, Card, Empty, ErrorLine, fmtAgo, fmtTime } from "../ui";
+import { GrantsCard } from "./grants-card";
 
 interface Approval {
   id: string;
@@ -11,6 +12,8 @@ interface Approval {
   replyTarget: string;
   createdAt: number;
   expiresAt: number;
+  /** Standing answers offered (containment): "target" (this host for a while), "session". */
+  choices?: string[];
 }
 interface PairReq {
   channel: string;
@@ -106,6 +109,18 @@ export function Approvals() {
                   >
                     Approve
                   </ActionButton>
+                  {(a.choices ?? []).map((c) => (
+                    <ActionButton
+                      key={c}
+                      label={`approve ${a.id} for ${c}`}
+                      action={async () => {
+                        await gateway.call("approvals.resolve", { id: a.id, decision: "approve", scope: c });
+                        ap.reload();
+                      }}
+                    >
+                      {c === "session" ? "Yes for this session" : "Yes for this host"}
+                    </ActionButton>
+                  ))}
                   <ActionButton
                     danger
                     label={`deny ${a.id}`}
@@ -124,6 +139,7 @@ export function Approvals() {
           <Empty>{ap.loading ? "Loading…" : "Nothing is waiting for you."}</Empty>
         )}
       </Card>
+      <GrantsCard />
       <Card title="Pairing requests" id="pairing">
         <ErrorLine error={pr.error} />
         {pr.data?.requests.length ? (

@@ -1,7 +1,18 @@
 /** Overview: uptime, version, router, channels, scheduler, config errors, memory and queue; live. */
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
-import { Badge, Card, Empty, ErrorLine, fmtAgo, fmtBytes, fmtCost, fmtDur, fmtInt } from "../ui";
+import {
+  Badge,
+  Card,
+  Empty,
+  ErrorLine,
+  fmtAgo,
+  fmtBytes,
+  fmtCost,
+  fmtDur,
+  fmtInt,
+  estimateTitle,
+} from "../ui";
 
 interface ChannelStatus {
   state: string;
@@ -22,13 +33,19 @@ interface Status {
   };
   channels: Record<string, ChannelStatus>;
   queueDepth: number | null;
-  tokensToday: { total: number; cost: number; calls: number };
+  tokensToday: { total: number; cost: number; calls: number; estimatedCalls?: number };
   heartbeat: { state: string; detail?: string; nextRunAt?: number; every?: number };
   cron:
     | { id: string; nextRunAt: number | null; lastStatus: string | null; enabled: boolean }[]
     | { state: string; detail?: string };
   gatewayClients: number;
   configError: string | null;
+  /** The data dir's disk: `degraded` while nearly full (runtime/disk-watch.ts). */
+  disk?: { state: string; detail?: string; free_mb?: number; total_mb?: number };
+  backup?: {
+    enabled: boolean;
+    last: { at: number; ok: boolean; dir: string | null; error: string | null } | null;
+  };
 }
 interface SystemInfo {
   version: string;
@@ -64,6 +81,13 @@ export function Overview() {
   return (
     <div class="grid">
       <ErrorLine error={status.error ?? info.error} />
+      {s?.disk?.state === "degraded" && (
+        <Card title="Disk" id="disk-card">
+          <div class="alert" role="alert" id="disk-low">
+            <strong>The disk holding the database is nearly full.</strong> {s.disk.detail}
+          </div>
+        </Card>
+      )}
       {(!!s?.configError || !!i?.pendingRestart.length) && (
         <Card title="Config" id="config-card">
           {s?.configError && (
@@ -133,8 +157,13 @@ export function Overview() {
             <dd>{s.queueDepth ?? "—"} waiting</dd>
             <dt>Today</dt>
             <dd>
-              {fmtInt(s.tokensToday.total)} tokens, {fmtCost(s.tokensToday.cost)} ({s.tokensToday.calls}{" "}
-              calls)
+              {fmtInt(s.tokensToday.total)} tokens,{" "}
+              <span
+                title={s.tokensToday.estimatedCalls ? estimateTitle(s.tokensToday.estimatedCalls) : undefined}
+              >
+                {fmtCost(s.tokensToday.cost, (s.tokensToday.estimatedCalls ?? 0) > 0)}
+              </span>{" "}
+              ({s.tokensToday.calls} calls)
             </dd>
             <dt>Clients</dt>
             <dd>{s.gatewayClients} connected</dd>
@@ -176,6 +205,20 @@ export function Overview() {
               {Array.isArray(s.cron)
                 ? `${s.cron.length} job(s)${nextCron ? `, next ${nextCron.id} ${fmtAgo(nextCron.nextRunAt)}` : ""}`
                 : s.cron.detail}
+            </dd>
+            <dt>Backup</dt>
+            <dd>
+              {s.backup?.last ? (
+                <>
+                  <Badge state={s.backup.last.ok ? "ok" : "error"} />{" "}
+                  {s.backup.last.ok
+                    ? `last ${fmtAgo(s.backup.last.at)}`
+                    : `failed ${fmtAgo(s.backup.last.at)}: ${s.backup.last.error ?? ""}`}
+                </>
+              ) : (
+                "none yet (familiar backup)"
+              )}
+              {s.backup && !s.backup.enabled ? ", schedule off" : ""}
             </dd>
           </dl>
         ) : (

@@ -5,6 +5,7 @@ import { usePoll, useLoad, useReloadOn } from "../hooks";
 import { md } from "../markdown";
 import { LiveTurn } from "./live-turn";
 import { ActionButton, Badge, Card, Empty, ErrorLine, fmtTime, When } from "../ui";
+import { TaintCard } from "./taint-card";
 
 interface Session {
   id: string;
@@ -170,6 +171,7 @@ export function SessionView(props: { agent: string; id: string }) {
           )}
         </Card>
       )}
+      {sess && <TaintCard sessionId={sess.id} />}
       {lineage.data?.summaries.length ? (
         <Card title="Compaction summaries" id="summaries">
           {lineage.data.summaries.map((x) => (

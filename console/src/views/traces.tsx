@@ -28,6 +28,7 @@ interface Item {
 type Sort = "newest" | "slowest" | "costliest";
 type Filter = "" | "failed" | "running";
 
+/** The trace list prices from models.pricing only: an unpriced call is named, never guessed. */
 const costText = (cost: number, unpriced: number): string =>
   unpriced > 0 && cost === 0 ? "unpriced" : fmtCost(cost) + (unpriced > 0 ? ` + ${unpriced} unpriced` : "");
 
@@ -239,7 +240,8 @@ function TraceTimeline(props: { id: string }) {
               </dd>
               <dt>Cost</dt>
               <dd>
-                <strong>{costText(r.totals.cost, r.totals.unpriced_calls)}</strong>
+                {/* The call tree counts an unpriced call at budgets.default_price, marked ≈ (an estimate). */}
+                <strong>{fmtCost(r.totals.cost, r.totals.unpriced_calls > 0)}</strong>
               </dd>
             </dl>
             <div class="axis" aria-hidden="true">
@@ -275,7 +277,8 @@ function TraceTimeline(props: { id: string }) {
                         <>
                           <br />
                           <span class="muted">
-                            {fmtInt(c.usage?.input ?? 0)} in · {c.cost == null ? "unpriced" : fmtCost(c.cost)}
+                            {fmtInt(c.usage?.input ?? 0)} in ·{" "}
+                            {c.cost == null ? "unpriced" : fmtCost(c.cost, c.estimated === true)}
                           </span>
                         </>
                       )}

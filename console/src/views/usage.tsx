@@ -3,7 +3,7 @@ import { useMemo, useState } from "preact/hooks";
 import { StackedBars } from "../chart";
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
-import { Card, Empty, ErrorLine, fmtCost, fmtInt, Table, When } from "../ui";
+import { Card, Empty, ErrorLine, fmtCost, fmtInt, Table, When, estimateTitle } from "../ui";
 import { BudgetsCard } from "./budgets-card";
 import type { DailyUsage as Daily, SessionCost as TopSession } from "../../../internal/gateway/usage-wire";
 
@@ -39,6 +39,9 @@ export function Usage() {
   const format = metric === "cost" ? fmtCost : fmtTokens;
   const axis = metric === "cost" ? axisCost : fmtTokens;
   const total30 = d ? d.totals.cost.reduce((a, b) => a + b, 0) : 0;
+  const estimated30 = d ? d.totals.estimatedCalls.reduce((a, b) => a + b, 0) : 0;
+  const why = (calls: number): string | undefined =>
+    calls > 0 && d ? estimateTitle(calls, d.defaultPrice) : undefined;
   return (
     <div class="grid">
       <ErrorLine error={daily.error ?? top.error} />
@@ -46,7 +49,9 @@ export function Usage() {
         {d ? (
           <dl class="facts" id="today" data-cost={d.today.cost} data-tokens={d.today.tokens}>
             <dt>Cost</dt>
-            <dd id="today-cost">{fmtCost(d.today.cost)}</dd>
+            <dd id="today-cost" title={why(d.today.estimatedCalls)}>
+              {fmtCost(d.today.cost, d.today.estimatedCalls > 0)}
+            </dd>
             <dt>Tokens</dt>
             <dd>
               {fmtInt(d.today.tokens)} ({fmtInt(d.today.input)} in, {fmtInt(d.today.output)} out)
@@ -54,7 +59,7 @@ export function Usage() {
             <dt>Model calls</dt>
             <dd>{d.today.calls}</dd>
             <dt>30 days</dt>
-            <dd>{fmtCost(total30)}</dd>
+            <dd title={why(estimated30)}>{fmtCost(total30, estimated30 > 0)}</dd>
           </dl>
         ) : (
           <Empty>Loading…</Empty>
@@ -114,7 +119,9 @@ export function Usage() {
                     .map(({ day, i }) => (
                       <tr key={day}>
                         <td>{day}</td>
-                        <td class="num">{fmtCost(d.totals.cost[i]!)}</td>
+                        <td class="num" title={why(d.totals.estimatedCalls[i]!)}>
+                          {fmtCost(d.totals.cost[i]!, d.totals.estimatedCalls[i]! > 0)}
+                        </td>
                         <td class="num">{fmtInt(d.totals.tokens[i]!)}</td>
                         <td class="num">{d.totals.calls[i]}</td>
                       </tr>
@@ -150,10 +157,8 @@ export function Usage() {
                       {s.sessionKey ?? s.sessionId}
                     </a>
                   </td>
-                  <td class="num">
-                    {s.unpricedCalls > 0 && s.cost === 0
-                      ? "unpriced"
-                      : fmtCost(s.cost) + (s.unpricedCalls > 0 ? ` + ${s.unpricedCalls} unpriced` : "")}
+                  <td class="num" title={why(s.estimatedCalls)}>
+                    {fmtCost(s.cost, s.estimatedCalls > 0)}
                   </td>
                   <td class="num">{fmtInt(s.tokens)}</td>
                   <td class="num">{s.calls}</td>

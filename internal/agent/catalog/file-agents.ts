@@ -75,7 +75,7 @@ export const fileAgentSchema = agentSchema.extend({
 
 /**
  * The first key of `def` that decides which program a CLI engine runs (`command`, `args`,
- * `extra_args`, `mcp_config`), if any. Only config.yaml may set these: a workspace agent file can be
+ * `extra_args`, `mcp_config`) or how (`sandbox: false`, `pass_env`), if any. Only config.yaml may set these: a workspace agent file can be
  * written by the assistant's own file tools, and an API agent by any token holder, and either would
  * then run any program on the host without the owner's approval (which even `exec` asks for).
  */
@@ -84,11 +84,17 @@ export function cliProgramKey(def: {
   args: readonly string[];
   extra_args: readonly string[];
   mcp_config?: string | undefined;
-}): "command" | "args" | "extra_args" | "mcp_config" | undefined {
+  sandbox?: boolean | undefined;
+  pass_env?: readonly string[] | undefined;
+}): "command" | "args" | "extra_args" | "mcp_config" | "sandbox" | "pass_env" | undefined {
   if (def.command !== undefined) return "command";
   if (def.args.length > 0) return "args";
   if (def.extra_args.length > 0) return "extra_args";
   if (def.mcp_config !== undefined) return "mcp_config";
+  // Taking the CLI out of the sandbox or handing it the daemon's variables (docs/security.md,
+  // Invariant 3) is config.yaml's alone; the engine ignores them from anywhere else as well.
+  if (def.sandbox === false) return "sandbox";
+  if ((def.pass_env?.length ?? 0) > 0) return "pass_env";
   return undefined;
 }
 

@@ -5,8 +5,13 @@
  *
  * Invariants:
  * - the kept tail never starts on a tool result (an assistant tool call stays with its results);
- * - a trailing user message (the pending question) is always kept when it fits, whatever keepLastN;
- * - the result always fits `budgetTokens` (summary message + kept messages, as estimated);
+ * - the message being answered (the last user message no final answer follows) and everything the
+ *   current turn did since (tool calls, tool results) are always kept, whatever keepLastN and the
+ *   budget: verbatim when they fit `protectedBudgetTokens`, else cut in the middle with a note the
+ *   model sees (`protected-tail.ts`), and `cut` says so for the user's notice. Never summarised,
+ *   never dropped, not even by a hard clear;
+ * - the result fits `budgetTokens` (summary message + kept messages, as estimated), or, when the
+ *   protected tail alone is larger than that, the tail plus a short summary;
  * - it never throws because the summariser failed: it falls back full -> partial -> note -> hard clear.
  *   It only rethrows when `signal` aborts (the turn itself was cancelled);
  * - it is incremental: a history that starts with an earlier compaction's summary is compacted as that
@@ -35,6 +40,7 @@ import {
   updateInstructions,
 } from "./prompts.js";
 import { renderMessage } from "./transcript.js";
+import { cutTailToFit, pendingTurnStart, type TailCut } from "./protected-tail.js";
 
 /** Calls the summary model with a prompt and returns its text. Injected (the host passes the router). */
 export type Summarizer = (prompt: ChatMessage[], signal: AbortSignal) => Promise<string>;
@@ -58,6 +64,12 @@ export interface CompactOptions {
   instructions?: string;
   /** Tokens the compacted history (summary message + kept messages) must fit in. */
   budgetTokens: number;
+  /**
+   * Tokens the protected tail (the message being answered and the current turn) may take before it is
+   * cut; may exceed `budgetTokens` (it only has to fit the model's window). Default: `budgetTokens`
+   * minus room for a short summary.
+   */
+  protectedBudgetTokens?: number;
   /** Context window of the summary model (sizes the chunks). */
   summaryContextWindow: number;
   summarize: Summarizer;
@@ -81,7 +93,12 @@ export interface CompactResult {
   messagesSummarised: number;
   chunks: number;
   failedChunks: number;
+  /** Set when the protected tail had to be cut to fit; `cutIndexes` are indexes in `messages`. */
+  cut?: TailCut;
 }
+
+/** Room kept beside the protected tail for the summary message when the tail is huge. */
+const MIN_SUMMARY_ROOM = 192;
 
 /** Cap on a summary, so it never crowds out the kept tail. */
 export function maxSummaryTokens(budgetTokens: number): number {
@@ -151,22 +168,35 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
   const signal = opts.signal ?? new AbortController().signal;
   const msgs = opts.messages;
   const tokensBefore = est.messages(msgs);
-  const summaryCap = maxSummaryTokens(opts.budgetTokens);
   const summaryMsg = (s: string): ChatMessage => ({ role: "system", content: summaryMessageContent(s) });
 
-  // 1. The kept tail, shrunk at safe boundaries until it leaves room for the summary.
-  let keptFrom = keepSplitIndex(msgs, opts.keepLastN);
-  // A trailing user message is the question about to be answered: keep it verbatim even with
-  // keep_last_n 0 (the last overflow retry), unless it alone does not fit (then the loop below drops it).
-  if (keptFrom === msgs.length && msgs.at(-1)?.role === "user") keptFrom = msgs.length - 1;
-  const keptBudget = opts.budgetTokens - summaryCap - 64;
-  while (keptFrom < msgs.length && est.messages(msgs.slice(keptFrom)) > keptBudget)
-    keptFrom = nextSafeSplit(msgs, keptFrom);
+  // 1. The protected tail (the question being answered and this turn's work), cut only when it
+  // alone does not fit; then the kept tail before it, shrunk at safe boundaries until it leaves room
+  // for the summary.
+  const pFrom = pendingTurnStart(msgs);
+  const protectCap = Math.max(64, opts.protectedBudgetTokens ?? opts.budgetTokens - MIN_SUMMARY_ROOM);
+  const fitted = cutTailToFit(msgs.slice(pFrom), protectCap, est);
+  const cut = fitted.cut
+    ? { ...fitted.cut, cutIndexes: fitted.cut.cutIndexes.map((i) => i + pFrom) }
+    : undefined;
+  const protectedTokens = est.messages(fitted.messages);
+  // Only a pending question may lift the budget (it must fit the window, not the post-compaction share).
+  const pending = pFrom < msgs.length;
+  const budget = pending
+    ? Math.max(opts.budgetTokens, protectedTokens + MIN_SUMMARY_ROOM)
+    : opts.budgetTokens;
+  const summaryCap = pending
+    ? Math.max(64, Math.min(maxSummaryTokens(opts.budgetTokens), budget - protectedTokens - 96))
+    : maxSummaryTokens(opts.budgetTokens);
+  let keptFrom = Math.min(keepSplitIndex(msgs, opts.keepLastN), pFrom);
+  const keptBudget = budget - summaryCap - 64;
+  while (keptFrom < pFrom && est.messages(msgs.slice(keptFrom, pFrom)) + protectedTokens > keptBudget)
+    keptFrom = Math.min(nextSafeSplit(msgs, keptFrom), pFrom);
   // The previous compaction's summary is carried forward as such, not summarised as a message.
   const previous = keptFrom > 0 ? previousSummaryOf(msgs[0]) : undefined;
   const older = msgs.slice(previous !== undefined ? 1 : 0, keptFrom);
-  const kept = msgs.slice(keptFrom);
-  if (older.length === 0) {
+  const kept = [...msgs.slice(keptFrom, pFrom), ...fitted.messages];
+  if (older.length === 0 && !cut) {
     return {
       level: "noop",
       summary: "",
@@ -177,6 +207,23 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
       messagesSummarised: 0,
       chunks: 0,
       failedChunks: 0,
+    };
+  }
+  if (older.length === 0) {
+    // Only the cut: nothing earlier to summarise; the earlier summary (if any) is carried as it is.
+    const summary = previous ?? "There is no earlier conversation.";
+    const s = fitText(summary, summaryCap, est);
+    return {
+      level: "full",
+      summary: s,
+      tokensBefore,
+      tokensAfter: est.messages([summaryMsg(s), ...kept]),
+      keptMessages: kept,
+      keptIndexes: kept.map((_, i) => keptFrom + i),
+      messagesSummarised: keptFrom,
+      chunks: 0,
+      failedChunks: 0,
+      ...(cut ? { cut } : {}),
     };
   }
 
@@ -311,16 +358,22 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
   let keptMessages = kept;
   let keptIndexes = kept.map((_, i) => keptFrom + i);
   let tokensAfter = est.messages([summaryMsg(summary), ...keptMessages]);
-  if (tokensAfter > opts.budgetTokens) {
+  if (tokensAfter > budget) {
     level = "hard_clear";
-    const lastUser = msgs.findLast((m) => m.role === "user");
     const marker = `The conversation history (${msgs.length} messages) was cleared because it could not be made to fit the model's context window.`;
-    summary = fitText(marker, Math.max(16, opts.budgetTokens - 16), est);
-    keptMessages = [];
-    keptIndexes = [];
-    if (lastUser && est.messages([summaryMsg(summary), lastUser]) <= opts.budgetTokens) {
-      keptMessages = [lastUser];
-      keptIndexes = [msgs.lastIndexOf(lastUser)];
+    summary = fitText(marker, Math.max(16, budget - protectedTokens - 16), est);
+    if (pFrom < msgs.length) {
+      // The protected tail survives a hard clear too (it was sized to leave room for the marker).
+      keptMessages = fitted.messages;
+      keptIndexes = fitted.messages.map((_, i) => pFrom + i);
+    } else {
+      keptMessages = [];
+      keptIndexes = [];
+      const lastUser = msgs.findLast((m) => m.role === "user");
+      if (lastUser && est.messages([summaryMsg(summary), lastUser]) <= budget) {
+        keptMessages = [lastUser];
+        keptIndexes = [msgs.lastIndexOf(lastUser)];
+      }
     }
     tokensAfter = est.messages([summaryMsg(summary), ...keptMessages]);
   }
@@ -336,5 +389,6 @@ export async function compactHistory(opts: CompactOptions): Promise<CompactResul
     messagesSummarised: keptFrom,
     chunks: chunks.length,
     failedChunks,
+    ...(cut ? { cut } : {}),
   };
 }

@@ -72,6 +72,8 @@ interface Plan {
   modelRef: string | undefined;
   settings: CompactionSettings;
   budget: number;
+  /** What the protected tail (the question and this turn's work) may take before it is cut. */
+  protectedBudget?: number;
   keepLastN: number;
   instructions?: string;
   signal?: AbortSignal;
@@ -115,17 +117,21 @@ function fmt(n: number): string {
 
 /** The one-line user notice for a compaction. */
 export function compactionNotice(
-  o: Pick<CompactResult, "level" | "messagesSummarised" | "tokensBefore" | "tokensAfter">,
+  o: Pick<CompactResult, "level" | "messagesSummarised" | "tokensBefore" | "tokensAfter" | "cut">,
 ): string {
   const what =
-    o.level === "full"
-      ? `summarised ${fmt(o.messagesSummarised)} earlier messages`
-      : o.level === "partial"
-        ? `summarised ${fmt(o.messagesSummarised)} earlier messages (some parts could not be summarised and were only noted)`
-        : o.level === "note"
-          ? `replaced ${fmt(o.messagesSummarised)} earlier messages with a short note (the summariser failed)`
-          : "cleared the conversation history (it could not be made to fit)";
-  return `Compacted the conversation: ${what}; ~${fmt(o.tokensBefore)} -> ~${fmt(o.tokensAfter)} tokens.`;
+    o.level === "full" && o.messagesSummarised === 0
+      ? "nothing earlier to summarise"
+      : o.level === "full"
+        ? `summarised ${fmt(o.messagesSummarised)} earlier messages`
+        : o.level === "partial"
+          ? `summarised ${fmt(o.messagesSummarised)} earlier messages (some parts could not be summarised and were only noted)`
+          : o.level === "note"
+            ? `replaced ${fmt(o.messagesSummarised)} earlier messages with a short note (the summariser failed)`
+            : "cleared the conversation history (it could not be made to fit)";
+  const head = `Compacted the conversation: ${what}; ~${fmt(o.tokensBefore)} -> ~${fmt(o.tokensAfter)} tokens.`;
+  if (!o.cut) return head;
+  return `${head} Your message (with this turn's tool results) is too long for the model's context window (~${fmt(o.cut.tokensBefore)} tokens): it was cut to ~${fmt(o.cut.tokensAfter)} by leaving out ${fmt(o.cut.charsRemoved)} characters from the middle, and the model was told so. The full text stays in the archived session.`;
 }
 
 /** Creates the host's compactor. */
@@ -157,6 +163,7 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
       observationMask: plan.settings.observationMask,
       ...(plan.instructions ? { instructions: plan.instructions } : {}),
       budgetTokens: plan.budget,
+      ...(plan.protectedBudget !== undefined ? { protectedBudgetTokens: plan.protectedBudget } : {}),
       summaryContextWindow: deps.contextWindow(summaryRef, plan.agent.id),
       summarize: modelSummarizer(deps.model, summaryRef ? { modelRef: summaryRef } : {}),
       estimator: est,
@@ -169,11 +176,26 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
         "NOTHING_TO_COMPACT",
         `nothing to compact: the session has ${msgs.length} messages and keeps the last ${plan.keepLastN}`,
       );
+    const replacedContent = new Map<number, { content: string; parts?: string }>();
+    for (const i of result.cut?.cutIndexes ?? []) {
+      const m = result.keptMessages[result.keptIndexes.indexOf(i)];
+      if (!m) continue;
+      replacedContent.set(
+        ids[i]!,
+        typeof m.content === "string"
+          ? { content: m.content }
+          : {
+              content: m.content.map((p) => (p.type === "text" ? p.text : "")).join("\n"),
+              parts: JSON.stringify(m.content),
+            },
+      );
+    }
     const applied = applyCompaction(deps.db, {
       sourceSessionId: plan.session.id,
       summary: result.summary,
       level: result.level,
       keptMessageIds: result.keptIndexes.map((i) => ids[i]!),
+      replacedContent,
       tokensBefore: result.tokensBefore,
       tokensAfter: result.tokensAfter,
       messagesSummarised: result.messagesSummarised,
@@ -191,9 +213,21 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
         messagesSummarised: result.messagesSummarised,
         chunks: result.chunks,
         failedChunks: result.failedChunks,
+        ...(result.cut
+          ? { cutTokensBefore: result.cut.tokensBefore, cutTokensAfter: result.cut.tokensAfter }
+          : {}),
       },
       "session compacted",
     );
+    if (result.cut)
+      log?.warn(
+        {
+          sessionId: plan.session.id,
+          tokensBefore: result.cut.tokensBefore,
+          tokensAfter: result.cut.tokensAfter,
+        },
+        "the message being answered did not fit the model's context window; it was cut (the archived session keeps it whole)",
+      );
     return outcome;
   }
 
@@ -208,6 +242,18 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
     const fixed =
       est.messages([{ role: "system", content: args.system }]) + (deps.toolTokens?.(args.agent) ?? 0);
     return compactionTarget(Math.max(256, compactionBudget(settings, window) - fixed), window, fixed);
+  }
+
+  /**
+   * What the question being answered and this turn's work may take: the whole window but the
+   * reply's reserve, the fixed prompt and room for a short summary. Only above that is it cut.
+   */
+  function protectedBudgetFor(args: CompactionArgs, settings: CompactionSettings): number {
+    const window = deps.contextWindow(args.modelRef, args.agent.id);
+    const fixed =
+      est.messages([{ role: "system", content: args.system }]) + (deps.toolTokens?.(args.agent) ?? 0);
+    const reserve = Math.min(settings.reserveTokens, Math.floor(window / 8));
+    return Math.max(256, window - reserve - fixed - 256);
   }
 
   async function guarded<T>(sessionId: string, f: () => Promise<T>): Promise<T | undefined> {
@@ -254,6 +300,7 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
             modelRef: args.modelRef,
             settings,
             budget: budgetFor(args, settings),
+            protectedBudget: protectedBudgetFor(args, settings),
             keepLastN: settings.keepLastN,
           });
         });
@@ -262,6 +309,8 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
         args.emit({ type: "notice", runId: args.runId, kind: "compaction", text: compactionNotice(out) });
         return successorMessages(out.successorId, args.system);
       } catch (err) {
+        // A pending question that fits but keeps the prompt over the threshold: nothing to fold.
+        if (err instanceof CompactionError && err.code === "NOTHING_TO_COMPACT") return;
         // Never fail the turn: it continues uncompacted and may still hit the provider's own limit.
         failedAt.set(args.session.id, now());
         if (failedAt.size > 10_000) failedAt.delete(failedAt.keys().next().value!);
@@ -287,6 +336,7 @@ export function createHostCompactor(deps: HostCompactorDeps): HostCompactor & {
             modelRef: args.modelRef,
             settings,
             budget: Math.max(256, Math.floor(budgetFor(args, settings) * scale)),
+            protectedBudget: Math.max(256, Math.floor(protectedBudgetFor(args, settings) * scale)),
             keepLastN,
           }),
         );

@@ -40,6 +40,12 @@ export interface ApplyCompactionInput {
   level: Exclude<CompactionLevel, "noop">;
   /** Store ids of the source's messages to copy verbatim into the successor, in order. */
   keptMessageIds: readonly number[];
+  /**
+   * Kept messages copied with a different text (the protected tail cut to fit the window): source
+   * message id -> the successor's content (and parts, JSON, for a message with images). The source
+   * row keeps the full text.
+   */
+  replacedContent?: ReadonlyMap<number, { content: string; parts?: string }>;
   tokensBefore: number;
   tokensAfter: number;
   messagesSummarised: number;
@@ -134,6 +140,7 @@ function prepare(db: Db) {
        SELECT ?, role, content, parts, tool_calls, tool_call_id, tool_name, model, finish_reason, status, usage,
          request_id, created_at FROM messages WHERE id = ?`,
     ),
+    replaceContent: db.prepare("UPDATE messages SET content = ?, parts = ? WHERE id = ?"),
     head: db.prepare<[string], { session_id: string }>("SELECT session_id FROM session_heads WHERE key = ?"),
     setHead: db.prepare(
       "INSERT INTO session_heads (key, session_id) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET session_id = excluded.session_id",
@@ -188,7 +195,11 @@ export function applyCompaction(db: Db, input: ApplyCompactionInput): ApplyCompa
     const summaryMessageId = Number(
       s.insertSummaryMessage.run(successorId, summaryMessageContent(input.summary), now).lastInsertRowid,
     );
-    for (const id of input.keptMessageIds) s.copyMessage.run(successorId, id);
+    for (const id of input.keptMessageIds) {
+      const copy = Number(s.copyMessage.run(successorId, id).lastInsertRowid);
+      const r = input.replacedContent?.get(id);
+      if (r) s.replaceContent.run(r.content, r.parts ?? null, copy);
+    }
     // Only a live head moves: compacting a session that was already replaced by /new must not
     // hijack its key.
     const head = s.head.get(source.key);

@@ -105,7 +105,8 @@ describe("shouldCompact", () => {
     { tokens: 22_119, strategy: "auto", msgs: 50, compact: true, reason: "over_budget" },
     { tokens: 90_000, strategy: "manual", msgs: 50, compact: false, reason: "strategy" },
     { tokens: 90_000, strategy: "off", msgs: 50, compact: false, reason: "strategy" },
-    { tokens: 90_000, strategy: "auto", msgs: 1, compact: false, reason: "too_few_messages" },
+    { tokens: 30_000, strategy: "auto", msgs: 1, compact: false, reason: "too_few_messages" },
+    { tokens: 90_000, strategy: "auto", msgs: 1, compact: true, reason: "over_window" },
     { tokens: 90_000, strategy: "auto", msgs: 4, compact: true, reason: "over_budget" },
   ] as const)(
     "$strategy, $tokens tokens, $msgs messages -> $reason",

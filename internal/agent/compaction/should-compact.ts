@@ -32,7 +32,7 @@ export interface ShouldCompactInput {
 export interface ShouldCompactResult {
   compact: boolean;
   budget: number;
-  reason: "over_budget" | "under_budget" | "strategy" | "too_few_messages";
+  reason: "over_budget" | "over_window" | "under_budget" | "strategy" | "too_few_messages";
 }
 
 /** Decides whether to compact before a model call. */
@@ -41,8 +41,12 @@ export function shouldCompact(input: ShouldCompactInput): ShouldCompactResult {
   if (input.settings.strategy !== "auto") return { compact: false, budget, reason: "strategy" };
   if (input.promptTokens <= budget) return { compact: false, budget, reason: "under_budget" };
   // Fewer messages than keep_last_n can still be over budget (huge tool outputs); compaction then
-  // shrinks the kept tail, so only a history with nothing to fold is skipped.
-  if (input.historyMessages < 2) return { compact: false, budget, reason: "too_few_messages" };
+  // shrinks the kept tail, so only a history with nothing to fold is skipped, unless it cannot fit
+  // the window at all: then the message being answered is cut to fit (never dropped).
+  if (input.historyMessages < 2) {
+    if (input.promptTokens > input.contextWindow) return { compact: true, budget, reason: "over_window" };
+    return { compact: false, budget, reason: "too_few_messages" };
+  }
   return { compact: true, budget, reason: "over_budget" };
 }
 

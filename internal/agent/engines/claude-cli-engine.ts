@@ -22,6 +22,8 @@ import { resolveCommand } from "./cli-engine.js";
 import { parseClaudeLine, type ClaudeLine } from "./claude-stream.js";
 import { imageBlocks, lastText, seedText, systemText } from "./claude-seed.js";
 import { ClaudeSessionIds } from "./claude-session-ids.js";
+import type { Launch } from "./engine-launch.js";
+import { closeAll } from "../../tools/sandbox/pinned-fds.js";
 
 export interface ClaudeCliOptions {
   command: string;
@@ -39,6 +41,12 @@ export interface ClaudeCliOptions {
   normalizeUsage: (raw: unknown) => Usage;
   /** Timer source for the idle reap (the daemon's clock; a FakeClock in tests). */
   clock?: Clock;
+  /**
+   * How the CLI is started (engine-launch.ts: minimal environment, sandbox). The registry always
+   * passes one; without it the CLI inherits the daemon's environment (tests that drive the engine
+   * directly).
+   */
+  launch?: Launch;
 }
 
 interface Proc {
@@ -117,7 +125,18 @@ export class ClaudeCliEngine {
     const resume = sessionKey !== undefined ? this.ids.load(sessionKey) : undefined;
     if (resume) args.push("--resume", resume);
     args.push(...this.opts.extraArgs);
-    const child = spawn(this.bin, args, { cwd: this.opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const inv = this.opts.launch?.(this.bin, args) ?? { file: this.bin, args, env: process.env };
+    const extra = inv.fds ?? [];
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawn(inv.file, inv.args, {
+        cwd: this.opts.cwd,
+        env: inv.env,
+        stdio: ["pipe", "pipe", "pipe", ...extra],
+      }) as unknown as ChildProcessWithoutNullStreams;
+    } finally {
+      closeAll(extra);
+    }
     const rl = createInterface({ input: child.stdout, crlfDelay: Infinity });
     const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once("close", (code, signal) => resolve({ code, signal }));

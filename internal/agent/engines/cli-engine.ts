@@ -4,7 +4,8 @@
  * The command is resolved on PATH when the engine is built, so it works under systemd's minimal PATH
  * as long as the daemon's own environment could find it.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { Engine } from "../host-types.js";
@@ -12,6 +13,8 @@ import type { LoopOutcome } from "../loop.js";
 import { ZERO_USAGE } from "../../models/types.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { AgentEvent } from "../../core/agent-events.js";
+import type { Launch } from "./engine-launch.js";
+import { closeAll } from "../../tools/sandbox/pinned-fds.js";
 
 export class CliEngineError extends Error {
   constructor(
@@ -56,6 +59,8 @@ export interface CliEngineOptions {
   clock?: Clock;
   /** PATH to resolve `command` on; the daemon's own PATH by default. */
   path?: string;
+  /** How the program is started (engine-launch.ts); without it, with the daemon's environment. */
+  launch?: Launch;
 }
 
 /** Builds a `cli` engine for one agent. */
@@ -68,11 +73,23 @@ export function createCliEngine(opts: CliEngineOptions): Engine {
       typeof last?.content === "string"
         ? last.content
         : (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join(" ");
-    const child = spawn(bin, [...opts.args, message], {
-      cwd: opts.cwd,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const inv = opts.launch?.(bin, [...opts.args, message]) ?? {
+      file: bin,
+      args: [...opts.args, message],
+      env: process.env,
+    };
+    const extra = inv.fds ?? [];
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawn(inv.file, inv.args, {
+        cwd: opts.cwd,
+        env: inv.env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe", ...extra],
+      }) as ChildProcessByStdio<null, Readable, Readable>;
+    } finally {
+      closeAll(extra);
+    }
     let out = "";
     let err = "";
     let truncated = false;

@@ -52,7 +52,7 @@ export function createDelegateTool(
           "recursion_depth_exceeded",
           `recursion_depth_exceeded: delegation depth ${depth} exceeds the limit of ${max}`,
         );
-      const agents = listAgents(cfg, sources).filter((a) => a.id !== tctx.agentId);
+      const agents = listAgents(cfg, sources).filter((a) => a.id !== tctx.agentId && a.enabled !== false);
       let agentId = args.agent;
       if (!agentId) {
         const best = matchCapabilities(agents, args.message)[0];
@@ -70,6 +70,11 @@ export function createDelegateTool(
       }
       // The default subagent model is a provider model: it means nothing to a cli/claude-cli agent.
       const target = listAgents(cfg, sources).find((a) => a.id === agentId);
+      if (target?.enabled === false)
+        throw new ToolError(
+          "AGENT_DISABLED",
+          `agent: "${agentId}" is disabled (enabled: false); pick another agent`,
+        );
       const model =
         args.model ?? (target?.engine === "model" ? cfg.agents.defaults.subagents.model : undefined);
       const req = {
@@ -100,7 +105,7 @@ export function subagentsPromptSection(
   selfId: string,
   sources: AgentSource[] = [],
 ): string | undefined {
-  const others = listAgents(ctx.config(), sources).filter((a) => a.id !== selfId);
+  const others = listAgents(ctx.config(), sources).filter((a) => a.id !== selfId && a.enabled !== false);
   if (others.length === 0) return undefined;
   const lines = others.map((a) => {
     const caps = formatCapabilities(a.capabilities);

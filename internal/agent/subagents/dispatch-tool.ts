@@ -76,13 +76,15 @@ export function createDispatchTool(
           "recursion_depth_exceeded",
           `recursion_depth_exceeded: dispatch at depth ${depth} exceeds the limit of ${maxDepth}`,
         );
-      const all = listAgents(cfg, sources).filter((a) => a.id !== tctx.agentId);
+      const all = listAgents(cfg, sources).filter((a) => a.id !== tctx.agentId && a.enabled !== false);
       const agentOf = new Map<string, string>();
       for (const t of order) {
         const id = t.agent ?? matchCapabilities(all, t.message)[0]?.agentId;
         if (!id) throw new ToolError("NO_MATCHING_AGENT", `task ${t.id}: no agent matches; set agent`);
         if (!listAgents(cfg, sources).some((a) => a.id === id))
           throw new ToolError("AGENT_UNKNOWN", `task ${t.id}: unknown agent "${id}"`);
+        if (!all.some((a) => a.id === id) && id !== tctx.agentId)
+          throw new ToolError("AGENT_DISABLED", `task ${t.id}: agent "${id}" is disabled (enabled: false)`);
         agentOf.set(t.id, id);
       }
       const progress = cfg.agents.defaults.subagents.progress_updates && tctx.replyTarget;

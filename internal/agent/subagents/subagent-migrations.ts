@@ -29,4 +29,9 @@ CREATE TABLE subagent_tasks (
 CREATE INDEX subagent_tasks_status ON subagent_tasks(status);
 `,
   },
+  {
+    version: 2,
+    description: "subagent task chains (a task started by the announcement of an earlier one)",
+    sql: "ALTER TABLE subagent_tasks ADD COLUMN chain INTEGER NOT NULL DEFAULT 0;",
+  },
 ];

@@ -13,7 +13,11 @@
  *   once when it succeeds (only a failed turn is re-run), so a flaky channel never makes the agent
  *   answer twice;
  * - a task whose turn is aborted by the host itself (daemon shutdown drain) is marked `interrupted`
- *   without announcing; the next start announces it, like a task left `running` by a kill -9.
+ *   without announcing; the next start announces it, like a task left `running` by a kill -9;
+ * - chains are bounded: a task started by the announcement turn of a task of chain n has chain n+1;
+ *   one beyond `agents.defaults.subagents.max_chain` is refused (the model gets the reason as its
+ *   tool result, the owner a message, the log a warning), so a model that re-dispatches on every
+ *   announcement cannot keep a session busy forever.
  *
  * Over 300 lines on purpose: a task's whole life (queue, run, persist, announce, restart) shares
  * one store.
@@ -25,6 +29,7 @@ import type { AgentHost, TurnResult } from "../../core/host.js";
 import type { Outbox } from "../../core/outbox.js";
 import { sleep } from "../../core/clock.js";
 import { sessionKeys } from "../../session/keys.js";
+import { ToolError } from "../../tools/tool.js";
 
 export type TaskStatus = "queued" | "running" | "done" | "failed" | "cancelled" | "interrupted";
 
@@ -44,6 +49,8 @@ export interface TaskRow {
   error: string | null;
   announce_status: string | null;
   announce_error: string | null;
+  /** Announcements that led to this task: 0 when a normal turn started it. */
+  chain: number;
   created_at: number;
   started_at: number | null;
   ended_at: number | null;
@@ -86,6 +93,8 @@ export class SubagentTaskManager {
   private runningNow = 0;
   private closed = false;
   private inflight = new Set<Promise<void>>();
+  /** Request id of a running announcement turn -> the chain of the task it announces. */
+  private announcing = new Map<string, number>();
   private s;
 
   constructor(
@@ -97,9 +106,9 @@ export class SubagentTaskManager {
     this.s = {
       insert: db.prepare(
         `INSERT INTO subagent_tasks (id, agent_id, message, model, status, depth, origin_session_key, origin_agent_id,
-           origin_channel, reply_target, parent_request_id, created_at)
+           origin_channel, reply_target, parent_request_id, chain, created_at)
          VALUES (@id, @agent_id, @message, @model, 'queued', @depth, @origin_session_key, @origin_agent_id,
-           @origin_channel, @reply_target, @parent_request_id, @created_at)`,
+           @origin_channel, @reply_target, @parent_request_id, @chain, @created_at)`,
       ),
       get: db.prepare<[string], TaskRow>("SELECT * FROM subagent_tasks WHERE id = ?"),
       start: db.prepare(
@@ -229,6 +238,10 @@ export class SubagentTaskManager {
     label: string,
     work: (signal: AbortSignal, id: string) => Promise<RunOutcome>,
   ): string {
+    const parentChain = this.announcing.get(req.parentRequestId);
+    const chain = parentChain === undefined ? 0 : parentChain + 1;
+    const cap = this.ctx.config().agents.defaults.subagents.max_chain;
+    if (chain > cap) this.refuseChain(req, chain, cap);
     const id = randomUUID().slice(0, 8);
     this.s.insert.run({
       id,
@@ -241,6 +254,7 @@ export class SubagentTaskManager {
       origin_channel: req.originChannel ?? null,
       reply_target: req.replyTarget ?? null,
       parent_request_id: req.parentRequestId,
+      chain,
       created_at: this.ctx.clock.now(),
     });
     const controller = new AbortController();
@@ -272,6 +286,35 @@ export class SubagentTaskManager {
       if (announce && row && row.status !== "cancelled") this.track(this.announce(row));
     });
     return id;
+  }
+
+  /** Stops a chain (see the invariants): logs, tells the owner, and throws the model's tool error. */
+  private refuseChain(req: RunRequest, chain: number, cap: number): never {
+    const why = `this session's background work has already started itself ${chain - 1} time${chain - 1 === 1 ? "" : "s"} in a row (each task started by the announcement of the one before), and agents.defaults.subagents.max_chain is ${cap}`;
+    this.ctx.logger.warn(
+      { session: req.originSessionKey, chain, maxChain: cap },
+      "background task chain stopped at the cap",
+    );
+    if (req.replyTarget)
+      this.track(
+        this.outbox
+          .deliver(
+            req.replyTarget,
+            `Stopped a chain of background tasks: ${why}. Nothing more was started; ask again to start new work.`,
+          )
+          .then(
+            () => undefined,
+            (err: unknown) =>
+              this.ctx.logger.warn(
+                { err: (err as Error).message },
+                "could not tell the owner about a stopped chain",
+              ),
+          ),
+      );
+    throw new ToolError(
+      "BACKGROUND_CHAIN_CAP",
+      `Not started: ${why}. Do not start more background work from this announcement; report the results to the owner and let them ask for more.`,
+    );
   }
 
   status(id: string): TaskRow | undefined {
@@ -318,7 +361,7 @@ export class SubagentTaskManager {
     for (let attempt = 0; ; attempt++) {
       try {
         if (reply === undefined) {
-          const r = await this.host.submit({
+          const handle = this.host.submit({
             channel: row.origin_channel ?? "subagent",
             sessionKey: row.origin_session_key,
             ...(row.origin_agent_id ? { agentId: row.origin_agent_id } : {}),
@@ -327,7 +370,10 @@ export class SubagentTaskManager {
             ...(row.reply_target ? { replyTarget: row.reply_target } : {}),
             extraSystem:
               "A background task you started has ended (see the system event). Tell the owner the outcome briefly.",
-          }).result;
+          });
+          // Tasks this turn starts are the next link of this task's chain.
+          this.announcing.set(handle.requestId, row.chain ?? 0);
+          const r = await handle.result.finally(() => this.announcing.delete(handle.requestId));
           if (r.finishReason === "error") throw new Error(r.error?.message ?? "announcement turn failed");
           reply = r.text;
         }

@@ -14,6 +14,7 @@ import { systemClock, type Clock } from "../../core/clock.js";
 import { addUsage } from "../../core/usage.js";
 import type { Usage } from "../../models/types.js";
 import { costOf } from "../cost.js";
+import { costSql, ESTIMATED_SQL } from "../../budgets/spend.js";
 
 /** One model call to record. */
 export interface UsageRecordInput {
@@ -34,11 +35,14 @@ export interface UsageRecordInput {
   payerSession?: string | null;
 }
 
-/** Summed usage over some calls. `cost` sums priced calls only (USD). */
+/**
+ * Summed usage over some calls. `cost` (USD) counts calls of a model without a price at
+ * `budgets.default_price`, like the budgets do: then it is an estimate (`unpricedCalls` > 0).
+ */
 export interface UsageTotals extends Usage {
   calls: number;
   cost: number;
-  /** Calls with no configured price (their cost is unknown, not zero). */
+  /** Calls of a model without a configured price, counted in `cost` at the default price. */
   unpricedCalls: number;
 }
 
@@ -71,9 +75,11 @@ interface TotalsRow {
   unpriced: number | null;
 }
 
-const SUMS = `COUNT(*) AS calls, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read,
-  SUM(cache_write) AS cache_write, SUM(reasoning) AS reasoning, SUM(total) AS total, SUM(cost) AS cost,
-  SUM(cost IS NULL) AS unpriced`;
+/** The sums of a totals row; unpriced calls count at the default price (budgets/spend.ts). */
+const sums = (price: Config["budgets"]["default_price"]): string =>
+  `COUNT(*) AS calls, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read,
+  SUM(cache_write) AS cache_write, SUM(reasoning) AS reasoning, SUM(total) AS total,
+  SUM(${costSql(price)}) AS cost, SUM(${ESTIMATED_SQL}) AS unpriced`;
 
 function totals(r: TotalsRow | undefined): UsageTotals {
   return {
@@ -159,10 +165,16 @@ export class UsageTracker {
     }
   }
 
+  private sums(): string {
+    return sums(this.config().budgets.default_price);
+  }
+
   /** Totals of one session id. */
   session(sessionId: string): UsageTotals {
     return totals(
-      this.db.prepare<[string], TotalsRow>(`SELECT ${SUMS} FROM usage WHERE session_id = ?`).get(sessionId),
+      this.db
+        .prepare<[string], TotalsRow>(`SELECT ${this.sums()} FROM usage WHERE session_id = ?`)
+        .get(sessionId),
     );
   }
 
@@ -171,7 +183,7 @@ export class UsageTracker {
     return totals(
       this.db
         .prepare<[string, number], TotalsRow>(
-          `SELECT ${SUMS} FROM usage WHERE session_key = ? AND created_at >= ?`,
+          `SELECT ${this.sums()} FROM usage WHERE session_key = ? AND created_at >= ?`,
         )
         .get(key, since),
     );
@@ -180,7 +192,9 @@ export class UsageTracker {
   /** Totals of the calls made for the given request ids (a turn and its subagents). */
   requests(requestIds: readonly string[]): UsageTotals {
     let out = totals(undefined);
-    const stmt = this.db.prepare<[string], TotalsRow>(`SELECT ${SUMS} FROM usage WHERE request_id = ?`);
+    const stmt = this.db.prepare<[string], TotalsRow>(
+      `SELECT ${this.sums()} FROM usage WHERE request_id = ?`,
+    );
     for (const id of new Set(requestIds)) out = add(out, totals(stmt.get(id)));
     return out;
   }
@@ -188,7 +202,9 @@ export class UsageTracker {
   /** Totals of everything since `since` (epoch ms, default all time). */
   aggregate(since = 0): UsageTotals {
     return totals(
-      this.db.prepare<[number], TotalsRow>(`SELECT ${SUMS} FROM usage WHERE created_at >= ?`).get(since),
+      this.db
+        .prepare<[number], TotalsRow>(`SELECT ${this.sums()} FROM usage WHERE created_at >= ?`)
+        .get(since),
     );
   }
 
@@ -196,7 +212,7 @@ export class UsageTracker {
   byModel(since = 0): ModelUsage[] {
     const rows = this.db
       .prepare<[number], TotalsRow & { provider: string; model: string }>(
-        `SELECT provider, model, ${SUMS} FROM usage WHERE created_at >= ? GROUP BY provider, model ORDER BY SUM(total) DESC`,
+        `SELECT provider, model, ${this.sums()} FROM usage WHERE created_at >= ? GROUP BY provider, model ORDER BY SUM(total) DESC`,
       )
       .all(since);
     return rows.map((r) => ({ provider: r.provider, model: r.model, ...totals(r) }));
@@ -214,7 +230,7 @@ export class UsageTracker {
           last_at: number;
         }
       >(
-        `SELECT session_id, session_key, agent_id, MAX(created_at) AS last_at, ${SUMS} FROM usage
+        `SELECT session_id, session_key, agent_id, MAX(created_at) AS last_at, ${this.sums()} FROM usage
          WHERE created_at >= ? GROUP BY session_id ORDER BY last_at DESC LIMIT ?`,
       )
       .all(since, limit);
@@ -231,7 +247,7 @@ export class UsageTracker {
   byDay(since = 0, timeZone: string = this.config().timezone): DayUsage[] {
     const rows = this.db
       .prepare<[number, number], TotalsRow & { bucket: number }>(
-        `SELECT created_at / ? AS bucket, ${SUMS} FROM usage WHERE created_at >= ? GROUP BY bucket ORDER BY bucket`,
+        `SELECT created_at / ? AS bucket, ${this.sums()} FROM usage WHERE created_at >= ? GROUP BY bucket ORDER BY bucket`,
       )
       .all(BUCKET_MS, since);
     const fmt = new Intl.DateTimeFormat("en-CA", {

@@ -10,6 +10,8 @@ export interface OutboundOptions {
   markdown: boolean;
   /** Attach approve/deny buttons for this approval id. */
   approvalId?: string;
+  /** Extra approve buttons for standing answers (containment): `host`, `session`. */
+  approvalChoices?: readonly ("host" | "session")[];
   silent?: boolean;
 }
 

@@ -73,8 +73,24 @@ export abstract class ChatChannelBase {
       this.ctx.bus.emit("channel.state", { channel: this.label, state, ...(detail ? { detail } : {}) });
   }
 
+  /** Liveness marks (see ChannelStatus): kept apart from the state so they never spam the bus. */
+  protected live: { lastHeardAt?: number; lastInboundAt?: number; lastSentAt?: number } = {};
+
+  /** The platform answered. */
+  protected heard(): void {
+    this.live.lastHeardAt = this.ctx.clock.now();
+  }
+  /** A user's message arrived (implies heard). */
+  protected inbound(): void {
+    this.live.lastHeardAt = this.live.lastInboundAt = this.ctx.clock.now();
+  }
+  /** A message went out (implies heard). */
+  protected sent(): void {
+    this.live.lastHeardAt = this.live.lastSentAt = this.ctx.clock.now();
+  }
+
   status(): ChannelStatus {
-    return this.st;
+    return { ...this.st, ...this.live };
   }
 
   /** Service health (for the daemon's service list). */

@@ -23,7 +23,7 @@ export function createChatPipeline(
   adapter: ChatAdapter,
   opts: Pick<
     InboundDeps,
-    "desk" | "host" | "registry" | "approvals" | "agentSources" | "mayApprove" | "media"
+    "desk" | "host" | "registry" | "approvals" | "agentSources" | "mayApprove" | "isOwner" | "media"
   > & {
     /** Read on every turn: a hot reload applies to the next reply. */
     stream: () => StreamSettings;
@@ -50,6 +50,7 @@ export function createChatPipeline(
     ...(opts.approvals ? { approvals: opts.approvals } : {}),
     ...(opts.agentSources ? { agentSources: opts.agentSources } : {}),
     ...(opts.mayApprove ? { mayApprove: opts.mayApprove } : {}),
+    ...(opts.isOwner ? { isOwner: opts.isOwner } : {}),
     ...(opts.media ? { media: opts.media } : {}),
   });
   return { relay, router };

@@ -51,13 +51,20 @@ export function toChannelError(err: unknown, what: string): ChannelError {
 }
 
 /** Approve/deny buttons; the custom ids come back as INTERACTION_CREATE (`approve:<id>`). */
-export function approvalComponents(approvalId: string): unknown[] {
+export function approvalComponents(approvalId: string, choices: readonly string[] = []): unknown[] {
   return [
     {
       type: 1,
       components: [
         { type: 2, style: 3, label: "Approve", custom_id: `approve:${approvalId}` },
         { type: 2, style: 4, label: "Deny", custom_id: `deny:${approvalId}` },
+        // Containment's standing answers (`approve:<id>:host|session`).
+        ...choices.map((c) => ({
+          type: 2,
+          style: 1,
+          label: c === "host" ? "Yes for this host" : "Yes for this session",
+          custom_id: `approve:${approvalId}:${c}`,
+        })),
       ],
     },
   ];
@@ -103,7 +110,7 @@ export class DiscordAdapter implements ChatAdapter {
     return {
       content: text,
       allowed_mentions: NO_MENTIONS,
-      ...(opts.approvalId ? { components: approvalComponents(opts.approvalId) } : {}),
+      ...(opts.approvalId ? { components: approvalComponents(opts.approvalId, opts.approvalChoices) } : {}),
       ...(opts.silent ? { flags: SUPPRESS_NOTIFICATIONS } : {}),
     };
   }

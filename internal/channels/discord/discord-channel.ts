@@ -24,7 +24,15 @@ import {
   type GatewayDispatchPayload,
   type GatewayMessageCreateDispatchData,
 } from "discord.js";
-import type { Channel, ChannelState, OutboundFile, OutboundFileKind, SendOptions } from "../channel.js";
+import type {
+  Channel,
+  ChannelProbe,
+  ChannelState,
+  OutboundFile,
+  OutboundFileKind,
+  SendOptions,
+} from "../channel.js";
+import { performance } from "node:perf_hooks";
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import type { TimerHandle } from "../../core/clock.js";
@@ -84,12 +92,22 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
+      isOwner: (id) => this.isOwner(id),
       media: this.media,
       stream: () => this.cfg().stream,
     }));
   }
 
   /** Allowed users decide approvals (in a guild channel anyone may press a button or type `/approve`). */
+  /**
+   * The owner, for containment: the users of `allow_from` when it lists any (a paired user or a
+   * group member then taints the session), else everyone allowed.
+   */
+  private isOwner(userId: string): boolean {
+    const listed = this.cfg().allow_from.map(String);
+    return listed.length ? listed.includes(String(userId)) : this.mayApprove(userId);
+  }
+
   private mayApprove(userId: string): boolean {
     const cfg = this.cfg();
     return cfg.dm_policy === "open" || this.pairing.isAllowed("discord", userId, cfg.allow_from);
@@ -129,13 +147,49 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     this.watchConfig(
       ({ channels: { discord: a } }, { channels: { discord: b } }) =>
         a.enabled !== b.enabled || a.token !== b.token || a.api_base !== b.api_base,
-      () => this.restart(),
+      () => this.reconnect(),
     );
     this.stopping = false;
     this.connect();
   }
 
-  private async restart(): Promise<void> {
+  /** Destroys the client and logs in again with the live config (the channel watchdog's remedy). */
+  async restart(): Promise<void> {
+    if (this.stopping) return;
+    this.ctx.logger.warn({ channel: "discord" }, "discord: restarting the channel");
+    this.lifecycle = this.lifecycle.then(() => this.reconnect());
+    await this.lifecycle;
+  }
+
+  /**
+   * A REST call the bot is allowed to make (GET /users/@me): its round trip. The websocket's own
+   * heartbeats are discord.js's (a missed ACK makes it reconnect, which the watchdog sees as a state).
+   */
+  async probe(): Promise<ChannelProbe> {
+    const client = this.client;
+    if (!client) return { ok: false, rttMs: 0, detail: `not running (${this.st.state})` };
+    const t0 = performance.now();
+    try {
+      await client.rest.get(Routes.user());
+      const rttMs = Math.round(performance.now() - t0);
+      const ok = this.st.state === "connected";
+      return {
+        ok,
+        rttMs,
+        detail: ok
+          ? `GET /users/@me answered; gateway ping ${client.ws.ping} ms`
+          : `REST answers but the gateway is ${this.st.state}${this.st.detail ? `: ${this.st.detail}` : ""}`,
+      };
+    } catch (err) {
+      return {
+        ok: false,
+        rttMs: Math.round(performance.now() - t0),
+        detail: `GET /users/@me failed: ${(err as Error).message}`,
+      };
+    }
+  }
+
+  private async reconnect(): Promise<void> {
     await this.disconnect();
     if (this.stopping) return;
     if (!this.cfg().enabled) {
@@ -173,7 +227,16 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     const log = this.ctx.logger;
     // Events of a client we already replaced (hot reload) are ignored.
     client.on("raw", (packet: GatewayDispatchPayload) => {
-      if (this.client === client) this.onDispatch(packet);
+      if (this.client !== client) return;
+      // Any dispatch is a sign of life; a user's message is the last message in.
+      if (packet.t === "MESSAGE_CREATE" || packet.t === "INTERACTION_CREATE") this.inbound();
+      else this.heard();
+      this.onDispatch(packet);
+    });
+    client.rest.on("response", (req, res) => {
+      if (this.client !== client || !res.ok) return;
+      if (req.method !== "GET" && /\/messages|\/callback|\/webhooks\//.test(req.path)) this.sent();
+      else this.heard();
     });
     client.on(Events.ClientReady, () => {
       if (this.client !== client) return;
@@ -355,14 +418,15 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       this.adapter.registerInteraction(inbound.relayChatId ?? "", true);
     } else {
       const customId = (i.data as { custom_id?: string }).custom_id ?? "";
-      const m = /^(approve|deny):(\S+)$/.exec(customId);
+      // `approve:<id>:host|session`: a containment question's standing answers.
+      const m = /^(approve|deny):([^\s:]+)(?::(host|session))?$/.exec(customId);
       if (!m) return void (await ephemeral("Unknown action."));
       // A stranger's press leaves the buttons in place for the owner.
       if (!this.mayApprove(sender.id)) return void (await ephemeral(NOT_AN_APPROVER));
       // Remove the buttons from the approval message; the decision goes out as a follow-up.
       await callback({ type: 7, data: { components: [] } });
       this.adapter.registerInteraction(inbound.relayChatId ?? "", false);
-      inbound.text = `/${m[1] ?? ""} ${m[2] ?? ""}`;
+      inbound.text = `/${m[1] ?? ""} ${m[2] ?? ""}${m[3] ? ` ${m[3]}` : ""}`;
     }
     await this.router.handle(inbound);
   }
@@ -372,6 +436,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     await this.relay.sendText(await this.runningTarget(target), text, {
       markdown: opts?.markdown ?? true,
       ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
+      ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
       ...(opts?.silent ? { silent: true } : {}),
     });
   }

@@ -98,7 +98,21 @@ export async function translateMessage(
         .sendText(d.channel_id, out.replies.join("\n"), { markdown: false })
         .catch(() => undefined);
     if (!out.hasContent) return undefined;
-    return { ...chat, text: out.text, ...(out.images.length ? { images: out.images } : {}) };
+    // Containment: a file's text or a transcript is untrusted input (images are marked by the router).
+    const files = d.attachments.filter((a) => !a.content_type?.startsWith("image/"));
+    const taint = files.map((a) => ({
+      kind:
+        a.content_type?.startsWith("audio/") || (d.flags ?? 0) & IS_VOICE_MESSAGE
+          ? ("transcript" as const)
+          : ("document" as const),
+      detail: a.filename,
+    }));
+    return {
+      ...chat,
+      text: out.text,
+      ...(out.images.length ? { images: out.images } : {}),
+      ...(taint.length ? { taint } : {}),
+    };
   }
   if (!text.trim()) return undefined;
   // Claimed before answering: a replay (after RESUME or a restart) is never answered twice.

@@ -68,15 +68,22 @@ export function toChannelError(err: unknown, what: string): ChannelError {
   return new ChannelError("CHANNEL_UNREACHABLE", `${what} failed: ${(err as Error).message}`, { cause: err });
 }
 
-function keyboard(approvalId: string): InlineKeyboardMarkup {
-  return {
-    inline_keyboard: [
-      [
-        { text: "✅ Approve", callback_data: `approve:${approvalId}` },
-        { text: "❌ Deny", callback_data: `deny:${approvalId}` },
-      ],
+function keyboard(approvalId: string, choices: readonly string[] = []): InlineKeyboardMarkup {
+  const rows = [
+    [
+      { text: "✅ Approve", callback_data: `approve:${approvalId}` },
+      { text: "❌ Deny", callback_data: `deny:${approvalId}` },
     ],
-  };
+  ];
+  // Containment's standing answers: `approve:<id>:host` / `approve:<id>:session`.
+  if (choices.length)
+    rows.push(
+      choices.map((c) => ({
+        text: c === "host" ? "✅ Yes for this host" : "✅ Yes for this session",
+        callback_data: `approve:${approvalId}:${c}`,
+      })),
+    );
+  return { inline_keyboard: rows };
 }
 
 export class TelegramAdapter implements ChatAdapter {
@@ -117,7 +124,7 @@ export class TelegramAdapter implements ChatAdapter {
       ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
       link_preview_options: { is_disabled: true },
       ...(opts.silent ? { disable_notification: true } : {}),
-      ...(opts.approvalId ? { reply_markup: keyboard(opts.approvalId) } : {}),
+      ...(opts.approvalId ? { reply_markup: keyboard(opts.approvalId, opts.approvalChoices) } : {}),
     };
     return this.paced(chatId, async () => {
       try {
@@ -144,7 +151,7 @@ export class TelegramAdapter implements ChatAdapter {
     const { chatId } = parseChatAddress(addr);
     const other = {
       link_preview_options: { is_disabled: true },
-      ...(opts.approvalId ? { reply_markup: keyboard(opts.approvalId) } : {}),
+      ...(opts.approvalId ? { reply_markup: keyboard(opts.approvalId, opts.approvalChoices) } : {}),
     };
     await this.paced(chatId, async () => {
       try {

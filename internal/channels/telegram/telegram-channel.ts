@@ -16,7 +16,8 @@
 import { Api, GrammyError, type Transformer } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
 import { autoRetry } from "@grammyjs/auto-retry";
-import type { Channel, OutboundFile, OutboundFileKind, SendOptions } from "../channel.js";
+import type { Channel, ChannelProbe, OutboundFile, OutboundFileKind, SendOptions } from "../channel.js";
+import { performance } from "node:perf_hooks";
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import { sleep } from "../../core/clock.js";
@@ -64,6 +65,9 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
   private stopping = false;
   /** Set by `stop`: the channel never reconnects after it (a reload in flight included). */
   private closed = false;
+  /** Updates received by polling (the probe compares it across probes). */
+  private received = 0;
+  private lastProbe: { pending: number; received: number } | undefined;
 
   constructor(
     ctx: CoreContext,
@@ -79,12 +83,22 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
       mayApprove: (id) => this.mayApprove(id),
+      isOwner: (id) => this.isOwner(id),
       media: this.media,
       stream: () => this.cfg().stream,
     }));
   }
 
   /** Allowed users decide approvals (in groups anyone may type `/approve`). */
+  /**
+   * The owner, for containment: the users of `allow_from` when it lists any (a paired user or a
+   * group member then taints the session), else everyone allowed.
+   */
+  private isOwner(userId: string): boolean {
+    const listed = this.cfg().allow_from.map(String);
+    return listed.length ? listed.includes(String(userId)) : this.mayApprove(userId);
+  }
+
   private mayApprove(userId: string): boolean {
     const cfg = this.cfg();
     return cfg.dm_policy === "open" || this.pairing.isAllowed("telegram", userId, cfg.allow_from);
@@ -165,12 +179,20 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       rethrowHttpErrors: true,
     });
     // getUpdates is retried by the poll loop itself (with stall detection), not by auto-retry.
-    const transformer: Transformer = (prev, method, payload, signal) =>
-      method === "getUpdates"
+    // Every answer from Telegram is a sign of life (the watchdog reads it); a sent or edited message
+    // is also the channel's last message out.
+    const transformer: Transformer = async (prev, method, payload, signal) => {
+      const res = await (method === "getUpdates"
         ? prev(method, payload, signal)
         : method === "sendMessage"
           ? sendRetry(prev, method, payload, signal)
-          : retry(prev, method, payload, signal);
+          : retry(prev, method, payload, signal));
+      if (res.ok) {
+        if (/^(send|edit)/.test(method) && method !== "sendChatAction") this.sent();
+        else this.heard();
+      }
+      return res;
+    };
     api.config.use(transformer);
     this.api = api;
     this.setState("starting");
@@ -197,6 +219,51 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     if (this.st.state !== "error") this.setState("stopped");
   }
 
+  /**
+   * Asks Telegram for the webhook info: the round trip, and `pending_update_count`. Polling that hears
+   * nothing while Telegram reports pending updates at two probes in a row is stuck (alive on the
+   * wire, deaf in effect).
+   */
+  async probe(): Promise<ChannelProbe> {
+    const api = this.api;
+    if (!api) return { ok: false, rttMs: 0, detail: `not running (${this.st.state})` };
+    const t0 = performance.now();
+    try {
+      const info = await api.getWebhookInfo(gs(AbortSignal.timeout(15_000)));
+      const rttMs = Math.round(performance.now() - t0);
+      const pending = info.pending_update_count;
+      const prev = this.lastProbe;
+      const polling = !info.url;
+      const stuck =
+        polling && pending > 0 && prev !== undefined && prev.pending > 0 && prev.received === this.received;
+      this.lastProbe = { pending, received: this.received };
+      if (this.st.state !== "connected")
+        return { ok: false, rttMs, detail: `${this.st.state}${this.st.detail ? `: ${this.st.detail}` : ""}` };
+      return {
+        ok: !stuck,
+        rttMs,
+        stuck,
+        detail: stuck
+          ? `Telegram holds ${pending} update(s) the poller has not received`
+          : `getWebhookInfo answered; ${pending} update(s) pending`,
+      };
+    } catch (err) {
+      return {
+        ok: false,
+        rttMs: Math.round(performance.now() - t0),
+        detail: `getWebhookInfo failed: ${(err as Error).message}`,
+      };
+    }
+  }
+
+  /** Tears polling (or the webhook) down and connects again with the live config. */
+  async restart(): Promise<void> {
+    if (this.closed) return;
+    this.ctx.logger.warn("telegram: restarting the channel");
+    this.lifecycle = this.lifecycle.then(() => this.reconfigure());
+    await this.lifecycle;
+  }
+
   /** Proactive delivery to `<chatId>` or `<chatId>:<threadId>`. */
   async send(target: string, text: string, opts?: SendOptions): Promise<void> {
     const s = this.st.state;
@@ -209,6 +276,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       await this.relay.sendText(target, text, {
         markdown: opts?.markdown ?? true,
         ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
+        ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
         ...(opts?.silent ? { silent: true } : {}),
       });
     } catch (err) {
@@ -308,6 +376,10 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
           gs(req.signal),
         );
         if (this.st.state !== "connected") this.setState("connected", "long polling");
+        if (updates.length > 0) {
+          this.inbound();
+          this.received += updates.length;
+        }
         delay = 1000;
         this.accept(api, token, apiRoot, updates);
       } catch (err) {

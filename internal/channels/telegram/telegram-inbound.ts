@@ -175,6 +175,11 @@ async function attachment(
     return "text";
   }
   chat.text = out.text;
+  // Containment: the file's text or the transcript is untrusted input.
+  (chat.taint ??= []).push({
+    kind: media.role === "document" ? "document" : "transcript",
+    detail: media.name,
+  });
   return "text";
 }
 
@@ -189,7 +194,8 @@ export function approvalButton(
   mayApprove: (userId: string) => boolean,
   router: InboundRouter,
 ): { accepted: boolean; done: Promise<unknown> } {
-  const m = /^(approve|deny):(.+)$/.exec(q.data ?? "");
+  // `approve:<id>[:host|:session]` (the suffix: a containment question's standing answers).
+  const m = /^(approve|deny):([^\s:]+)(?::(host|session))?$/.exec(q.data ?? "");
   const allowed = mayApprove(String(q.from.id));
   if (!m || !allowed) {
     const done = api
@@ -197,7 +203,9 @@ export function approvalButton(
       .catch(() => undefined);
     return { accepted: false, done };
   }
-  const p = router.handle(callbackCommand(q, m[1] as "approve" | "deny", m[2] ?? ""));
+  const p = router.handle(
+    callbackCommand(q, m[1] as "approve" | "deny", `${m[2] ?? ""}${m[3] ? ` ${m[3]}` : ""}`),
+  );
   const done = p.then((out) =>
     api
       .answerCallbackQuery(q.id, { text: out.kind === "command" ? out.reply.slice(0, 190) : "" })

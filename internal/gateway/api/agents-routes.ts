@@ -219,7 +219,12 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
         const agent = api.agent(params.id ?? "");
         const body = await api.body(req, chatBody);
         api.checkModel(agent);
-        const handle = api.desk().admit(oneShot(agent.id, body));
+        const handle = api.rt.turnIdempotency.admit(api.desk(), {
+          door: "/api/chat",
+          req,
+          body,
+          entry: oneShot(agent.id, body),
+        });
         // Nothing is stored, so a caller that went away has nobody left to answer: stop the turn.
         res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
         const r = await handle.result;
@@ -248,7 +253,13 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
         const body = await api.body(req, chatBody);
         api.checkModel(agent);
         const sse = new SseWriter(res);
-        const handle = api.desk().admit(oneShot(agent.id, body), turnEventForwarder(sse));
+        const handle = api.rt.turnIdempotency.admit(api.desk(), {
+          door: "/api/chat/stream",
+          req,
+          body,
+          entry: oneShot(agent.id, body),
+          onEvent: turnEventForwarder(sse),
+        });
         sse.open({ "x-familiar-request-id": handle.requestId });
         res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
         const r = await handle.result;

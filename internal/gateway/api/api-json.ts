@@ -108,7 +108,8 @@ export function messageJson(m: StoredMessage): Record<string, unknown> {
     model: m.model,
     finish_reason: m.finish_reason,
     status: m.status,
-    ...(m.usage !== null ? { usage: parseJson(m.usage) } : {}),
+    // The same snake_case usage block as the turn totals (the store keeps the core's camelCase).
+    ...(m.usage !== null ? { usage: storedUsageJson(parseJson(m.usage)) } : {}),
     request_id: m.request_id,
     created_at: m.created_at,
   };
@@ -125,12 +126,27 @@ export function usageJson(u: Usage): Record<string, number> {
   };
 }
 
+/** A stored usage object in the API's shape; anything unexpected is passed through as it is. */
+function storedUsageJson(u: unknown): unknown {
+  if (typeof u !== "object" || u === null || !("input" in u)) return u;
+  const x = u as Partial<Usage>;
+  return usageJson({
+    input: Number(x.input ?? 0),
+    output: Number(x.output ?? 0),
+    cacheRead: Number(x.cacheRead ?? 0),
+    cacheWrite: Number(x.cacheWrite ?? 0),
+    reasoning: Number(x.reasoning ?? 0),
+    total: Number(x.total ?? 0),
+  });
+}
+
 /** The call-tree totals of a turn: usage and cost summed over every sub-call, and their number. */
 export function turnTotalsJson(r: TurnResult): Record<string, unknown> {
   return {
     request_id: r.requestId,
     usage: usageJson(r.treeUsage),
     cost: r.treeCost,
+    cost_estimated_calls: r.treeCostEstimatedCalls ?? 0,
     sub_calls: r.subCalls,
   };
 }

@@ -3,6 +3,7 @@
  * listener. Every request needs the gateway token (the gateway's own auth and rate limit); errors
  * answer `{error:{code,message,field?}}`.
  */
+import { sessionExtraRoutes } from "./session-extras-routes.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { decodePathSegment, HttpError, toHttpError } from "../http-util.js";
 import { requireJsonBody } from "../request-guard.js";
@@ -42,6 +43,7 @@ export function apiRoutes(rt: GatewayRuntime) {
   const routes = [
     ...agentRoutes(api),
     ...sessionRoutes(api),
+    ...sessionExtraRoutes(api),
     ...turnRoutes(api),
     ...traceRoutes(api),
     ...fileRoutes(api),

@@ -25,6 +25,7 @@ import { SseWriter, turnEventForwarder } from "./sse.js";
 import { StreamRegistry } from "./stream-replay.js";
 import { apiError } from "./api-errors.js";
 import { turnFailure } from "./turn-errors.js";
+import { chunkEventForwarder, chunkFinish } from "./chunk-vocabulary.js";
 
 const messageBody = z.object({ message: z.string().min(1, { error: "must not be empty" }) }).strict();
 const abortBody = z.object({ request_id: z.string().min(1).optional() }).strict();
@@ -77,14 +78,28 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
     req: IncomingMessage,
     params: Record<string, string>,
     suffix: string,
-  ): Promise<{ agentId: string; key: string; text: string }> => {
+  ): Promise<{ agentId: string; key: string; text: string; body: unknown }> => {
     const agentId = params.id ?? "";
     const s = api.session(agentId, params.sid ?? "");
     assertLiveForWrite(api, agentId, s, suffix);
     const body = await api.body(req, messageBody);
     api.checkModel(api.agent(agentId));
-    return { agentId, key: s.key, text: body.message };
+    return { agentId, key: s.key, text: body.message, body };
   };
+  /** Admits the turn once per `Idempotency-Key` (or SDK retry): a repeat gets the first turn. */
+  const admit = (
+    req: IncomingMessage,
+    door: string,
+    t: { agentId: string; key: string; text: string; body: unknown },
+    onEvent?: (e: AgentEvent) => void,
+  ) =>
+    api.rt.turnIdempotency.admit(api.desk(), {
+      door,
+      req,
+      body: t.body,
+      entry: restEntry(t),
+      ...(onEvent ? { onEvent } : {}),
+    });
 
   const stored = (r: TurnResult): Record<string, unknown> | null => {
     const m = byId(r.assistantMessageId);
@@ -115,7 +130,7 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
       pattern: "/api/agents/:id/sessions/:sid/messages",
       handler: async ({ req, res, params }) => {
         const t = await prepare(req, params, "/messages");
-        const handle = api.desk().admit(restEntry(t));
+        const handle = admit(req, "/api/messages", t);
         const user = userMessage(t.key, handle.requestId);
         const r = await handle.result;
         const body = {
@@ -127,33 +142,63 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
         };
         if (r.finishReason === "error") {
           const e = turnFailure(r);
-          sendJson(res, e.status, { error: { code: e.code, message: e.message }, ...body }, usageHeaders(r));
+          sendJson(
+            res,
+            e.status,
+            { error: { code: e.code, message: e.message }, ...body },
+            { ...usageHeaders(r), ...e.headers },
+          );
           return;
         }
-        sendJson(res, 200, body, usageHeaders(r));
+        sendJson(res, 200, body, {
+          ...usageHeaders(r),
+          ...(handle.replayed ? { "idempotent-replayed": "true" } : {}),
+        });
       },
     },
     {
       method: "POST",
       pattern: "/api/agents/:id/sessions/:sid/messages/stream",
-      handler: async ({ req, res, params }) => {
+      handler: async ({ req, res, url, params }) => {
+        const vocabulary = url.searchParams.get("vocabulary") ?? "events";
+        if (vocabulary !== "events" && vocabulary !== "chunks")
+          throw apiError(
+            400,
+            "invalid_query",
+            `vocabulary: expected events (default) or chunks, got "${vocabulary}"`,
+            "vocabulary",
+          );
         const t = await prepare(req, params, "/messages/stream");
         const sse = new SseWriter(res);
         // Events of the turn may fire while `submit` runs; hold them until `user-message` is out.
         const held: AgentEvent[] = [];
         const to: { forward?: (e: AgentEvent) => void } = {};
-        const handle = api.desk().admit(restEntry(t), (e) => (to.forward ? to.forward(e) : held.push(e)));
+        const handle = admit(req, "/api/messages/stream", t, (e) =>
+          to.forward ? to.forward(e) : held.push(e),
+        );
         // The turn's events are recorded (for a client that reconnects) and written to this client.
         const stream = streams.open(handle.requestId, t.key);
         sse.open({ "x-familiar-request-id": handle.requestId });
         stream.attach(sse, 0);
+        const chunks = vocabulary === "chunks" ? chunkEventForwarder(stream) : undefined;
         const user = userMessage(t.key, handle.requestId);
-        stream.send("user-message", { message: user ? messageJson(user) : null });
-        const forward = turnEventForwarder(stream);
+        if (!chunks) stream.send("user-message", { message: user ? messageJson(user) : null });
+        const forward = chunks ? chunks.forward : turnEventForwarder(stream);
         for (const e of held.splice(0)) forward(e);
         to.forward = forward;
         try {
           const r = await handle.result;
+          if (chunks) {
+            chunks.close();
+            const failure = r.finishReason === "error" ? turnFailure(r) : undefined;
+            chunkFinish(
+              stream,
+              r,
+              { agentId: t.agentId, question: t.text },
+              failure ? { code: failure.code, message: failure.message } : undefined,
+            );
+            return;
+          }
           const totals = { session_id: r.sessionId, ...turnTotalsJson(r) };
           if (r.finishReason === "error") {
             const e = turnFailure(r);

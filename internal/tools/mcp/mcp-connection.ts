@@ -12,6 +12,7 @@
  * Over 300 lines on purpose: one connection's lifecycle (connect, list, call, reconnect with
  * backoff) reads best in one place.
  */
+import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import type { Clock, TimerHandle } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
@@ -43,6 +44,8 @@ export interface McpConnectionDeps {
   logger: Logger;
   register: (tool: Tool) => () => void;
   cwd?: string;
+  /** The workspace: the one root the client declares (`roots/list`). Default: `cwd`. */
+  workspace?: string;
   /** Wraps a stdio server's command line in the sandbox (for `sandbox: true`). */
   sandbox?: (
     argv: string[],
@@ -71,10 +74,14 @@ export function mcpResultToText(r: {
   isError?: unknown;
 }): ToolResult {
   const parts: string[] = [];
+  const images: { mime: string; data: string }[] = [];
   const content = Array.isArray(r.content) ? (r.content as Record<string, unknown>[]) : [];
   for (const c of content) {
     if (c.type === "text" && typeof c.text === "string") parts.push(c.text);
-    else if (c.type === "image" || c.type === "audio")
+    else if (c.type === "image" && typeof c.data === "string" && typeof c.mimeType === "string") {
+      images.push({ mime: c.mimeType, data: c.data });
+      parts.push(`[image ${images.length}: ${c.mimeType}]`);
+    } else if (c.type === "image" || c.type === "audio")
       parts.push(`[${String(c.type)}: ${String(c.mimeType ?? "")}]`);
     else if (c.type === "resource") {
       const res = (c.resource ?? {}) as Record<string, unknown>;
@@ -83,7 +90,11 @@ export function mcpResultToText(r: {
   }
   if (parts.length === 0 && r.structuredContent !== undefined)
     parts.push(JSON.stringify(r.structuredContent));
-  return { content: parts.join("\n") || "(no content)", isError: r.isError === true };
+  return {
+    content: parts.join("\n") || "(no content)",
+    isError: r.isError === true,
+    ...(images.length > 0 ? { images } : {}),
+  };
 }
 
 /**
@@ -102,6 +113,8 @@ export class McpConnection {
   private unregister: (() => void)[] = [];
   private timer: TimerHandle | undefined;
   private attempts = 0;
+  /** The last lines the server printed on stderr (this attempt): part of a start failure's reason. */
+  private stderrTail: string[] = [];
   private stopped = false;
   private generation = 0;
   private h: McpServerHealth = { state: "stopped", tools: 0, restarts: 0 };
@@ -128,7 +141,19 @@ export class McpConnection {
     delete this.h.nextRetryAt;
     try {
       const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-      const client = new Client({ name: "familiar", version: "0.1.0" });
+      const { ListRootsRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
+      // Roots is the one client capability Familiar honours: the workspace. Sampling and
+      // elicitation are not declared (there is no one to ask mid-call, and a server must not spend
+      // the owner's model budget on its own), so servers do not count on them.
+      const client = new Client(
+        { name: "familiar", version: "0.1.0" },
+        { capabilities: { roots: { listChanged: true } } },
+      );
+      const root = this.deps.workspace ?? this.deps.cwd;
+      client.setRequestHandler(ListRootsRequestSchema, () => ({
+        roots: root ? [{ uri: pathToFileURL(root).href, name: "workspace" }] : [],
+      }));
+      this.stderrTail = [];
       const transport = await this.makeTransport();
       client.onerror = (err) =>
         this.deps.logger.debug({ server: this.name, err: err.message }, "mcp transport error");
@@ -161,8 +186,25 @@ export class McpConnection {
       this.deps.logger.info({ server: this.name, tools: this.h.tools }, "mcp server connected");
     } catch (err) {
       if (gen !== this.generation) return;
-      this.onClosed(gen, (err as Error).message ?? String(err));
+      // The process's own words (bwrap: "execvp ...: No such file or directory") explain more than
+      // the SDK's "Connection closed"; give them a moment to arrive.
+      await new Promise((r) => setTimeout(r, 50));
+      if (gen !== this.generation) return;
+      this.onClosed(gen, this.startFailure((err as Error).message ?? String(err)));
     }
+  }
+
+  /** Why a start failed, with what the server printed and, for a sandboxed one, the fix. */
+  private startFailure(why: string): string {
+    const said = this.stderrTail.join(" | ").slice(-600);
+    let out = said ? `${why}; the server said: ${said}` : why;
+    if (this.config.sandbox && this.config.command)
+      out +=
+        `; it runs in the sandbox (sandbox: true), where only the workspace, system folders and ` +
+        `tools.exec.sandbox.ro/rw are visible: make its command (${this.config.command}) and what it ` +
+        `loads visible by adding their folder to tools.exec.sandbox.ro, or set ` +
+        `mcp.servers.${this.name}.sandbox: false (the server restarts when either changes)`;
+    return out;
   }
 
   private async makeTransport(): Promise<SdkTransport> {
@@ -194,8 +236,10 @@ export class McpConnection {
     });
     t.stderr?.on("data", (d: Buffer) => {
       const line = d.toString("utf8").trim();
-      if (line)
-        this.deps.logger.debug({ server: this.name, stderr: line.slice(0, 500) }, "mcp server stderr");
+      if (!line) return;
+      this.stderrTail.push(line.slice(0, 300));
+      if (this.stderrTail.length > 5) this.stderrTail.shift();
+      this.deps.logger.debug({ server: this.name, stderr: line.slice(0, 500) }, "mcp server stderr");
     });
     return t;
   }

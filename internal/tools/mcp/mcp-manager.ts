@@ -5,7 +5,8 @@
  */
 import { realpath } from "node:fs/promises";
 import type { Config } from "../../config/schema.js";
-import { sandboxInvocation, sandboxSpec, type Invocation } from "../sandbox/sandbox-command.js";
+import { programRoot, sandboxInvocation, sandboxSpec, type Invocation } from "../sandbox/sandbox-command.js";
+import { isAbsolute } from "node:path";
 import { probeSandbox } from "../sandbox/sandbox-probe.js";
 import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
@@ -29,13 +30,17 @@ export class McpManager {
 
   /** Brings running servers in line with config. Connect attempts run in the background. */
   async sync(): Promise<void> {
+    const cfg = this.deps.config();
     const wanted = new Map<string, McpServerConfig>();
-    for (const [name, s] of Object.entries(this.deps.config().mcp.servers))
-      if (s.enabled) wanted.set(name, s);
+    for (const [name, s] of Object.entries(cfg.mcp.servers)) if (s.enabled) wanted.set(name, s);
+    // What a server's start depends on: its own config, the workspace (its root, its cwd) and, in
+    // the sandbox, the grants. A change restarts it at once, also one waiting for its next retry.
+    const keyOf = (s: McpServerConfig): string =>
+      JSON.stringify([s, cfg.workspace, s.sandbox ? cfg.tools.exec.sandbox : null]);
     const stops: Promise<void>[] = [];
     for (const [name, { conn, key }] of this.conns) {
       const next = wanted.get(name);
-      if (!next || JSON.stringify(next) !== key) {
+      if (!next || keyOf(next) !== key) {
         this.deps.logger.info(
           { server: name },
           next ? "mcp server config changed; restarting" : "mcp server removed",
@@ -45,17 +50,18 @@ export class McpManager {
       }
     }
     await Promise.all(stops);
-    for (const [name, cfg] of wanted) {
+    for (const [name, server] of wanted) {
       if (this.conns.has(name)) continue;
-      const conn = new McpConnection(name, cfg, {
+      const conn = new McpConnection(name, server, {
         clock: this.deps.clock,
         logger: this.deps.logger,
         register: this.deps.register,
-        cwd: this.deps.config().workspace,
+        cwd: cfg.workspace,
+        workspace: cfg.workspace,
         sandbox: (argv, network) => this.sandboxFor(argv, network),
         ...(this.deps.baseBackoffMs !== undefined ? { baseBackoffMs: this.deps.baseBackoffMs } : {}),
       });
-      this.conns.set(name, { conn, key: JSON.stringify(cfg) });
+      this.conns.set(name, { conn, key: keyOf(server) });
       void conn.start();
     }
   }
@@ -67,7 +73,16 @@ export class McpManager {
     if (!status.ok)
       throw new Error(`sandbox: true but the sandbox is not available: ${status.problem ?? ""}`);
     const workspace = await realpath(cfg.workspace).catch(() => cfg.workspace);
-    const spec = sandboxSpec(cfg, status, { workspace, network, hide: this.deps.hide ?? [], cpuS: 0 });
+    // The server's program, when it lies outside the system folders (a Node or Python install of
+    // its own), is shown read-only; the owner's home and the data dir never are (programRoot).
+    const program = argv[0] && isAbsolute(argv[0]) ? programRoot(argv[0], cfg.data_dir) : undefined;
+    const spec = sandboxSpec(cfg, status, {
+      workspace,
+      network,
+      hide: this.deps.hide ?? [],
+      cpuS: 0,
+      ...(program ? { extraRo: [program] } : {}),
+    });
     return sandboxInvocation(status, spec, argv);
   }
 

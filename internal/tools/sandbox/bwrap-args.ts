@@ -26,6 +26,19 @@ export interface SandboxLimits {
   memoryMb: number;
   processes: number;
   fileMb: number;
+  /**
+   * Size of the private `/tmp` (and `/dev/shm`) in MB: RAM, so it is bounded here and, where a
+   * cgroup is available, also counted in the command's memory.
+   */
+  tmpMb: number;
+}
+
+/** What this bwrap supports (sandbox-probe.ts finds out once). */
+export interface BwrapFeatures {
+  /** `--size` before `--tmpfs` (bubblewrap 0.8.0 and later). */
+  size: boolean;
+  /** `--disable-userns` with `--unshare-user` (bubblewrap 0.8.0 and later, kernel permitting). */
+  disableUserns: boolean;
 }
 
 /** Everything that decides one sandbox's view of the machine. */
@@ -35,6 +48,8 @@ export interface SandboxSpec {
   network: boolean;
   ro: readonly string[];
   rw: readonly string[];
+  /** Bound read-write after the masks (the daemon's own grants inside a masked folder). */
+  rwAfterHide?: readonly string[];
   /** Paths to mask if a bound folder would show them (directories become empty, files unreadable). */
   hide: readonly string[];
   /** Folders inside the workspace bound onto themselves so they cannot be renamed or removed. */
@@ -48,6 +63,14 @@ export interface SandboxSpec {
   limits: SandboxLimits;
   /** Absolute path of prlimit inside the sandbox; limits are skipped when undefined. */
   prlimit: string | undefined;
+  /**
+   * Network through the daemon's egress proxy (tools/egress/egress-proxy.ts) instead of the host's:
+   * the sandbox keeps its own empty network namespace, and `dir` (the proxy's socket and bridge) is
+   * bound at `mount`, `node` (the bridge's interpreter) read-only.
+   */
+  proxy?: { dir: string; mount: string; node: string } | undefined;
+  /** Optional bwrap features to use (none when undefined). */
+  features?: BwrapFeatures;
 }
 
 /** The system folders bound read-only (symlinks such as `/bin -> usr/bin` are recreated as links). */
@@ -108,7 +131,11 @@ function mask(p: string, out: string[]): void {
 /** The bwrap arguments (without the `bwrap` itself) that run `argv` inside the sandbox. */
 export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] {
   const a: string[] = ["--die-with-parent", "--new-session", "--unshare-all"];
-  if (spec.network) a.push("--share-net");
+  // No nested user namespaces: they are the usual first step of a kernel exploit, and a command has
+  // no need of them. `--disable-userns` needs a user namespace of our own to restrict.
+  if (spec.features?.disableUserns) a.push("--unshare-user", "--disable-userns");
+  // Through the proxy the sandbox keeps its private namespace (only its own loopback) + the socket.
+  if (spec.network && !spec.proxy) a.push("--share-net");
   for (const d of SYSTEM_DIRS) {
     const st = lstatSync(d, { throwIfNoEntry: false });
     if (!st) continue;
@@ -117,13 +144,21 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
   }
   a.push("--ro-bind", "/etc", "/etc");
   for (const s of ETC_SECRETS) mask(s, a);
-  a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp");
+  // Every writable RAM-backed place is sized: /tmp (also HOME), /dev/shm; /var/tmp is /tmp; /dev and
+  // the sandbox's own root (a tmpfs holding the mount points) are made read-only at the end.
+  const size = spec.features?.size ? ["--size", String(spec.limits.tmpMb * 1024 * 1024)] : [];
+  a.push("--proc", "/proc", "--dev", "/dev", ...size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev");
+  a.push(...size, "--tmpfs", "/tmp", "--dir", "/var", "--symlink", "/tmp", "/var/tmp");
   // With the network shared, name resolution may need the resolver's socket folder.
-  if (spec.network && existsSync("/run/systemd/resolve"))
+  if (spec.network && !spec.proxy && existsSync("/run/systemd/resolve"))
     a.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
   for (const p of spec.ro) a.push("--ro-bind-try", p, p);
   a.push("--bind", spec.workspace, spec.workspace);
   for (const p of spec.rw) a.push("--bind-try", p, p);
+  // Masks after every granted path (an `rw: [~]` must not show the data dir inside it), and only
+  // then the daemon's own grants inside masked places (a CLI engine's home in the data dir).
+  for (const p of spec.hide) mask(p, a);
+  for (const p of spec.rwAfterHide ?? []) a.push("--bind-try", p, p);
   // Workspace paths are bound from descriptors opened without following symlinks (pinned-fds.ts),
   // never by path: a command running alongside could swap `.git/hooks` for a link to `~/.ssh`.
   if (spec.pinFds && spec.readOnlyFds) {
@@ -135,7 +170,10 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
     for (const p of spec.pins.filter(real)) a.push("--bind", p, p);
     for (const p of spec.readOnly.filter(real)) a.push("--ro-bind", p, p);
   }
-  for (const p of spec.hide) mask(p, a);
+  if (spec.proxy)
+    a.push("--ro-bind", spec.proxy.node, spec.proxy.node, "--bind", spec.proxy.dir, spec.proxy.mount);
+  // Last, after every mount point was created on it: the root tmpfs is not a place to write to.
+  a.push("--remount-ro", "/");
   a.push("--chdir", spec.workspace, "--");
   if (spec.prlimit) {
     const l = spec.limits;

@@ -3,7 +3,10 @@
  * everyday action: `git status` runs `core.fsmonitor` from `.git/config` (and hooks, pagers, filters
  * named in `.gitattributes`); direnv runs `.envrc` on `cd`; VS Code runs `.vscode/tasks.json` tasks on
  * folder open; npm reads `script-shell` / `node-options` from `.npmrc` for every command; mise runs
- * hooks from `mise.toml` on `cd`; husky and pre-commit run scripts on commit.
+ * hooks from `mise.toml` on `cd`; husky and pre-commit run scripts on commit; Mercurial runs hooks from
+ * `.hg/hgrc`. The CLI engines load their project settings the same way: Claude Code runs hooks and MCP
+ * servers from `.claude/settings.json`, `.mcp.json` and `.claude.json` and takes `CLAUDE.md` as
+ * instructions; Cursor, Gemini CLI and Zed read MCP servers and tasks from their own folders.
  *
  * write_file / edit_file into them need the owner's approval even with the sandbox on, and inside the
  * sandbox the existing ones are bound read-only. `package.json` and `Makefile` are deliberately not on
@@ -13,10 +16,28 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 
 /** Folder names whose whole content is protected. */
-const DIRS = new Set([".git", ".vscode", ".idea", ".husky", ".mise", ".devcontainer"]);
+export const DIRS = new Set([
+  ".git",
+  ".hg",
+  ".vscode",
+  ".idea",
+  ".husky",
+  ".mise",
+  ".devcontainer",
+  ".claude",
+  ".cursor",
+  ".gemini",
+  ".zed",
+]);
 /** File names protected wherever they are. */
-const FILES = new Set([
+export const FILES = new Set([
   ".envrc",
+  "claude.md",
+  "claude.local.md",
+  ".mcp.json",
+  ".claude.json",
+  "lefthook.yml",
+  ".lefthook.yml",
   ".gitattributes",
   ".gitmodules",
   ".npmrc",
@@ -40,6 +61,7 @@ export function ownerToolFileReason(rel: string): string | undefined {
   const dir =
     parts.slice(0, -1).find((p) => DIRS.has(p)) ?? (DIRS.has(parts.at(-1) ?? "") ? parts.at(-1) : undefined);
   if (dir === ".git") return "files under .git/ (config, hooks) make the owner's own git run commands";
+  if (dir === ".claude") return "files under .claude/ (settings, hooks) make the Claude CLI run commands";
   if (dir) return `files under ${dir}/ make the owner's own tools run commands`;
   const base = parts.at(-1) ?? "";
   if (FILES.has(base)) return `${base} makes the owner's own tools run commands`;
@@ -49,7 +71,7 @@ export function ownerToolFileReason(rel: string): string | undefined {
 /** Entries looked at while searching for protected files (a huge workspace is only partly covered). */
 const MAX_SCAN = 5000;
 /** Folders never descended into (big, and not where these files live). */
-const SKIP = new Set(["node_modules", ".cache", "target", "dist", "build", "venv", ".venv"]);
+export const SKIP = new Set(["node_modules", ".cache", "target", "dist", "build", "venv", ".venv"]);
 
 /** What findOwnerToolFiles found: folders to pin in place, and paths to bind read-only. */
 export interface OwnerToolFiles {

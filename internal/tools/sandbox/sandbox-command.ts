@@ -2,8 +2,9 @@
  * Turns "run this program in the workspace" into the bwrap invocation that does it inside the
  * sandbox, from `tools.exec.sandbox` and the paths that must stay out of sight.
  */
+import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { Config } from "../../config/schema.js";
 import { bwrapArgs, sandboxEnv, type SandboxSpec } from "./bwrap-args.js";
 import { findOwnerToolFiles } from "./owner-tool-files.js";
@@ -29,6 +30,26 @@ function within(root: string, p: string): boolean {
   return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
 }
 
+/**
+ * What of a program outside the system folders to show read-only: its folder (an npm package or a
+ * Node install needs its siblings), unless that folder is the owner's home, the data dir or above
+ * either (a `command: ~/tool`): then the file alone. Undefined when it cannot be resolved.
+ */
+export function programRoot(program: string, dataDir: string): string | undefined {
+  let real: string;
+  try {
+    real = realpathSync(program);
+  } catch {
+    return undefined;
+  }
+  const dir = dirname(real);
+  const covers = (p: string): boolean => {
+    const rel = relative(dir, p);
+    return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  };
+  return covers(homedir()) || covers(resolve(dataDir)) || dir === "/" ? real : dir;
+}
+
 /** Options of one sandbox beyond `tools.exec.sandbox`. */
 export interface SandboxOptions {
   /** Real path of the workspace. */
@@ -38,12 +59,14 @@ export interface SandboxOptions {
   hide: readonly string[];
   /** CPU seconds (the command's timeout). */
   cpuS: number;
+  /** More paths bound read-only (a CLI engine's program), masked like the configured ones. */
+  extraRo?: readonly string[];
 }
 
 /** The sandbox spec for one command under the current config. */
 export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOptions): SandboxSpec {
   const sb = cfg.tools.exec.sandbox;
-  const ro = sb.ro.map(expandHome);
+  const ro = [...sb.ro.map(expandHome), ...(o.extraRo ?? [])];
   const rw = sb.rw.map(expandHome);
   const roots = [o.workspace, ...ro, ...rw];
   // Only what a bound folder would show needs masking; the rest is not in the sandbox at all.
@@ -64,8 +87,10 @@ export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOption
       memoryMb: sb.memory_mb,
       processes: sb.max_processes,
       fileMb: sb.max_file_mb,
+      tmpMb: sb.tmp_mb,
     },
     prlimit: status.prlimit,
+    ...(status.features ? { features: status.features } : {}),
   };
 }
 

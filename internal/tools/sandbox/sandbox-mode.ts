@@ -1,9 +1,12 @@
 /**
  * Which exec mode is live, in words: for the start-up log and `familiar doctor`.
  */
+import { readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { Config } from "../../config/schema.js";
 import type { Logger } from "../../log/logger.js";
 import { INSTALL_HINT, probeSandbox } from "./sandbox-probe.js";
+import { probeCgroup } from "./sandbox-cgroup.js";
 
 /** One doctor line: status, and what the owner should know or do. */
 export interface SandboxCheck {
@@ -28,12 +31,37 @@ export async function checkSandbox(cfg: Config): Promise<SandboxCheck> {
   const extras = [
     sb.network ? "network on" : "no network",
     st.prlimit ? "limits via prlimit" : "no prlimit found: time limit only",
+    cgroupDetail(sb.total_memory_mb),
+    st.features?.size
+      ? `/tmp sized to ${sb.tmp_mb} MB`
+      : "this bwrap cannot size /tmp (needs 0.8.0 or later)",
+    ...(st.features?.disableUserns ? [] : ["nested user namespaces not disabled (bwrap or kernel too old)"]),
+    ...quarantineNote(cfg),
     ...(process.getuid?.() === 0 ? ["running as root: the process-count limit does not apply"] : []),
   ];
   return {
     status: "ok",
     detail: `${st.version ?? "bwrap"} at ${st.bwrap ?? "?"} works (${extras.join(", ")})`,
   };
+}
+
+/** Files left in quarantine (an unanswered question): the owner may want to look. */
+function quarantineNote(cfg: Config): string[] {
+  const dir = join(resolve(cfg.data_dir), "quarantine");
+  let n: number;
+  try {
+    n = readdirSync(dir).length;
+  } catch {
+    return [];
+  }
+  return n > 0 ? [`${n} set(s) of planted files held in quarantine at ${dir}`] : [];
+}
+
+function cgroupDetail(totalMb: number): string {
+  const cg = probeCgroup();
+  return cg.ok
+    ? `each command's processes together limited to ${totalMb} MB (cgroup v${cg.version ?? "?"})`
+    : `no memory cgroup (${cg.problem ?? "unavailable"}): memory is limited per process only`;
 }
 
 /** Logs the live mode once at start-up. */

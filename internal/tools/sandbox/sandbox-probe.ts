@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { bwrapArgs, type SandboxSpec } from "./bwrap-args.js";
+import { bwrapArgs, type BwrapFeatures, type SandboxSpec } from "./bwrap-args.js";
 
 /** What the probe found. */
 export interface SandboxStatus {
@@ -19,6 +19,8 @@ export interface SandboxStatus {
   prlimit?: string;
   /** Why it is not usable, and what to do. */
   problem?: string;
+  /** Optional bwrap features that work here (a sized /tmp, no nested user namespaces). */
+  features?: BwrapFeatures;
 }
 
 /** The apt hint shown by doctor and the start-up log. */
@@ -69,6 +71,11 @@ async function doProbe(): Promise<SandboxStatus> {
   if (!bwrap) return { ok: false, problem: `bwrap was not found; ${INSTALL_HINT}` };
   const prlimit = findExecutable("prlimit", "/usr/bin:/bin");
   const version = (await run(bwrap, ["--version"])).out.split("\n")[0] ?? "";
+  const help = (await run(bwrap, ["--help"])).out;
+  const offered: BwrapFeatures = {
+    size: help.includes("--size"),
+    disableUserns: help.includes("--disable-userns"),
+  };
   const spec: SandboxSpec = {
     workspace: "/tmp",
     network: false,
@@ -77,10 +84,19 @@ async function doProbe(): Promise<SandboxStatus> {
     hide: [],
     pins: [],
     readOnly: [],
-    limits: { cpuS: 10, memoryMb: 1024, processes: 64, fileMb: 16 },
+    limits: { cpuS: 10, memoryMb: 1024, processes: 64, fileMb: 16, tmpMb: 16 },
     prlimit,
   };
-  const r = await run(bwrap, bwrapArgs(spec, ["/bin/sh", "-c", "echo sandbox-ok"]));
+  const probe = (features: BwrapFeatures) =>
+    run(bwrap, bwrapArgs({ ...spec, features }, ["/bin/sh", "-c", "echo sandbox-ok"]));
+  let features = offered;
+  let r = await probe(features);
+  // A kernel may refuse the user namespace `--disable-userns` needs (running as root in a container
+  // without CAP_SYS_ADMIN over it): the sandbox still works without that one feature.
+  if ((r.code !== 0 || !r.out.includes("sandbox-ok")) && features.disableUserns) {
+    features = { ...features, disableUserns: false };
+    r = await probe(features);
+  }
   if (r.code !== 0 || !r.out.includes("sandbox-ok"))
     return {
       ok: false,
@@ -88,5 +104,5 @@ async function doProbe(): Promise<SandboxStatus> {
       version,
       problem: `${bwrap} is installed but cannot start a sandbox (${r.out.slice(0, 200) || `exit ${r.code}`}); unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04)`,
     };
-  return { ok: true, bwrap, version, ...(prlimit ? { prlimit } : {}) };
+  return { ok: true, bwrap, version, features, ...(prlimit ? { prlimit } : {}) };
 }

@@ -1,0 +1,99 @@
+/**
+ * `familiar backup [--to DIR]` and `familiar restore DIR`. A backup works while the daemon runs
+ * (SQLite's online backup through its own connection); a restore refuses while one runs on the
+ * target data dir. See internal/store/backup.ts and restore.ts for the invariants, docs/backup.md.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { LastBackup } from "../store/last-backup.js";
+
+export interface BackupCliOptions {
+  config: string;
+  to?: string;
+}
+
+/** Takes a snapshot; prints its directory and counts. Exit code 1 on failure. */
+export async function backupCommand(opts: BackupCliOptions): Promise<void> {
+  const { loadConfigFile } = await import("../config/load.js");
+  const { takeBackup } = await import("../store/backup.js");
+  const { recordLastBackup } = await import("../store/last-backup.js");
+  const { openDatabase } = await import("../store/db.js");
+  const { allMigrations } = await import("../daemon/migrations.js");
+  const loaded = loadConfigFile(opts.config);
+  const cfg = loaded.config;
+  const to = resolve(opts.to ?? cfg.backup.dir ?? join(cfg.data_dir, "backups"));
+  const record = (b: LastBackup): void => {
+    try {
+      const db = openDatabase(cfg.data_dir, { migrations: allMigrations });
+      try {
+        recordLastBackup(db, b);
+      } finally {
+        db.close();
+      }
+    } catch {
+      /* recording is best effort */
+    }
+  };
+  try {
+    const { dir, manifest } = await takeBackup(
+      { dbFile: join(cfg.data_dir, "familiar.db"), workspace: cfg.workspace, configFile: loaded.file },
+      to,
+    );
+    const bytes = manifest.files.reduce((n, f) => n + f.bytes, 0);
+    record({ at: Date.now(), ok: true, dir, bytes, error: null, trigger: "manual" });
+    process.stdout.write(
+      `backup written to ${dir}\n${manifest.files.length} files, ${(bytes / 1048576).toFixed(1)} MB; ` +
+        `${Object.entries(manifest.counts)
+          .map(([t, n]) => `${t} ${n}`)
+          .join(", ")}\n` +
+        (manifest.skipped.length
+          ? `skipped in the workspace: ${manifest.skipped.map((s) => `${s.path} (${s.why})`).join(", ")}\n`
+          : ""),
+    );
+  } catch (err) {
+    record({
+      at: Date.now(),
+      ok: false,
+      dir: null,
+      bytes: 0,
+      error: (err as Error).message,
+      trigger: "manual",
+    });
+    process.stderr.write(`backup failed: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+/** Restores a snapshot into the instance of `--config` (written from the backup when it does not exist). */
+export async function restoreCommand(dir: string, opts: { config: string }): Promise<void> {
+  const { loadConfigFile } = await import("../config/load.js");
+  const { restoreBackup, verifyBackup } = await import("../store/restore.js");
+  const { openDatabase } = await import("../store/db.js");
+  const { allMigrations } = await import("../daemon/migrations.js");
+  const from = resolve(dir);
+  const configFile = resolve(opts.config);
+  try {
+    verifyBackup(from);
+    // A fresh directory gets the backup's config first, so its paths decide where things go.
+    if (!existsSync(configFile) && existsSync(join(from, "config.yaml"))) {
+      const { mkdirSync, copyFileSync } = await import("node:fs");
+      mkdirSync(dirname(configFile), { recursive: true });
+      copyFileSync(join(from, "config.yaml"), configFile);
+      process.stdout.write(`config written to ${configFile} from the backup\n`);
+    }
+    const cfg = loadConfigFile(configFile).config;
+    const r = restoreBackup(from, { dataDir: cfg.data_dir, workspace: cfg.workspace, configFile });
+    // Open once with the migrations: a snapshot of an older version is brought up to date now.
+    openDatabase(cfg.data_dir, { migrations: allMigrations }).close();
+    process.stdout.write(
+      `restored ${from}\ninto ${cfg.data_dir} (workspace ${cfg.workspace})\n` +
+        `${Object.entries(r.counts)
+          .map(([t, n]) => `${t} ${n}`)
+          .join(", ")}\n` +
+        (r.movedAside.length ? `kept aside: ${r.movedAside.join(", ")}\n` : ""),
+    );
+  } catch (err) {
+    process.stderr.write(`restore failed: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}

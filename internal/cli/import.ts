@@ -1,0 +1,54 @@
+/**
+ * `familiar import openclaw [--from DIR] [--into DIR] [--dry-run]`: brings an OpenClaw assistant
+ * (personality files, notes, skills, schedules, channels, models, conversations) into Familiar.
+ * The work is in internal/importer/; this file picks the directories, makes the instance with
+ * `familiar init`'s files when it does not exist yet (not on a dry run), and prints the report.
+ */
+import { homedir } from "node:os";
+import { relative } from "node:path";
+import { ImportSourceError, defaultOpenClawDir } from "../importer/openclaw-source.js";
+import { ImportTargetError, importOpenClaw, targetConfigFile } from "../importer/import-openclaw.js";
+import { formatReport } from "../importer/import-report.js";
+import { initDir } from "./init.js";
+
+export interface ImportCommandOptions {
+  from?: string;
+  into?: string;
+  config: string;
+  dryRun?: boolean;
+  /** Output sinks (tests). */
+  out?: (text: string) => void;
+  err?: (text: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Runs the import; returns the exit code (0 done, 1 refused or failed: nothing written). */
+export function importOpenClawCommand(opts: ImportCommandOptions): number {
+  const out = opts.out ?? ((t: string) => process.stdout.write(t));
+  const err = opts.err ?? ((t: string) => process.stderr.write(t));
+  const from = opts.from ?? defaultOpenClawDir(opts.env ?? process.env, homedir());
+  const configFile = targetConfigFile(opts.into, opts.config);
+  try {
+    const init = (dir: string): void => {
+      const made = initDir(dir);
+      if (made.existing.length > 0)
+        throw new ImportTargetError(
+          `${configFile} does not exist and \`familiar init\` would overwrite ${made.existing
+            .map((f) => relative(process.cwd(), f) || f)
+            .join(
+              ", ",
+            )}; nothing was written. Pass --into a new directory or --config an existing config.yaml`,
+        );
+      out(`Made a new Familiar instance in ${dir} (as \`familiar init\` does).\n`);
+    };
+    const result = importOpenClaw({ from, configFile, dryRun: opts.dryRun === true, init });
+    out(formatReport(result));
+    return 0;
+  } catch (e) {
+    if (e instanceof ImportSourceError || e instanceof ImportTargetError) {
+      err(`familiar import openclaw: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,298 @@
+/**
+ * Prompt-injection containment (docs/security.md, "Prompt-injection containment"): a session that
+ * has read untrusted text asks the owner before every sink, and egress goes through one gate.
+ *
+ * Invariants:
+ * - every tool call of a turn passes {@link Containment.wrap}: with the session tainted, a sink
+ *   (sinks.ts) runs only after a live grant or the owner's yes; "no", no answer in time, no chat to
+ *   ask on, or an unattended run (cron, heartbeat) refuses it and nothing is sent;
+ * - a result that brings untrusted text in (sources.ts) taints the session before the model sees it,
+ *   and the tainted turn's parents (subagent call chain) with it;
+ * - egress (`ctx.egress`, used by web_fetch and the sandbox proxy) allows an untainted session only
+ *   the allowlist and a tainted one only granted hosts or a yes;
+ * - an untainted session pays one map lookup per tool call and otherwise behaves as before.
+ */
+import type { Config } from "../../config/schema.js";
+import type { Clock } from "../../core/clock.js";
+import { describeTaint, type TaintInput, type TaintSource } from "../../core/taint.js";
+import type { Db } from "../../store/db.js";
+import type { Logger } from "../../log/logger.js";
+import type { ApprovalManager, GrantChoice } from "../approvals.js";
+import { ToolError, type ToolContext, type ToolSet } from "../tool.js";
+import { egressVerdict } from "./egress-policy.js";
+import { GrantStore } from "./grant-store.js";
+import { MemoryTaint } from "./memory-taint.js";
+import { classifySink, type Sink } from "./sinks.js";
+import { classifySource } from "./sources.js";
+import { TaintStore } from "./taint-store.js";
+
+/** What a turn tells the guard about itself (from its InboundMessage). */
+export interface TurnInfo {
+  channel: string;
+  sessionKey: string;
+  agentId?: string | undefined;
+  replyTarget?: string | undefined;
+  parentRequestId?: string | undefined;
+  taint?: readonly TaintInput[] | undefined;
+}
+
+/** A containment event for the trace. */
+export interface ContainmentNote {
+  kind: "taint" | "approval";
+  name: string;
+  meta: Record<string, unknown>;
+}
+
+export interface ContainmentDeps {
+  db: Db;
+  clock: Clock;
+  config: () => Config;
+  logger: Logger;
+  approvals: Pick<ApprovalManager, "requestDetailed">;
+  /** Reports a refusal of an unattended run to the owner (`last` = where the owner last wrote). */
+  deliver: (target: string, text: string) => Promise<void>;
+}
+
+/** Channels of runs nobody watches: a sink there is refused at once and reported. */
+const UNATTENDED = new Set(["cron", "heartbeat"]);
+/** Requests remembered for the subagent chain (parents outlive children; bounded). */
+const MAX_TURNS = 2000;
+
+export class Containment {
+  readonly taint: TaintStore;
+  readonly grants: GrantStore;
+  readonly memory: MemoryTaint;
+  /** Trace writer (set by the agent host). */
+  onNote: ((requestId: string, note: ContainmentNote) => void) | undefined;
+  /** Whether an agent has sink tools (set by the agent host, which knows the agents). */
+  agentHasSinks: (agentId: string | undefined) => boolean = () => true;
+  private turns = new Map<string, { sessionId: string; parent: string | undefined; agentId: string }>();
+
+  constructor(private deps: ContainmentDeps) {
+    const now = (): number => deps.clock.now();
+    this.taint = new TaintStore(deps.db, now);
+    this.grants = new GrantStore(deps.db, now);
+    this.memory = new MemoryTaint(deps.db, now);
+  }
+
+  enabled(): boolean {
+    return this.deps.config().containment.enabled;
+  }
+
+  /** The session's taint sources, oldest first (empty: clean). */
+  sourcesOf(sessionId: string): readonly TaintSource[] {
+    return this.taint.sources(sessionId);
+  }
+
+  /**
+   * A message was stored (inside the host's admission commit): records its own taint, what a
+   * subagent inherits from the turn that started it, and tagged memory the prompt will carry.
+   */
+  admitted(sessionId: string, requestId: string, msg: TurnInfo): void {
+    this.track(requestId, sessionId, msg.parentRequestId, msg.agentId ?? "");
+    if (!this.enabled() || !sessionId) return;
+    const inputs: TaintInput[] = [...(msg.taint ?? [])];
+    const parent = msg.parentRequestId ? this.turns.get(msg.parentRequestId) : undefined;
+    if (parent)
+      for (const s of this.taint.sources(parent.sessionId))
+        inputs.push({ kind: "inherited", detail: `${msg.parentRequestId}: ${describeTaint(s)}` });
+    for (const t of this.memory.inPromptMemory(this.deps.config().workspace))
+      inputs.push({ kind: "tainted_memory", detail: `${t.path} entry #${t.id}` });
+    if (inputs.length) this.taint.add(sessionId, inputs.slice(0, 20), requestId);
+  }
+
+  private track(requestId: string, sessionId: string, parent: string | undefined, agentId: string): void {
+    if (this.turns.has(requestId)) return;
+    this.turns.set(requestId, { sessionId, parent, agentId });
+    if (this.turns.size > MAX_TURNS) {
+      const oldest = this.turns.keys().next().value;
+      if (oldest !== undefined) this.turns.delete(oldest);
+    }
+  }
+
+  /** Records new taint for a session and the parents of its turn (a tainted subagent's answer). */
+  private addTaint(sessionId: string, requestId: string, inputs: readonly TaintInput[]): TaintSource[] {
+    const added = this.taint.add(sessionId, inputs, requestId);
+    for (const a of added)
+      this.onNote?.(requestId, { kind: "taint", name: `tainted: ${a.kind}`, meta: { ...a } });
+    let child = this.turns.get(requestId);
+    for (let hops = 0; child?.parent && added.length && hops < 16; hops++) {
+      const parent = this.turns.get(child.parent);
+      if (!parent || parent.sessionId === sessionId) break;
+      const detail = `${child.agentId || "subagent"} ${describeTaint(added[0]!)}`;
+      const up = this.taint.add(parent.sessionId, [{ kind: "tainted_subagent", detail }], child.parent);
+      for (const a of up)
+        this.onNote?.(child.parent, { kind: "taint", name: `tainted: ${a.kind}`, meta: { ...a } });
+      child = parent;
+    }
+    return added;
+  }
+
+  /** The agent's tool set with containment around every call (see the module invariants). */
+  wrap(inner: ToolSet, turn: TurnInfo): ToolSet {
+    // An ephemeral turn has no stored session: its taint lives as long as the turn. The memory
+    // flush before a compaction is one, reading the compacted session: it carries that taint.
+    const flushOf = turn.channel === "compaction" ? this.taint.headOf(turn.sessionKey) : undefined;
+    const local: TaintSource[] = [
+      ...(flushOf ? this.taint.sources(flushOf) : []),
+      ...(turn.taint ?? []).map((t) => ({ ...t, at: this.deps.clock.now() })),
+    ];
+    const names = inner.names?.bind(inner);
+    return {
+      // Everything but execute is the inner set's (deferred tools included).
+      specs: (loaded) => inner.specs(loaded),
+      ...(names ? { names } : {}),
+      execute: async (call, signal, ctx) => {
+        if (!this.enabled()) return inner.execute(call, signal, ctx);
+        this.track(ctx.requestId, ctx.sessionId, turn.parentRequestId, ctx.agentId);
+        const sources = (): readonly TaintSource[] => {
+          const stored = this.taint.sources(ctx.sessionId);
+          return local.length ? [...stored, ...local] : stored;
+        };
+        // An exec the owner just approved (its command shown whole) is not asked again per host:
+        // its connections follow the allowlist only.
+        let approvedExec = false;
+        const gated: ToolContext = {
+          ...ctx,
+          egress: (url) => this.egress(url, ctx, turn, approvedExec ? [] : sources()),
+        };
+        if (sources().length) {
+          const sink = classifySink(call.name, call.arguments, {
+            config: this.deps.config(),
+            replyTarget: turn.replyTarget ?? ctx.replyTarget,
+            agentHasSinks: this.agentHasSinks,
+          });
+          if (sink) {
+            const refusal = await this.decide(sink, ctx, turn, sources());
+            if (refusal) return { isError: true, content: refusal };
+            approvedExec = sink.kind === "exec";
+          }
+        }
+        const before = sources();
+        const r = await inner.execute(call, signal, gated);
+        const found = classifySource(call.name, call.arguments, r, this.deps.config());
+        const inputs: TaintInput[] = found ? [found] : [];
+        if (call.name === "memory_search" || call.name === "read_file")
+          for (const t of this.memory.foundIn(r.content))
+            inputs.push({ kind: "tainted_memory", detail: `${t.path} entry #${t.id}` });
+        if (inputs.length) {
+          if (ctx.sessionId) this.addTaint(ctx.sessionId, ctx.requestId, inputs);
+          else for (const i of inputs) local.push({ ...i, at: this.deps.clock.now() });
+        }
+        const writer = ctx.sessionId || flushOf;
+        if (call.name === "memory_write" && !r.isError && before.length && writer) {
+          const path = /saved to (\S+)/.exec(r.content)?.[1];
+          const text = jsonField(call.arguments, "text");
+          if (path && text) this.memory.tag(path, text, writer, before);
+        }
+        return r;
+      },
+    };
+  }
+
+  /** The egress gate of one call: allowlist when clean, grant or the owner's yes when tainted. */
+  private async egress(
+    url: URL,
+    ctx: ToolContext,
+    turn: TurnInfo,
+    sources: readonly TaintSource[],
+  ): Promise<void> {
+    if (!this.enabled()) return;
+    const cfg = this.deps.config().containment.egress;
+    const verdict = egressVerdict(url.hostname, sources.length > 0, cfg.allow_domains);
+    if (verdict === "allow") return;
+    if (verdict === "refuse")
+      throw new ToolError(
+        "EGRESS_REFUSED",
+        `refused: ${url.hostname} is not in containment.egress.allow_domains (the owner can add it to config.yaml)`,
+      );
+    const sink: Sink = { kind: "egress", target: url.hostname.toLowerCase(), action: `fetch ${url.href}` };
+    const refusal = await this.decide(sink, ctx, turn, sources);
+    if (refusal) throw new ToolError("EGRESS_REFUSED", refusal);
+  }
+
+  /** Asks for a sink of a tainted session; returns the refusal text, or undefined when allowed. */
+  async decide(
+    sink: Sink,
+    ctx: ToolContext,
+    turn: TurnInfo,
+    sources: readonly TaintSource[],
+  ): Promise<string | undefined> {
+    const lineage = this.taint.lineageOf(ctx.sessionId);
+    const note = (decision: string, extra: Record<string, unknown> = {}): void =>
+      this.onNote?.(ctx.requestId, {
+        kind: "approval",
+        name: `${sink.kind} ${decision}`,
+        meta: { sink: sink.kind, target: sink.target, action: sink.action, decision, ...extra },
+      });
+    if (ctx.sessionId) {
+      const grant = this.grants.match(lineage, sink.kind, sink.target);
+      if (grant) {
+        note("granted", { grant: grant.id });
+        return undefined;
+      }
+    }
+    const question = this.question(sink, ctx.sessionId, sources);
+    if (UNATTENDED.has(turn.channel)) {
+      note("refused", { reason: "unattended run" });
+      const report = `Refused in a ${turn.channel} run (${turn.sessionKey}): ${question}\nUnattended runs never wait for approval; run it yourself if you want it.`;
+      void this.deps.deliver(turn.replyTarget ?? "last", report).catch((err: unknown) => {
+        this.deps.logger.warn({ err: (err as Error).message }, "containment: could not report a refusal");
+      });
+      return `refused: this ${turn.channel} run read untrusted text, and unattended runs cannot ask the owner (${sink.action}). The owner was told.`;
+    }
+    const cfg = this.deps.config().containment;
+    const choices: GrantChoice[] = sink.target === "*" ? ["session"] : ["target", "session"];
+    const out = await this.deps.approvals.requestDetailed({
+      replyTarget: ctx.approvalTarget ?? ctx.replyTarget ?? turn.replyTarget,
+      sessionKey: ctx.sessionKey,
+      summary: question,
+      kind: "tainted conversation",
+      choices,
+      targetLabel:
+        sink.kind === "egress"
+          ? `${sink.target} for ${cfg.host_grant_minutes} min`
+          : `${sink.target} for ${cfg.host_grant_minutes} min`,
+      timeoutS: cfg.approval_timeout_s,
+    });
+    if (out.decision !== "approved") {
+      note(out.decision, { reason: out.reason });
+      return `refused by containment: ${out.reason}. This conversation read untrusted text, so ${sink.action} needed the owner's yes.`;
+    }
+    const scope = out.scope ?? "once";
+    if (scope !== "once" && ctx.sessionId) {
+      const g = this.grants.add({
+        lineageId: lineage,
+        sessionKey: ctx.sessionKey,
+        sink: sink.kind,
+        target: scope === "session" ? "*" : sink.target,
+        scope,
+        expiresAt: scope === "target" ? this.deps.clock.now() + cfg.host_grant_minutes * 60_000 : null,
+      });
+      note("approved", { scope, grant: g.id });
+    } else note("approved", { scope: "once" });
+    return undefined;
+  }
+
+  /** "This conversation read https://evil.example/page 2 turns ago; it now wants to fetch ...". */
+  question(sink: Sink, sessionId: string, sources: readonly TaintSource[]): string {
+    const latest = sources[sources.length - 1];
+    if (!latest) return `It wants to ${sink.action}.`;
+    const turns = this.taint.turnsSince(sessionId, latest.at);
+    const ago = turns === 0 ? "earlier in this turn" : turns === 1 ? "1 turn ago" : `${turns} turns ago`;
+    const more =
+      sources.length > 1
+        ? ` (and ${sources.length - 1} earlier untrusted source${sources.length > 2 ? "s" : ""})`
+        : "";
+    return `This conversation ${describeTaint(latest)} ${ago}${more}; it now wants to ${sink.action}.`;
+  }
+}
+
+function jsonField(raw: string, key: string): string | undefined {
+  try {
+    const v = (JSON.parse(raw) as Record<string, unknown>)[key];
+    return typeof v === "string" ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Which tool calls are sinks: what, in a tainted session, could carry the owner's data out or act
+ * beyond the conversation, and so asks the owner first (docs/security.md, "Prompt-injection
+ * containment"). Egress of `web_fetch` is not classified here: the tool asks the egress gate on
+ * every hop, redirects included (egress-policy.ts).
+ *
+ * Invariant: a call this module cannot read (bad JSON, unknown shape) of a sink tool is a sink:
+ * classification fails closed.
+ */
+import type { Config } from "../../config/schema.js";
+import type { SinkKind } from "./grant-store.js";
+
+/** A sink call, described for the owner's question and the grant it may create. */
+export interface Sink {
+  kind: SinkKind;
+  /** What a "target" grant covers: a chat target, an agent, an MCP server; `*` when only session grants fit. */
+  target: string;
+  /** "send a message to telegram:999", completing "it now wants to ...". */
+  action: string;
+}
+
+/** What classification needs beyond the call. */
+export interface SinkEnv {
+  config: Config;
+  /** The chat the turn came from: a reply or file to it is not a sink. */
+  replyTarget?: string | undefined;
+  /** True when the agent has tools that are sinks (delegation to it is one). Unknown agent: true. */
+  agentHasSinks: (agentId: string | undefined) => boolean;
+}
+
+/** Workspace files whose change alters what agents do on their own: prompts, agents, skills, heartbeat. */
+const CONFIG_FILES = new Set(["agents.md", "soul.md", "tools.md", "heartbeat.md", "user.md", "identity.md"]);
+const CONFIG_DIRS = ["agents/", "skills/"];
+
+const preview = (s: unknown, n = 120): string => {
+  const t = typeof s === "string" ? s : JSON.stringify(s ?? "");
+  return t.length > n ? `${t.slice(0, n)}…` : t;
+};
+
+function str(o: Record<string, unknown>, k: string): string | undefined {
+  const v = o[k];
+  return typeof v === "string" ? v : undefined;
+}
+
+/** Normalises a workspace-relative path for the config-file check. */
+function relPath(p: string, workspace: string): string {
+  let r = p.replace(/\\/g, "/");
+  if (r.startsWith(workspace.replace(/\\/g, "/") + "/")) r = r.slice(workspace.length + 1);
+  return r.replace(/^(\.\/)+/, "").replace(/^\/+/, "");
+}
+
+/** True when a path names a workspace file that configures agents (see {@link CONFIG_FILES}). */
+export function isConfigPath(p: string, workspace: string): boolean {
+  const r = relPath(p, workspace).toLowerCase();
+  if (CONFIG_FILES.has(r)) return true;
+  return CONFIG_DIRS.some((d) => r.startsWith(d) || r === d.slice(0, -1));
+}
+
+/** The MCP server of a tool name `mcp__<server>__<tool>`, if it is one. */
+export function mcpServerOf(toolName: string): string | undefined {
+  const m = /^mcp__(.+?)__/.exec(toolName);
+  return m?.[1];
+}
+
+/** True when the MCP server is marked `trusted: true` (names are compared as the tool names spell them). */
+export function mcpTrusted(config: Config, server: string): boolean {
+  for (const [name, s] of Object.entries(config.mcp.servers))
+    if (name.replace(/[^a-zA-Z0-9_-]/g, "_") === server) return s.trusted;
+  return false;
+}
+
+/** The sink a call is, or undefined when it is not one. */
+export function classifySink(name: string, rawArgs: string, env: SinkEnv): Sink | undefined {
+  const sinkTools = [
+    "send_message",
+    "send_file",
+    "exec",
+    "cron",
+    "write_file",
+    "edit_file",
+    "delegate",
+    "dispatch",
+  ];
+  const server = mcpServerOf(name);
+  if (!sinkTools.includes(name) && server === undefined) return undefined;
+  let args: Record<string, unknown>;
+  try {
+    const parsed: unknown = rawArgs.trim() === "" ? {} : JSON.parse(rawArgs);
+    args =
+      parsed && typeof parsed === "object" && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : {};
+  } catch {
+    args = {};
+  }
+  const cfg = env.config;
+  switch (name) {
+    case "send_message": {
+      const target = str(args, "target") ?? "?";
+      if (env.replyTarget && target === env.replyTarget) return undefined;
+      return { kind: "send", target, action: `send a message to ${target}: "${preview(args.text)}"` };
+    }
+    case "send_file": {
+      const target = str(args, "target") ?? env.replyTarget;
+      if (target === undefined || target === env.replyTarget) return undefined;
+      return { kind: "send", target, action: `send the file ${preview(args.path, 80)} to ${target}` };
+    }
+    case "exec": {
+      const sb = cfg.tools.exec.sandbox;
+      // Without network the sandbox cannot send anything out; unsandboxed commands ask already.
+      if (!sb.enabled || !sb.network) return undefined;
+      return {
+        kind: "exec",
+        target: "*",
+        action: `run \`${preview(args.command, 300)}\` with network access`,
+      };
+    }
+    case "cron": {
+      const action = str(args, "action");
+      if (action === "list") return undefined;
+      return {
+        kind: "schedule",
+        target: "*",
+        action: `${action ?? "change"} a scheduled job${args.message ? `: "${preview(args.message)}"` : ""}`,
+      };
+    }
+    case "write_file":
+    case "edit_file": {
+      const p = str(args, "path");
+      if (p !== undefined && !isConfigPath(p, cfg.workspace)) return undefined;
+      return {
+        kind: "config",
+        target: "*",
+        action: `change ${p ?? "a workspace file"}, which configures agents`,
+      };
+    }
+    case "delegate":
+    case "dispatch": {
+      const action = str(args, "action");
+      if (action === "status" || action === "cancel" || action === "list") return undefined;
+      const agent = str(args, "agent");
+      if (!env.agentHasSinks(agent)) return undefined;
+      return {
+        kind: "delegate",
+        target: agent ?? "*",
+        action: `hand a task to agent ${agent ?? "(chosen by capability)"}, which can send or change things: "${preview(args.message)}"`,
+      };
+    }
+    default: {
+      if (server === undefined || mcpTrusted(cfg, server)) return undefined;
+      return {
+        kind: "mcp",
+        target: server,
+        action: `call ${name} of the untrusted MCP server ${server} with ${preview(args, 200)}`,
+      };
+    }
+  }
+}
