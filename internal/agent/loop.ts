@@ -24,7 +24,6 @@ import {
   type Usage,
 } from "../models/types.js";
 import type { ToolContext, ToolResult, ToolSet } from "../tools/tool.js";
-import { clause } from "../models/provider-hint.js";
 import { promptParts, type PromptParts } from "./prompt-parts.js";
 import { parseArgs, toolImagesMessage, userMessageFor } from "./loop-messages.js";
 
