@@ -47,7 +47,7 @@ export function StackedBars(props: {
       legend: { live: true },
       cursor: { points: { show: false } },
       series: [
-        { value: (_u, v) => (v == null ? "" : new Date(v * 1000).toISOString().slice(0, 10)) },
+        { label: "Day", value: (_u, v) => (v == null ? "" : new Date(v * 1000).toISOString().slice(0, 10)) },
         ...order.map((i) => ({
           label: props.series[i]!.label,
           stroke: COLORS[i % COLORS.length]!,

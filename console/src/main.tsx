@@ -13,6 +13,7 @@ import { Agents } from "./views/agents";
 import { Approvals } from "./views/approvals";
 import { Cron } from "./views/cron";
 import { Logs } from "./views/logs";
+import { Memory } from "./views/memory";
 import { Overview } from "./views/overview";
 import { SessionView } from "./views/session-view";
 import { Sessions } from "./views/sessions";
@@ -24,6 +25,7 @@ const VIEWS: [string, string][] = [
   ["usage", "Usage"],
   ["sessions", "Sessions"],
   ["traces", "Traces"],
+  ["memory", "Memory"],
   ["cron", "Cron"],
   ["approvals", "Approvals"],
   ["agents", "Agents"],
@@ -102,6 +104,9 @@ function App() {
     case "traces":
       body = <Traces id={a} />;
       break;
+    case "memory":
+      body = <Memory />;
+      break;
     case "cron":
       body = <Cron />;
       break;
@@ -151,7 +156,7 @@ function App() {
         </button>
       </header>
       <div class="layout">
-        <nav id="nav" class={navOpen ? "open" : ""} aria-label="console">
+        <nav id="nav" class={navOpen ? "side open" : "side"} aria-label="console">
           {VIEWS.map(([id, label]) => (
             <a
               key={id}

@@ -1,6 +1,6 @@
 /** Shared bits of the console's views: formatting, cards, errors, buttons that report their outcome. */
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 
 /**
  * The one money format (internal/core/money.ts): `$0.15`, `$0.0031`; `≈$0.15` when the figure counts
@@ -60,7 +60,7 @@ export function Card(props: {
   return (
     <section class="card" id={props.id} aria-label={props.title}>
       <header>
-        <h2>{props.title}</h2>
+        <h2 title={props.title}>{props.title}</h2>
         {props.actions && <div class="actions">{props.actions}</div>}
       </header>
       {props.children}
@@ -78,13 +78,15 @@ export function ErrorLine(props: { error: string | undefined }) {
 
 export function Badge(props: { state: string; children?: ComponentChildren }) {
   const s = props.state;
-  const tone = /^(ok|connected|ran|running|open|approved)$/.test(s)
+  const tone = /^(ok|connected|ran|open|approved)$/.test(s)
     ? "good"
     : /^(error|failed|denied|expired|disconnected|crashed)$/.test(s)
       ? "bad"
-      : /^(degraded|reconnecting|skipped|paused|stopped|connecting)$/.test(s)
+      : /^(degraded|reconnecting|skipped|paused|stopped|connecting|aborted|waiting.*)$/.test(s)
         ? "warn"
-        : "neutral";
+        : /^(running|pending)$/.test(s)
+          ? "info"
+          : "neutral";
   return (
     <span class={`badge ${tone}`} data-state={s}>
       {props.children ?? s}
@@ -135,4 +137,36 @@ export function ActionButton(props: {
 
 export function Empty(props: { children: ComponentChildren }) {
   return <p class="empty">{props.children}</p>;
+}
+
+/**
+ * A data table that reflows on a phone: below 640 px each row is a card and each cell is labelled by
+ * its column header (copied here into `data-label`, so the views write plain <th>/<td>).
+ */
+export function Table(props: { children: ComponentChildren; id?: string; label?: string }) {
+  const ref = useRef<HTMLTableElement>(null);
+  useLayoutEffect(() => {
+    const t = ref.current;
+    if (!t) return;
+    const heads = Array.from(t.querySelectorAll("thead th")).map((th) => th.textContent?.trim() ?? "");
+    for (const tr of Array.from(t.querySelectorAll("tbody tr")))
+      Array.from(tr.children).forEach((td, i) => td.setAttribute("data-label", heads[i] ?? ""));
+  });
+  return (
+    <div class="scroll">
+      <table ref={ref} class="reflow" id={props.id} aria-label={props.label}>
+        {props.children}
+      </table>
+    </div>
+  );
+}
+
+/** A moment in one style everywhere: relative ("5 min ago") with the absolute date on hover. */
+export function When(props: { ms: number | null | undefined }) {
+  if (!props.ms) return <span>—</span>;
+  return (
+    <time dateTime={new Date(props.ms).toISOString()} title={fmtTime(props.ms)}>
+      {fmtAgo(props.ms)}
+    </time>
+  );
 }

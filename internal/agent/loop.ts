@@ -24,6 +24,7 @@ import {
   type Usage,
 } from "../models/types.js";
 import type { ToolContext, ToolResult, ToolSet } from "../tools/tool.js";
+import { promptParts, type PromptParts } from "./prompt-parts.js";
 import { parseArgs, toolImagesMessage, userMessageFor } from "./loop-messages.js";
 
 /** Verdict of a loop guard on one tool call (see internal/agent/loop-detection). */
@@ -62,7 +63,20 @@ export interface LoopHooks {
    * Usage of one model call. `cost` (USD) is set by an engine that is told the price by its backend
    * (claude-cli's `total_cost_usd`); otherwise the host prices the call from `models.pricing`.
    */
-  onUsage?(u: { usage: Usage; provider: string; model: string; raw: unknown; cost?: number }): void;
+  onUsage?(u: {
+    usage: Usage;
+    provider: string;
+    model: string;
+    raw: unknown;
+    cost?: number;
+    /** How long the call took (ms, including retries after an overflow) and what its prompt held. */
+    durationMs?: number;
+    prompt?: PromptParts;
+    /** Calls retried after a context overflow (each after a compaction). */
+    overflowRetries?: number;
+    /** The history was compacted just before this call. */
+    compacted?: boolean;
+  }): void;
   /** Wraps one tool execution (tracing). */
   onToolCall?(call: ToolCall, run: () => Promise<ToolResult>): Promise<ToolResult>;
 }
@@ -138,6 +152,8 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
       };
     const replaced = await hooks.beforeModelCall?.(messages, iteration);
     if (replaced) messages = replaced;
+    const callT0 = performance.now();
+    let prompt: PromptParts | undefined;
     const stop = hooks.gate?.(messages, iteration);
     if (stop) {
       yield { type: "error", runId, code: stop.code, message: stop.message };
@@ -168,6 +184,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         const toolChoice = iteration === 1 || client?.toolChoice === "none" ? client?.toolChoice : undefined;
         // The client's functions shadow the agent's tools of the same name.
         const specs = [...opts.tools.specs(loaded).filter((t) => !clientNames.has(t.name)), ...clientSpecs];
+        prompt = promptParts(messages, specs);
         const req = {
           messages,
           ...(specs.length > 0 ? { tools: specs } : {}),
@@ -267,6 +284,10 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         provider: provider ?? "",
         model: (model ?? "").split("/").slice(1).join("/"),
         raw: undefined,
+        durationMs: performance.now() - callT0,
+        ...(prompt ? { prompt } : {}),
+        ...(overflowAttempts > 0 ? { overflowRetries: overflowAttempts } : {}),
+        ...(replaced ? { compacted: true } : {}),
       });
     }
     hooks.onAssistantMessage?.({

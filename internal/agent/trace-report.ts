@@ -38,6 +38,31 @@ function usageOf(meta: string | null): Usage {
   }
 }
 
+/** The breakdown and retry marks a model call's meta may carry (absent on older rows). */
+function extrasOf(meta: string | null): Partial<TraceCall> {
+  if (!meta) return {};
+  try {
+    const m = JSON.parse(meta) as Record<string, unknown>;
+    const out: Partial<TraceCall> = {};
+    const p = m.prompt as Record<string, unknown> | undefined;
+    if (p && typeof p === "object") {
+      const n = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
+      out.prompt = {
+        system: n(p.system),
+        tools: n(p.tools),
+        history: n(p.history),
+        tool_results: n(p.tool_results),
+        new_message: n(p.new_message),
+      };
+    }
+    if (typeof m.overflowRetries === "number") out.overflow_retries = m.overflowRetries;
+    if (m.compacted === true) out.compacted = true;
+    return out;
+  } catch {
+    return {};
+  }
+}
+
 /**
  * Builds the report from stored trace rows; undefined when no record has that request id. A model
  * call without a price counts at `budgets.default_price`, as the budgets count it, and is marked
@@ -97,6 +122,7 @@ export function buildTraceReport(
       const c = priced ?? costWithDefault(config, provider, model, u);
       call.usage = u;
       call.cost = c;
+      Object.assign(call, extrasOf(r.meta));
       if (priced === null && provider !== "echo") {
         call.estimated = true;
         unpriced++;

@@ -24,6 +24,16 @@ export interface TraceCall {
    */
   cost?: number | null;
   /**
+   * Model calls recorded since the breakdown was added: the prompt's characters per part (system
+   * prompt, tool schemas, earlier history, tool results, the new message), to be scaled to
+   * `usage.input` as an estimate.
+   */
+  prompt?: { system: number; tools: number; history: number; tool_results: number; new_message: number };
+  /** Model calls: retries after a context overflow (each after a compaction). */
+  overflow_retries?: number;
+  /** Model calls: the history was compacted just before this call. */
+  compacted?: boolean;
+  /**
    * `taint` and `approval` records (prompt-injection containment): the sources of the session's
    * taint, or the sink, its target and the decision.
    */

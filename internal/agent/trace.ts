@@ -185,8 +185,11 @@ export class TraceRecorder {
     kind: TraceStart["kind"];
     name: string;
     meta?: unknown;
+    /** How long the call took: the row then starts that long before now (a bar on the timeline). */
+    durationMs?: number;
   }): void {
     const now = this.now();
+    const started = t.durationMs && t.durationMs > 0 ? now - Math.round(t.durationMs) : now;
     this.q.push({
       k: "ins",
       id: this.q.allocateId(),
@@ -200,7 +203,7 @@ export class TraceRecorder {
         null,
         null,
         "ok",
-        now,
+        started,
         now,
         t.meta ? JSON.stringify(t.meta) : null,
       ],

@@ -192,7 +192,14 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         depth,
         kind: "model",
         name: `${u.provider}/${u.model}`,
-        meta: u.usage,
+        // Usage plus, for the console's timeline and token breakdown, where the prompt went.
+        meta: {
+          ...u.usage,
+          ...(u.prompt ? { prompt: u.prompt } : {}),
+          ...(u.overflowRetries ? { overflowRetries: u.overflowRetries } : {}),
+          ...(u.compacted ? { compacted: true } : {}),
+        },
+        ...(u.durationMs !== undefined ? { durationMs: u.durationMs } : {}),
       };
       // The loop reports the call's answer right after, in the same synchronous run: both are written
       // in that answer's commit. Never held across an await: what no answer claimed by the end of this
@@ -264,9 +271,14 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       const status =
         outcome.finishReason === "aborted" ? "aborted" : outcome.finishReason === "error" ? "error" : "ok";
       try {
+        // A failed turn keeps its cause in the transcript (the console and the web chat show it);
+        // history.ts never sends an error-status answer back to the model.
+        const content =
+          outcome.text ||
+          (status === "error" && outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : "");
         finalStored = sessions.append(persistSession.id, {
           role: "assistant",
-          content: outcome.text,
+          content,
           ...(outcome.model ? { model: outcome.model } : {}),
           finishReason: outcome.finishReason,
           status,

@@ -98,6 +98,8 @@ function historyEntry(m: StoredMessage): Record<string, unknown> {
     ...(m.tool_name ? { toolName: m.tool_name } : {}),
     ...(m.tool_calls ? { toolCalls: safeJson(m.tool_calls) } : {}),
     ...(m.model ? { model: m.model } : {}),
+    ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}),
+    ...(m.request_id ? { requestId: m.request_id } : {}),
   };
 }
 
@@ -300,12 +302,30 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
         // A compacted session starts with its summary: show it so the client knows what came before.
         (m.role === "system" && m.status === "summary"),
     );
-    return {
-      sessionKey,
-      sessionId: head.id,
-      agentId: head.agent_id,
-      messages: shown.slice(-limit).map(historyEntry),
-    };
+    const page = shown.slice(-limit).map(historyEntry);
+    // A reply keeps its token count after a reload: the usage of its request, on its last answer.
+    const ids = [...new Set(page.map((m) => m.requestId).filter((x): x is string => typeof x === "string"))];
+    if (ids.length > 0) {
+      const totals = new Map(
+        rt.ctx.db
+          .prepare<[string], { request_id: string; total: number }>(
+            `SELECT request_id, SUM(total) AS total FROM usage
+             WHERE request_id IN (SELECT value FROM json_each(?)) GROUP BY request_id`,
+          )
+          .all(JSON.stringify(ids))
+          .map((r) => [r.request_id, r.total] as const),
+      );
+      const seen = new Set<string>();
+      for (let i = page.length - 1; i >= 0; i--) {
+        const m = page[i]!;
+        const id = m.requestId;
+        if (m.role !== "assistant" || typeof id !== "string" || seen.has(id)) continue;
+        seen.add(id);
+        const total = totals.get(id);
+        if (total) m.tokens = total;
+      }
+    }
+    return { sessionKey, sessionId: head.id, agentId: head.agent_id, messages: page };
   };
 
   const list: MethodHandler = (p) => {

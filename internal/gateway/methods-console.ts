@@ -1,11 +1,14 @@
 /**
  * Websocket methods the owner's console needs beyond the chat and admin sets (docs/gateway-protocol.md):
  * system.info, usage.daily, usage.sessions, sessions.search, sessions.model, pairing.revoke,
- * cron.pause / cron.resume, heartbeat.runs (approvals.* are methods-approvals.ts'). Like every method
+ * cron.pause / cron.resume, heartbeat.runs, memory.entries (approvals.* are methods-approvals.ts'). Like every method
  * they are reachable only after an authenticated `connect`; nothing here is a console-only back door (the CLI may use them too).
  */
 import type { PairingStore } from "../channels/common/pairing.js";
-import { MethodError } from "./protocol.js";
+import { resolve } from "node:path";
+import { isWorkspaceError } from "../workspace/workspace-error.js";
+import { MemoryEditError, editMemoryEntry, memoryEntries } from "./memory-entries.js";
+import { MethodError, type Params } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import { dailyUsage, topSessions } from "./usage-report.js";
 import type { MethodHandler } from "./ws-server.js";
@@ -53,6 +56,36 @@ function memoryNotes(rt: GatewayRuntime): { files: number; bytes: number } | nul
   } catch {
     return null;
   }
+}
+
+/** `line`, required: the entry's first line in its file. */
+function needLine(p: Params): number {
+  const line = p.optInt("line", 1, 1_000_000);
+  if (line === undefined)
+    throw new MethodError("invalid_params", "line is required (the entry's line, from memory.entries)");
+  return line;
+}
+
+/** One owner edit of a memory entry, with its refusals as method errors. */
+function memoryEdit(
+  rt: GatewayRuntime,
+  file: string,
+  line: number,
+  text: string,
+  replacement: string | null,
+) {
+  try {
+    editMemoryEntry(resolve(rt.ctx.config().workspace), { file, line, text, replacement });
+  } catch (err) {
+    if (err instanceof MemoryEditError) throw new MethodError(err.code, err.message);
+    if (isWorkspaceError(err)) throw new MethodError("forbidden", `${file}: ${err.message}`);
+    throw err;
+  }
+  rt.ctx.logger.info(
+    { file, line, forgot: replacement === null },
+    "memory entry changed by the owner over the gateway",
+  );
+  return { ok: true };
 }
 
 export function consoleMethods(
@@ -207,5 +240,9 @@ export function consoleMethods(
         return { runs: hb.recentRuns(p.optInt("limit", 1, 200) ?? 20) };
       },
     ],
+    // What the assistant remembers (MEMORY.md and memory/), read through the workspace door.
+    ["memory.entries", () => memoryEntries(rt.ctx.db, resolve(rt.ctx.config().workspace))],
+    ["memory.edit", (p) => memoryEdit(rt, p.str("file"), needLine(p), p.str("text"), p.str("replacement"))],
+    ["memory.forget", (p) => memoryEdit(rt, p.str("file"), needLine(p), p.str("text"), null)],
   ];
 }

@@ -21,6 +21,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -41,7 +42,7 @@ import {
 } from "./walk.js";
 import { WorkspaceError } from "./workspace-error.js";
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
+const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 /** Default read cap: far above any prompt file or note, far below what would hurt. */
 export const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
@@ -274,6 +275,52 @@ export function ensureWorkspaceDirSync(root: string, rel: string): void {
     if (st && !st.isDirectory())
       throw new WorkspaceError("NOT_A_DIR", `"${joinRel(dir, w.name)}" is not a folder`);
     if (!st) mkdirSync(childRef(dir, w.name), { mode: 0o700 });
+  } finally {
+    closeDirs(w.dirs);
+  }
+}
+
+/**
+ * Rewrites an existing workspace file in place: `change` gets its text and returns the new text (or
+ * throws to leave it untouched). Same invariants as an append: no link followed at any step, regular
+ * files only, capped at `maxBytes`, refused when the file has other names (hard links); never creates.
+ * The owner's memory edits (the console's Memory view) are the caller.
+ */
+export function rewriteWorkspaceFileSync(
+  root: string,
+  rel: string,
+  change: (text: string) => string,
+  opts: { maxBytes?: number } = {},
+): void {
+  const max = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+  const w = walkToParent(root, rel, false);
+  if (!w) throw new WorkspaceError("FILE_NOT_FOUND", `the folder of "${rel}" does not exist`);
+  try {
+    const dir = w.dirs[w.dirs.length - 1] as WalkedDir;
+    const shown = joinRel(dir, w.name);
+    let fd: number;
+    try {
+      fd = openSync(childRef(dir, w.name), O_RDWR | O_NOFOLLOW | O_NONBLOCK);
+    } catch (err) {
+      throw openError(err, childRef(dir, w.name), shown);
+    }
+    try {
+      const st = checkOpened(fd, shown, max);
+      checkSingleLink(st, shown);
+      const buf = Buffer.alloc(Number(st.size));
+      let got = 0;
+      while (got < buf.length) {
+        const n = readSync(fd, buf, got, buf.length - got, got);
+        if (n === 0) break;
+        got += n;
+      }
+      const next = Buffer.from(change(buf.subarray(0, got).toString("utf8")), "utf8");
+      ftruncateSync(fd, 0);
+      let off = 0;
+      while (off < next.length) off += writeSync(fd, next, off, next.length - off, off);
+    } finally {
+      closeSync(fd);
+    }
   } finally {
     closeDirs(w.dirs);
   }

@@ -225,4 +225,69 @@ describe("call trees", () => {
     expect(refused).toMatchObject({ name: "delegate", status: "error", depth: 1 });
     expect(t.body.totals).toMatchObject({ requests: 2, max_depth: 1, model_calls: 4, tool_calls: 2 });
   });
+
+  it("GET /api/traces lists recent turns: newest, costliest, failed, with a clear error for a bad filter", async () => {
+    // A failed turn: the model answers 500 and retries are off.
+    h.fake.enqueue({ error: { status: 400, message: "upstream refused the request" } });
+    const s = await api.req<{ id: string }>("POST", "/api/agents/main/sessions", {});
+    await api.req("POST", `/api/agents/main/sessions/${s.body.id}/messages`, { message: "this one fails" });
+    type Item = {
+      request_id: string;
+      status: string;
+      cost: number;
+      tokens: number;
+      model_calls: number;
+      turns: number;
+      error: string | null;
+      duration_ms: number | null;
+    };
+    const newest = await api.req<{ traces: Item[] }>("GET", "/api/traces?limit=10");
+    expect(newest.status).toBe(200);
+    expect(newest.body.traces.length).toBeGreaterThanOrEqual(3);
+    expect(newest.body.traces[0]).toMatchObject({ status: "error" });
+    expect(newest.body.traces[0]!.error).toMatch(/.+/);
+    const costliest = await api.req<{ traces: Item[] }>("GET", "/api/traces?sort=costliest");
+    const costs = costliest.body.traces.map((t) => t.cost);
+    expect(costs).toEqual([...costs].sort((a, b) => b - a));
+    // A delegated tree (the earlier tests): two turns, its model calls priced from models.pricing.
+    expect(costliest.body.traces[0]!.turns).toBe(2);
+    expect(costliest.body.traces[0]!.model_calls).toBeGreaterThanOrEqual(3);
+    expect(costliest.body.traces[0]!.cost).toBeGreaterThan(0);
+    // Its model calls say where their prompt went, and each is a span (a bar on the timeline).
+    const tree = await api.req<TraceReport>("GET", `/api/traces/${costliest.body.traces[0]!.request_id}`);
+    const models = tree.body.calls.filter((c) => c.kind === "model");
+    expect(models.length).toBeGreaterThan(0);
+    for (const m of models) {
+      expect(m.prompt).toBeDefined();
+      expect(m.ended_at).toBeGreaterThanOrEqual(m.started_at);
+    }
+    // The first call of the root turn: the new message is the owner's, there is a system prompt and tools.
+    expect(models[0]!.prompt).toMatchObject({ tool_results: 0 });
+    expect(models[0]!.prompt!.new_message).toBeGreaterThan(0);
+    expect(models[0]!.prompt!.system).toBeGreaterThan(0);
+    expect(models[0]!.prompt!.tools).toBeGreaterThan(0);
+    // The call after a tool call carries its result.
+    expect(models.some((m) => m.prompt!.tool_results > 0)).toBe(true);
+    const failed = await api.req<{ traces: Item[] }>("GET", "/api/traces?status=failed");
+    expect(failed.body.traces.length).toBeGreaterThan(0);
+    expect(failed.body.traces.every((t) => t.status === "error" || t.status === "aborted")).toBe(true);
+    const slowest = await api.req<{ traces: Item[] }>("GET", "/api/traces?sort=slowest");
+    const durs = slowest.body.traces.map((t) => t.duration_ms ?? -1);
+    expect(durs).toEqual([...durs].sort((a, b) => b - a));
+    const bad = await api.req<{ error: { code: string; message: string } }>(
+      "GET",
+      "/api/traces?sort=cheapest",
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: "invalid_sort" });
+    expect(bad.body.error.message).toBe('sort must be newest, slowest or costliest; got "cheapest"');
+  });
+
+  it("GET /api/traces refuses a stranger without the token, and a wrong token", async () => {
+    const none = await fetch(`${h.base}/api/traces`);
+    expect(none.status).toBe(401);
+    expect(await none.text()).not.toContain("request_id");
+    const wrong = await fetch(`${h.base}/api/traces`, { headers: { authorization: "Bearer not-the-token" } });
+    expect(wrong.status).toBe(401);
+  });
 });

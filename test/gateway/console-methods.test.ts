@@ -5,7 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+  readdirSync,
+} from "node:fs";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import { GatewayClient, GatewayClientError } from "../../internal/gateway/client.js";
@@ -26,6 +34,9 @@ const NEW_METHODS = [
   "cron.pause",
   "cron.resume",
   "heartbeat.runs",
+  "memory.entries",
+  "memory.edit",
+  "memory.forget",
 ];
 let h: GatewayHarness;
 let c: GatewayClient;
@@ -259,5 +270,118 @@ describe("console websocket methods", () => {
     });
     expect((info.memory as { rss: number }).rss).toBeGreaterThan(0);
     expect(info.notes).toEqual({ files: expect.any(Number), bytes: expect.any(Number) });
+  });
+
+  it("memory.entries lists facts and notes with where each came from, and never follows a planted link", async () => {
+    const ws = join(h.dir, "workspace");
+    // A fact written by a turn (memory_write), so it has an origin.
+    h.fake.enqueue(
+      {
+        toolCalls: [
+          { name: "memory_write", arguments: { text: "The owner's cat is called Miso", kind: "fact" } },
+        ],
+      },
+      { text: "Noted." },
+    );
+    await c.request("chat.send", {
+      sessionKey: "memory-test",
+      message: "remember my cat",
+      wait: true,
+    });
+    mkdirSync(join(ws, "memory"), { recursive: true });
+    writeFileSync(
+      join(ws, "memory", "2026-11-20.md"),
+      "# 2026-11-20\n\n- 09:15 Called the plumber\n  about the leak\n",
+    );
+    // Planted by a sandboxed command: a note file that is a link to a file outside the workspace.
+    const outside = join(h.dir, "outside-secret.txt");
+    writeFileSync(outside, "- 10:00 SECRET-OUTSIDE-THE-WORKSPACE\n");
+    symlinkSync(outside, join(ws, "memory", "2026-11-21.md"));
+    const r = await c.request<{
+      entries: {
+        kind: string;
+        file: string;
+        line: number;
+        date: string | null;
+        text: string;
+        origin: { request_id: string | null } | null;
+      }[];
+      refused: string[];
+    }>("memory.entries", {});
+    const fact = r.entries.find((e) => e.text === "The owner's cat is called Miso");
+    expect(fact).toMatchObject({ kind: "fact", file: "MEMORY.md" });
+    expect(fact!.origin?.request_id).toMatch(/.+/);
+    const note = r.entries.find((e) => e.file === "memory/2026-11-20.md");
+    expect(note).toMatchObject({
+      kind: "note",
+      line: 3,
+      date: "2026-11-20 09:15",
+      text: "Called the plumber\nabout the leak",
+    });
+    expect(JSON.stringify(r.entries)).not.toContain("SECRET-OUTSIDE");
+    expect(r.refused.join("\n")).toContain("memory/2026-11-21.md");
+  });
+
+  it("memory.edit and memory.forget change one entry through the door; a stale or planted file is refused", async () => {
+    const ws = join(h.dir, "workspace");
+    writeFileSync(
+      join(ws, "MEMORY.md"),
+      "# Memory\n\n- Likes jazz (2026-11-01)\n- Lives in Lyon\n  near the river (2026-11-02)\n- Has a bike (2026-11-03)\n",
+    );
+    const list = async () =>
+      (await c.request<{ entries: { file: string; line: number; text: string }[] }>("memory.entries", {}))
+        .entries;
+    const lyon = (await list()).find((e) => e.text.startsWith("Lives in Lyon"))!;
+    expect(lyon).toMatchObject({ file: "MEMORY.md", line: 4, text: "Lives in Lyon\nnear the river" });
+    await c.request("memory.edit", {
+      file: "MEMORY.md",
+      line: 4,
+      text: lyon.text,
+      replacement: "Lives in Grenoble",
+    });
+    expect(readFileSync(join(ws, "MEMORY.md"), "utf8")).toBe(
+      "# Memory\n\n- Likes jazz (2026-11-01)\n- Lives in Grenoble (2026-11-02)\n- Has a bike (2026-11-03)\n",
+    );
+    // What the owner saw is gone (stale): refused, nothing written.
+    await expect(
+      c.request("memory.forget", { file: "MEMORY.md", line: 4, text: lyon.text }),
+    ).rejects.toMatchObject({ code: "conflict" });
+    await c.request("memory.forget", { file: "MEMORY.md", line: 3, text: "Likes jazz" });
+    expect(readFileSync(join(ws, "MEMORY.md"), "utf8")).toBe(
+      "# Memory\n\n- Lives in Grenoble (2026-11-02)\n- Has a bike (2026-11-03)\n",
+    );
+    // Only memory files: anything else is refused by name.
+    await expect(c.request("memory.forget", { file: "AGENTS.md", line: 1, text: "x" })).rejects.toMatchObject(
+      { code: "invalid_params" },
+    );
+    await expect(
+      c.request("memory.forget", { file: "memory/../MEMORY.md", line: 3, text: "x" }),
+    ).rejects.toMatchObject({ code: "invalid_params" });
+    // A note file planted as a link to a file outside: refused, the outside file untouched.
+    const outside = join(h.dir, "outside-notes.txt");
+    writeFileSync(outside, "# x\n\n- 10:00 keep me\n");
+    symlinkSync(outside, join(ws, "memory", "2026-11-22.md"));
+    await expect(
+      c.request("memory.forget", { file: "memory/2026-11-22.md", line: 3, text: "keep me" }),
+    ).rejects.toMatchObject({ code: "forbidden" });
+    expect(readFileSync(outside, "utf8")).toBe("# x\n\n- 10:00 keep me\n");
+    // A hard link to an outside file: refused as well.
+    const outside2 = join(h.dir, "outside-hard.txt");
+    writeFileSync(outside2, "# y\n\n- 11:00 keep me too\n");
+    linkSync(outside2, join(ws, "memory", "2026-11-23.md"));
+    await expect(
+      c.request("memory.forget", { file: "memory/2026-11-23.md", line: 3, text: "keep me too" }),
+    ).rejects.toMatchObject({ code: "forbidden" });
+    expect(readFileSync(outside2, "utf8")).toBe("# y\n\n- 11:00 keep me too\n");
+    // A note keeps its time when edited.
+    await c.request("memory.edit", {
+      file: "memory/2026-11-20.md",
+      line: 3,
+      text: "Called the plumber\nabout the leak",
+      replacement: "Called the plumber; fixed",
+    });
+    expect(readFileSync(join(ws, "memory", "2026-11-20.md"), "utf8")).toBe(
+      "# 2026-11-20\n\n- 09:15 Called the plumber; fixed\n",
+    );
   });
 });

@@ -24,7 +24,7 @@ if (!chromium) console.warn("console browser test SKIPPED: Chromium not found (a
 const TOKEN = "console-token-8f2d41";
 const SHOTS = join(REPO_ROOT, "test-artifacts", "console");
 const owner: FakeUser = { id: 4242, first_name: "Owner" };
-const DESKTOP = { width: 1280, height: 900 };
+const DESKTOP = { width: 1440, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
 let llm: FakeOpenAI;
@@ -46,7 +46,11 @@ function daemonConfig(): Record<string, unknown> {
     // One limit, so the usage view shows spend against it.
     budgets: { overall: { daily_usd: 5 } },
     // Short sessions can be compacted (the test compacts one of six messages).
-    agents: { defaults: { compact: { keep_last_n: 2 } } },
+    agents: {
+      defaults: { compact: { keep_last_n: 2 } },
+      // A second agent on a model without a price, with a long name (the tables must hold it).
+      "research-assistant-for-long-running-projects": { model: "fake/unpriced-experimental-model-2026" },
+    },
     // Every command waits for the owner (inside the sandbox commands otherwise run without asking).
     tools: { exec: { ask: "always" } },
     channels: {
@@ -64,15 +68,153 @@ function daemonConfig(): Record<string, unknown> {
   };
 }
 
+/**
+ * What a person would see wrong on the page as it is now (empty when nothing): checked on every
+ * screenshot. Runs in the page.
+ */
+function layoutProblems(phone: boolean): Promise<string[]> {
+  return page.evaluate((phone) => {
+    const out: string[] = [];
+    const vw = document.documentElement.clientWidth;
+    const visible = (e: Element): boolean => {
+      const r = e.getBoundingClientRect();
+      const cs = getComputedStyle(e);
+      return r.width > 0 && r.height > 0 && cs.visibility !== "hidden" && cs.display !== "none";
+    };
+    const name = (e: Element): string =>
+      `${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""}.${e.className} "${(e.textContent ?? "").trim().slice(0, 40)}"`;
+    if (phone && document.documentElement.scrollWidth > vw)
+      out.push(`horizontal overflow: ${document.documentElement.scrollWidth} > ${vw}`);
+    // A header, badge, pager or menu label on more than one line is broken (they are short labels).
+    const lines = (e: Element): number => {
+      const range = document.createRange();
+      range.selectNodeContents(e);
+      // Line boxes: rects that do not overlap vertically (a smaller badge on the same line overlaps).
+      const rects = Array.from(range.getClientRects())
+        .filter((r) => r.width > 1)
+        .sort((a, b) => a.top - b.top);
+      let n = 0;
+      let bottom = -Infinity;
+      for (const r of rects) {
+        if (r.top >= bottom - 2) n++;
+        bottom = Math.max(bottom, r.bottom);
+      }
+      return n;
+    };
+    for (const e of Array.from(
+      document.querySelectorAll(
+        "th, .badge, .pager > span, nav.side a, .view-title, .card > header h2, button",
+      ),
+    ))
+      if (visible(e) && !e.closest(".u-legend") && lines(e) > 1)
+        out.push(`broken over ${lines(e)} lines: ${name(e)}`);
+    // Labels must not overlap one another (one inside the other is fine).
+    const labels = Array.from(
+      document.querySelectorAll(
+        "main h1, main h2, th, .badge, .pager, .pager > *, .card > header, .tl-label, .tl-num, .conn, .top a, .top button",
+      ),
+    ).filter(visible);
+    for (let i = 0; i < labels.length; i++)
+      for (let j = i + 1; j < labels.length; j++) {
+        const a = labels[i]!,
+          b = labels[j]!;
+        if (a.contains(b) || b.contains(a)) continue;
+        const r = a.getBoundingClientRect(),
+          q = b.getBoundingClientRect();
+        const ox = Math.min(r.right, q.right) - Math.max(r.left, q.left);
+        const oy = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
+        if (ox > 2 && oy > 2) out.push(`overlap: ${name(a)} / ${name(b)}`);
+      }
+    // Every table column visible, or deliberately hidden (a reflowed table's header: cells carry labels).
+    for (const t of Array.from(document.querySelectorAll("main table")).filter(visible)) {
+      const box = (t.closest(".scroll") ?? t.parentElement!).getBoundingClientRect();
+      for (const c of Array.from(t.querySelectorAll("th, td")).filter(visible)) {
+        const r = c.getBoundingClientRect();
+        if (r.right > box.right + 1 || r.right > vw + 1) out.push(`table cell off the edge: ${name(c)}`);
+      }
+      if (phone && t.classList.contains("reflow"))
+        for (const td of Array.from(t.querySelectorAll("td")).filter(visible))
+          if (!td.hasAttribute("data-label")) out.push(`reflowed cell without its column label: ${name(td)}`);
+    }
+    return out;
+  }, phone);
+}
+
+/** Screenshots of the view at 1440 and 390 px, light and dark, each checked by layoutProblems. */
 async function shoot(name: string): Promise<void> {
   // Let the chart and lists settle after the last event-driven reload.
   await page.waitForTimeout(400);
-  await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`), fullPage: true });
-  await page.setViewportSize(PHONE);
-  await page.waitForTimeout(300);
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
-  await page.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
+  const problems: string[] = [];
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const [w, vp] of [
+      ["1440", DESKTOP],
+      ["390", PHONE],
+    ] as const) {
+      await page.setViewportSize(vp);
+      await page.waitForTimeout(250);
+      for (const p of await layoutProblems(vp === PHONE)) problems.push(`${name} ${w} ${scheme}: ${p}`);
+      await page.screenshot({ path: join(SHOTS, `${name}-${w}-${scheme}.png`), fullPage: true });
+    }
+  }
+  await page.emulateMedia({ colorScheme: "light" });
   await page.setViewportSize(DESKTOP);
+  expect(problems).toEqual([]);
+}
+
+/** `/api` with the owner's token (realistic data for the screenshots). */
+async function rest<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const r = await fetch(d.url + path, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return (await r.json()) as T;
+}
+
+/** Many sessions with long titles and markdown answers, an unpriced agent's chats, and a failed turn. */
+async function seedRealisticData(): Promise<{ plan: string; failed: string }> {
+  const say = async (agent: string, message: string): Promise<string> => {
+    const s = await rest<{ id: string }>("POST", `/api/agents/${agent}/sessions`, {});
+    await rest("POST", `/api/agents/${agent}/sessions/${s.id}/messages`, { message });
+    return s.id;
+  };
+  // Something to remember, written by a turn (the memory view shows where it came from).
+  llm.enqueue(
+    {
+      toolCalls: [
+        {
+          name: "memory_write",
+          arguments: { text: "The owner prefers tea to coffee, and green tea after 4 pm", kind: "fact" },
+        },
+      ],
+    },
+    { text: "I'll remember that." },
+  );
+  await say("main", "Remember that I prefer tea to coffee, and green tea after 4 pm.");
+  const ids: string[] = [];
+  for (let i = 1; i <= 7; i++) {
+    llm.enqueue({
+      text: `## Plan ${i}\n\n- **first** step with \`code\`\n- second step\n\nSee [the docs](https://example.org/docs).`,
+      usage: { prompt_tokens: 1200 * i, completion_tokens: 300 * i, total_tokens: 1500 * i },
+    });
+    ids.push(
+      await say(
+        "main",
+        `Could you draft plan number ${i} for the quarterly review of the household budget and the garden?`,
+      ),
+    );
+  }
+  for (let i = 1; i <= 2; i++) {
+    llm.enqueue({ text: `Research note ${i}: nothing conclusive yet.` });
+    await say(
+      "research-assistant-for-long-running-projects",
+      `Summarise what is known about topic ${i}, with sources.`,
+    );
+  }
+  llm.enqueue({ error: { status: 400, message: "The model refused: the request was malformed (test)." } });
+  const failed = await say("main", "This turn fails at the model.");
+  return { plan: ids[ids.length - 1]!, failed };
 }
 
 async function go(route: string, ready: string): Promise<void> {
@@ -129,6 +271,13 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await page.waitForSelector('[data-channel="telegram"] .badge[data-state="connected"]', {
       timeout: 30_000,
     });
+    // On a phone the menu holds Log out.
+    await page.setViewportSize(PHONE);
+    await page.click("button.menu");
+    expect(await page.isVisible("nav.side .nav-logout")).toBe(true);
+    await page.click("button.menu");
+    await page.setViewportSize(DESKTOP);
+    const seeded = await seedRealisticData();
     await shoot("overview");
 
     // A chat message from the owner on Telegram; its cost shows on today's usage.
@@ -149,7 +298,8 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
       undefined,
       { timeout: 20_000 },
     );
-    expect(await page.textContent("#today-cost")).toMatch(/^\$0\.0\d+/);
+    // ≈: the unpriced agent's calls count at budgets.default_price (an estimate).
+    expect(await page.textContent("#today-cost")).toMatch(/^≈?\$\d+\.\d\d/);
     // Spend against the budget limit, from usage.budgets: the turn's cost is counted.
     await page.waitForFunction(
       () =>
@@ -167,7 +317,53 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await page.waitForSelector('#trace li[data-kind="model"]', { timeout: 20_000 });
     expect(await page.textContent("#trace li[data-kind='model']")).toContain("fake/test-model");
     expect(await page.textContent("#trace-totals")).toMatch(/1 model call/);
+    // A model call opens to where its tokens went.
+    await page.click('#trace li[data-kind="model"] summary');
+    await page.waitForSelector("#trace [data-breakdown] .legend", { timeout: 5_000 });
+    expect(await page.textContent("#trace [data-breakdown]")).toMatch(
+      /system prompt.*tool schemas.*history/s,
+    );
     await shoot("trace");
+
+    // The list of recent turns: newest first, the failed one with its cause; costliest; failed only.
+    await go("#/traces", "#trace-list tr[data-request]");
+    expect(await page.$$eval("#trace-list tr[data-request]", (r) => r.length)).toBeGreaterThanOrEqual(10);
+    expect(await page.textContent('#trace-list tr[data-status="error"]')).toMatch(/malformed/);
+    await page.click('#trace-list button:has-text("Failed")');
+    await page.waitForFunction(() =>
+      Array.from(document.querySelectorAll("#trace-list tr[data-request]")).every(
+        (r) => r.getAttribute("data-status") === "error",
+      ),
+    );
+    await page.click('#trace-list button:has-text("All")');
+    await page.click('#trace-list button:has-text("Costliest")');
+    await page.waitForSelector("#trace-list tr[data-request]");
+    await shoot("traces");
+
+    // A failed turn shows its cause; an answer's markdown is rendered, not shown raw.
+    await go(`#/sessions/main/${seeded.failed}`, "#transcript .msg.failed .turn-error");
+    expect(await page.textContent("#transcript .msg.failed .turn-error")).toMatch(/malformed/);
+    await shoot("session-failed");
+    await go(`#/sessions/main/${seeded.plan}`, "#transcript .md h2");
+    expect(await page.textContent("#transcript .md h2")).toBe("Plan 7");
+    expect(await page.textContent("#transcript .md")).not.toContain("**");
+    await shoot("session-markdown");
+
+    // Memory: the fact, searchable, with the turn that wrote it.
+    await go("#/memory", "#memory .memory-list li");
+    await page.fill("#memory-q", "green tea");
+    await page.waitForFunction(() => document.querySelectorAll("#memory .memory-list li").length === 1);
+    expect(await page.textContent("#memory .memory-list li")).toMatch(/written by a turn/);
+    await page.fill("#memory-q", "");
+    await shoot("memory");
+    // The owner corrects the fact: written to MEMORY.md through the door, the date kept.
+    await page.click('#memory .memory-list li:has-text("green tea") button:has-text("Edit")');
+    await page.fill("#memory .memory-list li textarea", "The owner prefers rooibos in the evening");
+    await page.click('#memory .memory-list li button:has-text("Save")');
+    await page.waitForSelector('#memory .memory-list li:has-text("rooibos")', { timeout: 10_000 });
+    expect(readFileSync(join(d.workspace, "MEMORY.md"), "utf8")).toMatch(
+      /- The owner prefers rooibos in the evening \(\d{4}-\d{2}-\d{2}\)/,
+    );
 
     // An exec outside the allow list waits for the owner; approving it in the console runs it.
     llm.enqueue(
@@ -180,6 +376,20 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await go("#/approvals", "[data-approval]");
     expect(await page.textContent("[data-approval] pre")).toContain("touch approved-by-console.txt");
     await shoot("approvals");
+    // Its transcript shows the call waiting for approval, not a green tick.
+    await go("#/sessions", ".session-list li");
+    await page.fill("#session-q", "make the file");
+    await page.press("#session-q", "Enter");
+    await page.waitForFunction(() => document.querySelectorAll(".session-list li").length === 1, undefined, {
+      timeout: 10_000,
+    });
+    await page.click(".session-list li a");
+    await page.waitForSelector('#transcript details.toolcall[data-state="waiting"]', { timeout: 20_000 });
+    expect(await page.textContent('#transcript details.toolcall[data-state="waiting"] summary')).toContain(
+      "waiting for approval",
+    );
+    await shoot("session-waiting");
+    await go("#/approvals", "[data-approval]");
     await page.click("[data-approval] button:has-text('Approve')");
     await waitFor(() => existsSync(join(d.workspace, "approved-by-console.txt")), 30_000);
     await waitFor(() => tg.visible(owner.id).some((m) => m.text.includes("The file is made.")), 30_000);
@@ -218,6 +428,10 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
 
     // Sessions, a transcript with the folded tool call, agents and logs.
     await go("#/sessions", ".session-list li");
+    await page.fill("#session-q", "");
+    await page.press("#session-q", "Enter");
+    await page.waitForFunction(() => document.querySelectorAll(".session-list li").length > 5);
+    await shoot("sessions-all");
     await page.fill("#session-q", "make the file");
     await page.press("#session-q", "Enter");
     await page.waitForFunction(() => document.querySelectorAll(".session-list li").length === 1, undefined, {
@@ -229,6 +443,26 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     expect(await page.textContent("#transcript details.toolcall summary")).toContain("exec");
     expect(await page.isVisible("#transcript details.toolcall pre")).toBe(false);
     await shoot("session");
+    // A turn watched live: the answer streams into the session view while it runs.
+    llm.enqueue({
+      text: "A slow answer, streamed in small pieces so that it can be watched.",
+      chunkSize: 4,
+      delayMs: 120,
+    });
+    tg.pushText(owner, "answer slowly, please");
+    await page.waitForFunction(
+      () => /A slow/.test(document.querySelector("#live-turn .live-text")?.textContent ?? ""),
+      undefined,
+      {
+        timeout: 20_000,
+      },
+    );
+    expect(await page.textContent("#live-turn")).toMatch(/running/);
+    await page.screenshot({ path: join(SHOTS, "live-turn-1440-light.png") });
+    await page.waitForSelector("#live-turn", { state: "detached", timeout: 30_000 });
+    await page.waitForFunction(() =>
+      /watched\./.test(document.querySelector("#transcript")?.textContent ?? ""),
+    );
     // Compact it from the console: the old session links to its successor and back.
     llm.enqueue({ text: "Summary: the owner said hello and asked for a file, which was made." });
     await page.click('#session-head button:has-text("Compact")');
@@ -244,6 +478,8 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
         /warn|error|fatal/.test(li.getAttribute("data-level") ?? ""),
       ),
     );
+    // The failed turn's warning links to its trace.
+    await page.waitForSelector(".log li a.req", { timeout: 10_000 });
     await shoot("logs");
 
     // A bad edit of config.yaml: the overview shows the rejection, naming the key, live.

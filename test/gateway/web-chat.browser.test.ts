@@ -174,13 +174,48 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     h.fake.enqueue({ toolCalls: [{ name: "current_time", arguments: {} }] }, { text: "It is *late*." });
     await page.fill("#input", "what time is it?");
     await page.press("#input", "Enter");
-    const reply = await page.waitForSelector('.msg.assistant[data-state="final"]:has(.tool)', {
-      timeout: 20_000,
-    });
-    expect(await reply.$$eval(".tools .tool", (els) => els.map((e) => e.textContent))).toEqual([
-      "✓ current_time",
-    ]);
-    expect(await reply.$eval(".body", (el) => el.textContent)).toBe("It is late.");
+    // (History above may hold earlier replies with chips: look at this one.)
+    const late = async (): Promise<{ chips: (string | null)[]; meta: string }[]> =>
+      page.$$eval(".msg.assistant", (els) =>
+        els
+          .filter((e) => e.querySelector(".body")?.textContent === "It is late.")
+          .map((e) => ({
+            chips: Array.from(e.querySelectorAll(".tools .tool")).map((c) => c.textContent),
+            meta: e.querySelector(".meta")?.textContent ?? "",
+          })),
+      );
+    await page
+      .waitForFunction(
+        () =>
+          Array.from(document.querySelectorAll('.msg.assistant[data-state="final"]')).some(
+            (e) => e.querySelector(".body")?.textContent === "It is late." && e.querySelector(".tools .tool"),
+          ),
+        undefined,
+        { timeout: 20_000 },
+      )
+      .catch(async (err: Error) => {
+        throw new Error(
+          `${err.message}\n${JSON.stringify(await page.$$eval("#log .msg", (els) => els.map((e) => `${e.className}[${(e as HTMLElement).dataset.state}]: ${e.innerHTML.slice(0, 200)}`)))}`,
+        );
+      });
+    expect((await late())[0]!.chips).toEqual(["✓ current_time"]);
+    // After a reload the reply keeps its tool chip and its token count.
+    await page.reload();
+    await page.waitForFunction(
+      () =>
+        Array.from(document.querySelectorAll(".msg.assistant .body")).some(
+          (e) => e.textContent === "It is late.",
+        ),
+      undefined,
+      { timeout: 20_000 },
+    );
+    const restored = await late();
+    expect(restored).toHaveLength(1);
+    expect(restored[0]!.chips).toEqual(["✓ current_time"]);
+    expect(restored[0]!.meta).toMatch(/\d+ tokens/);
+    // Stop shows only while a turn runs; the console is one click away.
+    expect(await page.isVisible("#stop")).toBe(false);
+    expect(await page.getAttribute("#console-link", "href")).toBe("/console/");
 
     // Slash commands are answered by the daemon without a model call.
     const calls = h.fake.requests.length;

@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../gateway";
 import { useLoad } from "../hooks";
-import { ActionButton, Badge, Card, Empty, ErrorLine } from "../ui";
+import { ActionButton, Badge, Card, Empty, ErrorLine, Table } from "../ui";
 
 interface Agent {
   id: string;
@@ -39,50 +39,46 @@ export function Agents() {
       <Card title="Agents" id="agents">
         <ErrorLine error={agents.error} />
         {agents.data ? (
-          <div class="scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th>Agent</th>
-                  <th>Model</th>
-                  <th>Tools</th>
-                  <th>Source</th>
-                  <th>File</th>
+          <Table>
+            <thead>
+              <tr>
+                <th>Agent</th>
+                <th>Model</th>
+                <th>Tools</th>
+                <th>Source</th>
+                <th>File</th>
+              </tr>
+            </thead>
+            <tbody>
+              {agents.data.agents.map((a) => (
+                <tr key={a.id} data-agent={a.id}>
+                  <td>
+                    <strong>{a.id}</strong>{" "}
+                    {a.id === agents.data!.default && <Badge state="ok">default</Badge>}
+                    {a.description && <div class="muted">{a.description}</div>}
+                  </td>
+                  <td>
+                    <code>
+                      {a.engine && a.engine !== "model" ? `${a.engine} engine` : (a.model ?? "primary model")}
+                    </code>
+                  </td>
+                  <td>{toolsText(a.tools)}</td>
+                  <td>{a.source}</td>
+                  <td>
+                    {a.path ? (
+                      <code>{a.path}</code>
+                    ) : a.source === "config" ? (
+                      "config.yaml"
+                    ) : a.source === "api" ? (
+                      "SQLite (API)"
+                    ) : (
+                      "built in"
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {agents.data.agents.map((a) => (
-                  <tr key={a.id} data-agent={a.id}>
-                    <td>
-                      <strong>{a.id}</strong>{" "}
-                      {a.id === agents.data!.default && <Badge state="ok">default</Badge>}
-                      {a.description && <div class="muted">{a.description}</div>}
-                    </td>
-                    <td>
-                      <code>
-                        {a.engine && a.engine !== "model"
-                          ? `${a.engine} engine`
-                          : (a.model ?? "primary model")}
-                      </code>
-                    </td>
-                    <td>{toolsText(a.tools)}</td>
-                    <td>{a.source}</td>
-                    <td>
-                      {a.path ? (
-                        <code>{a.path}</code>
-                      ) : a.source === "config" ? (
-                        "config.yaml"
-                      ) : a.source === "api" ? (
-                        "SQLite (API)"
-                      ) : (
-                        "built in"
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+              ))}
+            </tbody>
+          </Table>
         ) : (
           <Empty>Loading…</Empty>
         )}

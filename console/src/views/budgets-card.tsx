@@ -1,7 +1,7 @@
 /** Spend against each budget limit (`usage.budgets`), on the usage view: the same figures as `familiar usage`. */
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
-import { Card, Empty, ErrorLine, fmtAgo, fmtCost, fmtInt } from "../ui";
+import { Card, Empty, ErrorLine, fmtCost, fmtInt, Table, When } from "../ui";
 
 interface LimitState {
   id: string;
@@ -34,35 +34,35 @@ export function BudgetsCard() {
       ) : d.limits.length === 0 ? (
         <Empty>No budget limits set (budgets in config.yaml).</Empty>
       ) : (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Limit</th>
-                <th>Spent</th>
-                <th>Of</th>
-                <th>Used</th>
-                <th>Resets</th>
+        <Table>
+          <thead>
+            <tr>
+              <th>Limit</th>
+              <th class="num">Spent</th>
+              <th class="num">Of</th>
+              <th class="num">Used</th>
+              <th>Resets</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d.limits.map((l) => (
+              <tr key={l.id} data-limit={l.id} data-fraction={l.fraction}>
+                <td>
+                  {l.label} ({l.period})
+                </td>
+                <td class="num">{amount(l.unit, l.spent)}</td>
+                <td class="num">{amount(l.unit, l.limit)}</td>
+                <td class="num">
+                  <meter min={0} max={1} high={d.warnAt} optimum={0} value={Math.min(1, l.fraction)} />{" "}
+                  {Math.round(l.fraction * 100)}%
+                </td>
+                <td>
+                  <When ms={l.resetsAt} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {d.limits.map((l) => (
-                <tr key={l.id} data-limit={l.id} data-fraction={l.fraction}>
-                  <td>
-                    {l.label} ({l.period})
-                  </td>
-                  <td>{amount(l.unit, l.spent)}</td>
-                  <td>{amount(l.unit, l.limit)}</td>
-                  <td>
-                    <meter min={0} max={1} high={d.warnAt} optimum={0} value={Math.min(1, l.fraction)} />{" "}
-                    {Math.round(l.fraction * 100)}%
-                  </td>
-                  <td title={new Date(l.resetsAt).toString()}>{fmtAgo(l.resetsAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </Table>
       )}
       {d && d.cacheHitRateToday !== null && (
         <p class="muted">Prompt-cache hit rate today: {Math.round(d.cacheHitRateToday * 100)}%</p>

@@ -2,7 +2,19 @@
 import { useState } from "preact/hooks";
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
-import { ActionButton, Badge, Card, Empty, ErrorLine, fmtAgo, fmtDur, fmtTime } from "../ui";
+import {
+  ActionButton,
+  Badge,
+  Card,
+  Empty,
+  ErrorLine,
+  fmtAgo,
+  fmtDur,
+  fmtInt,
+  fmtTime,
+  Table,
+  When,
+} from "../ui";
 
 interface Job {
   id: string;
@@ -133,37 +145,43 @@ function Runs(props: { id: string }) {
   );
   useReloadOn(runs, ["cron"]);
   return (
-    <div class="scroll runs" data-runs-of={props.id}>
+    <div class="runs" data-runs-of={props.id}>
       <ErrorLine error={runs.error} />
       {runs.data?.runs.length ? (
-        <table>
+        <Table>
           <thead>
             <tr>
               <th>Started</th>
               <th>Trigger</th>
               <th>Outcome</th>
-              <th>Duration</th>
-              <th>Tokens</th>
+              <th class="num">Duration</th>
+              <th class="num">Tokens</th>
               <th>Output</th>
             </tr>
           </thead>
           <tbody>
             {runs.data.runs.map((r) => (
               <tr key={r.id} class="run" data-status={r.status}>
-                <td>{fmtTime(r.startedAt)}</td>
+                <td>
+                  <When ms={r.startedAt} />
+                </td>
                 <td>{r.trigger}</td>
                 <td>
                   <Badge state={r.status} /> {r.error}
                 </td>
-                <td>{fmtDur(r.endedAt != null ? r.endedAt - r.startedAt : null)}</td>
-                <td>{r.tokens}</td>
-                <td class="clip">{r.outputPreview}</td>
+                <td class="num">{fmtDur(r.endedAt != null ? r.endedAt - r.startedAt : null)}</td>
+                <td class="num">{fmtInt(r.tokens)}</td>
+                <td class="long">{r.outputPreview}</td>
               </tr>
             ))}
           </tbody>
-        </table>
+        </Table>
       ) : (
-        <Empty>{runs.loading ? "Loading…" : "No runs yet."}</Empty>
+        <Empty>
+          {runs.loading
+            ? "Loading…"
+            : "No runs yet: a run appears here when the schedule fires or you press Run now."}
+        </Empty>
       )}
     </div>
   );
@@ -238,36 +256,40 @@ function Heartbeat() {
     <Card title="Heartbeat ticks" id="heartbeat">
       <ErrorLine error={runs.error} />
       {runs.data?.runs.length ? (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>At</th>
-                <th>Outcome</th>
-                <th>Called the model</th>
-                <th>Tokens</th>
-                <th>Delivered</th>
-                <th>Duration</th>
+        <Table>
+          <thead>
+            <tr>
+              <th>At</th>
+              <th>Outcome</th>
+              <th>Called the model</th>
+              <th class="num">Tokens</th>
+              <th>Delivered</th>
+              <th class="num">Duration</th>
+            </tr>
+          </thead>
+          <tbody>
+            {runs.data.runs.map((r) => (
+              <tr key={r.id}>
+                <td>
+                  <When ms={r.at} />
+                </td>
+                <td>
+                  <Badge state={r.status} /> {r.reason}
+                </td>
+                <td>{r.status === "skipped" ? "no" : "yes"}</td>
+                <td class="num">{fmtInt(r.tokens)}</td>
+                <td>{r.delivered ? "yes" : "no"}</td>
+                <td class="num">{fmtDur(r.endedAt != null ? r.endedAt - r.at : null)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {runs.data.runs.map((r) => (
-                <tr key={r.id}>
-                  <td>{fmtTime(r.at)}</td>
-                  <td>
-                    <Badge state={r.status} /> {r.reason}
-                  </td>
-                  <td>{r.status === "skipped" ? "no" : "yes"}</td>
-                  <td>{r.tokens}</td>
-                  <td>{r.delivered ? "yes" : "no"}</td>
-                  <td>{fmtDur(r.endedAt != null ? r.endedAt - r.at : null)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </Table>
       ) : (
-        <Empty>{runs.loading ? "Loading…" : "No heartbeat ticks yet."}</Empty>
+        <Empty>
+          {runs.loading
+            ? "Loading…"
+            : "No heartbeat ticks yet: each tick appears here with whether it called the model."}
+        </Empty>
       )}
     </Card>
   );

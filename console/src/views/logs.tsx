@@ -85,7 +85,17 @@ export function Logs() {
           return (
             <li key={i} class={`lv-${lv}`} data-level={lv}>
               <span class="t">{time ? new Date(time).toLocaleTimeString() : ""}</span>{" "}
-              <span class="lv">{lv}</span> {msg} {extra && <span class="muted">{extra}</span>}
+              <span class="lv">{lv}</span> {msg}{" "}
+              {typeof (rest as Record<string, unknown>).requestId === "string" && (
+                <a
+                  class="req"
+                  href={`#/traces/${encodeURIComponent((rest as Record<string, string>).requestId!)}`}
+                  title="open this turn's trace"
+                >
+                  trace
+                </a>
+              )}{" "}
+              {extra && <span class="muted">{extra}</span>}
             </li>
           );
         })}

@@ -1,8 +1,10 @@
 /** One session: its facts, lineage and summaries, actions, and the transcript with tool calls folded. */
 import { useState } from "preact/hooks";
 import { api, gateway } from "../gateway";
-import { useLoad, useReloadOn } from "../hooks";
-import { ActionButton, Card, Empty, ErrorLine, fmtTime } from "../ui";
+import { usePoll, useLoad, useReloadOn } from "../hooks";
+import { md } from "../markdown";
+import { LiveTurn } from "./live-turn";
+import { ActionButton, Badge, Card, Empty, ErrorLine, fmtTime, When } from "../ui";
 import { TaintCard } from "./taint-card";
 
 interface Session {
@@ -72,6 +74,14 @@ export function SessionView(props: { agent: string; id: string }) {
   const sess = s.data;
   const link = (id: string): string =>
     `#/sessions/${encodeURIComponent(props.agent)}/${encodeURIComponent(id)}`;
+  // Approvals this session waits for: a tool call without a result is then waiting, not done.
+  const approvals = useLoad(
+    () => gateway.call<{ approvals: { sessionKey: string }[] }>("approvals.list"),
+    [base],
+  );
+  useReloadOn(approvals, ["chat", "session.changed"]);
+  usePoll(approvals, 5000);
+  const waitingHere = !!sess && !!approvals.data?.approvals.some((x) => x.sessionKey === sess.key);
   const results = new Map<string, Message>();
   for (const m of msgs.data?.messages ?? [])
     if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
@@ -174,6 +184,7 @@ export function SessionView(props: { agent: string; id: string }) {
           ))}
         </Card>
       ) : null}
+      {sess && !sess.archived && <LiveTurn sessionKey={sess.key} />}
       <Card title="Transcript" id="transcript">
         {msgs.data?.truncated && <p class="warn-line">Showing the first 20,000 messages only.</p>}
         {msgs.data?.messages.length ? (
@@ -181,40 +192,87 @@ export function SessionView(props: { agent: string; id: string }) {
             {msgs.data.messages
               .filter((m) => m.role !== "tool")
               .map((m) => (
-                <li key={m.id} class={`msg ${m.role}`} data-status={m.status}>
-                  <div class="meta">
-                    <strong>{m.role}</strong> · {fmtTime(m.created_at)}
-                    {m.model && ` · ${m.model}`}
-                    {m.status !== "ok" && ` · ${m.status}`}
-                    {m.request_id && m.role === "assistant" && (
-                      <>
-                        {" · "}
-                        <a href={`#/traces/${encodeURIComponent(m.request_id)}`}>trace</a>
-                      </>
-                    )}
-                  </div>
-                  {m.content && <div class="body">{m.content}</div>}
-                  {m.tool_calls?.map((c) => {
-                    const r = results.get(c.id);
-                    return (
-                      <details key={c.id} class="toolcall">
-                        <summary>
-                          {r?.status === "error" ? "✗" : "✓"} {c.name}
-                        </summary>
-                        <div class="muted">arguments</div>
-                        <pre class="wrap">{c.arguments ?? ""}</pre>
-                        <div class="muted">result</div>
-                        <pre class="wrap">{r?.content ?? "(no result stored)"}</pre>
-                      </details>
-                    );
-                  })}
-                </li>
+                <Msg key={m.id} m={m} results={results} waiting={waitingHere} />
               ))}
           </ol>
         ) : (
-          <Empty>{msgs.loading ? "Loading…" : "No messages."}</Empty>
+          <Empty>
+            {msgs.loading
+              ? "Loading the transcript…"
+              : "No messages yet: the chat's messages, tool calls and answers will appear here."}
+          </Empty>
         )}
       </Card>
     </div>
+  );
+}
+
+/** The state of one tool call, from its stored result (or the lack of one). */
+function callState(r: Message | undefined, waiting: boolean, open: boolean): [string, string] {
+  if (r) return r.status === "error" ? ["error", "✗"] : ["ok", "✓"];
+  if (waiting) return ["waiting", "○"];
+  return open ? ["running", "…"] : ["no result", "–"];
+}
+
+/** One message: markdown body, its tool calls with their state, a failed turn with its error. */
+function Msg(props: { m: Message; results: Map<string, Message>; waiting: boolean }) {
+  const { m } = props;
+  const failed = m.status === "error";
+  return (
+    <li class={`msg ${m.role}${failed ? " failed" : ""}`} data-status={m.status}>
+      <div class="meta">
+        <strong>{m.role === "system" ? "summary / system" : m.role}</strong> · <When ms={m.created_at} />
+        {m.model && ` · ${m.model}`}
+        {m.status !== "ok" && (
+          <>
+            {" "}
+            <Badge state={m.status === "error" ? "failed" : m.status} />
+          </>
+        )}
+        {m.request_id && m.role === "assistant" && (
+          <>
+            {" · "}
+            <a
+              class="req"
+              href={`#/traces/${encodeURIComponent(m.request_id)}`}
+              title="open this turn's trace"
+            >
+              trace {m.request_id.slice(0, 8)}
+            </a>
+          </>
+        )}
+      </div>
+      {failed ? (
+        <p class="error turn-error">
+          {m.content || "The turn failed without a stored cause; open its trace."}
+        </p>
+      ) : (
+        m.content && <div class="body md" dangerouslySetInnerHTML={{ __html: md(m.content) }} />
+      )}
+      {m.tool_calls?.map((c) => {
+        const r = props.results.get(c.id);
+        const [state, icon] = callState(r, props.waiting, m.status === "pending");
+        return (
+          <details key={c.id} class="toolcall" data-state={state}>
+            <summary>
+              <span class={`tc-icon ${state}`} aria-hidden="true">
+                {icon}
+              </span>{" "}
+              {c.name} <Badge state={state === "waiting" ? "waiting for approval" : state} />
+              {state === "error" && r && (
+                <span class="error"> {r.content.split("\n")[0]?.slice(0, 160)}</span>
+              )}
+            </summary>
+            <div class="muted">arguments</div>
+            <pre class="wrap">{c.arguments ?? ""}</pre>
+            <div class="muted">result</div>
+            <pre class="wrap">
+              {r?.content ??
+                (state === "waiting" ? "(waiting for the owner's approval)" : "(no result stored)")}
+            </pre>
+          </details>
+        );
+      })}
+    </li>
   );
 }

@@ -1,15 +1,146 @@
-/** Traces: the call tree of one request (turns, model calls, tool calls, subagents), as `familiar trace`. */
+/**
+ * Traces: the recent turns (newest, slowest, costliest, failed) and one turn as a timeline: turns,
+ * model calls and tool calls as bars on one time axis, each model call with where its prompt's tokens
+ * went and what was cached (`GET /api/traces`, `GET /api/traces/{id}`; `familiar trace` prints the same).
+ */
 import { useState } from "preact/hooks";
 import { api } from "../gateway";
-import { useLoad } from "../hooks";
-import type { TraceReport as Report } from "../../../internal/agent/trace-wire";
-import { Badge, Card, Empty, ErrorLine, fmtCost, fmtDur, fmtInt, fmtTime, estimateTitle } from "../ui";
+import { useLoad, useReloadOn } from "../hooks";
+import type { TraceCall, TraceReport as Report } from "../../../internal/agent/trace-wire";
+import { Badge, Card, Empty, ErrorLine, fmtCost, fmtDur, fmtInt, Table, When } from "../ui";
+
+interface Item {
+  request_id: string;
+  agent_id: string | null;
+  session_id: string | null;
+  status: string;
+  started_at: number;
+  duration_ms: number | null;
+  model_calls: number;
+  tool_calls: number;
+  turns: number;
+  tokens: number;
+  cost: number;
+  unpriced_calls: number;
+  models: string[];
+  error: string | null;
+}
+type Sort = "newest" | "slowest" | "costliest";
+type Filter = "" | "failed" | "running";
+
+/** The trace list prices from models.pricing only: an unpriced call is named, never guessed. */
+const costText = (cost: number, unpriced: number): string =>
+  unpriced > 0 && cost === 0 ? "unpriced" : fmtCost(cost) + (unpriced > 0 ? ` + ${unpriced} unpriced` : "");
 
 export function Traces(props: { id: string | undefined }) {
-  const [input, setInput] = useState(props.id ?? "");
+  return props.id ? <TraceTimeline id={props.id} /> : <TraceList />;
+}
+
+function TraceList() {
+  const [sort, setSort] = useState<Sort>("newest");
+  const [filter, setFilter] = useState<Filter>("");
+  const [input, setInput] = useState("");
+  const list = useLoad(
+    () => api<{ traces: Item[] }>(`/api/traces?limit=50&sort=${sort}${filter ? `&status=${filter}` : ""}`),
+    [sort, filter],
+  );
+  useReloadOn(list, ["chat", "cron", "heartbeat"]);
+  const seg = <T extends string>(value: T, set: (v: T) => void, opts: [T, string][], label: string) => (
+    <div class="seg" role="group" aria-label={label}>
+      {opts.map(([k, l]) => (
+        <button type="button" key={k} aria-pressed={value === k} onClick={() => set(k)}>
+          {l}
+        </button>
+      ))}
+    </div>
+  );
   return (
     <div class="grid">
-      <Card title="Open a trace">
+      <Card
+        title="Recent turns"
+        id="trace-list"
+        actions={
+          <>
+            {seg(
+              sort,
+              setSort,
+              [
+                ["newest", "Newest"],
+                ["slowest", "Slowest"],
+                ["costliest", "Costliest"],
+              ],
+              "sort",
+            )}
+            {seg(
+              filter,
+              setFilter,
+              [
+                ["", "All"],
+                ["failed", "Failed"],
+                ["running", "Running"],
+              ],
+              "filter",
+            )}
+          </>
+        }
+      >
+        <ErrorLine error={list.error} />
+        {list.data?.traces.length ? (
+          <Table label="recent turns">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Turn</th>
+                <th>Status</th>
+                <th class="num">Duration</th>
+                <th class="num">Calls</th>
+                <th class="num">Tokens</th>
+                <th class="num">Cost</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.traces.map((t) => (
+                <tr key={t.request_id} data-request={t.request_id} data-status={t.status}>
+                  <td>
+                    <When ms={t.started_at} />
+                  </td>
+                  <td class="long">
+                    <a class="trace-open" href={`#/traces/${encodeURIComponent(t.request_id)}`}>
+                      <code>{t.request_id.slice(0, 8)}</code>
+                    </a>{" "}
+                    <span class="muted">
+                      {t.agent_id ?? "?"}
+                      {t.models.length > 0 && ` · ${t.models.join(", ")}`}
+                    </span>
+                    {t.error && <div class="error">{t.error}</div>}
+                  </td>
+                  <td>
+                    <Badge
+                      state={t.duration_ms == null ? "running" : t.status === "error" ? "failed" : t.status}
+                    />
+                  </td>
+                  <td class="num">{fmtDur(t.duration_ms)}</td>
+                  <td class="num" title={`${t.model_calls} model, ${t.tool_calls} tool, ${t.turns} turn(s)`}>
+                    {t.model_calls} + {t.tool_calls}
+                  </td>
+                  <td class="num">{fmtInt(t.tokens)}</td>
+                  <td class="num">{costText(t.cost, t.unpriced_calls)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </Table>
+        ) : (
+          <Empty>
+            {list.loading
+              ? "Loading the recent turns…"
+              : filter
+                ? `No ${filter} turns among the last 500.`
+                : "No turns yet: every message the assistant answers appears here with its duration, calls and cost."}
+          </Empty>
+        )}
+        <p class="muted">
+          Calls are model + tool calls. A request id from a log line or `familiar chat --verbose` opens below.
+        </p>
         <form
           class="inline"
           onSubmit={(e) => {
@@ -22,83 +153,161 @@ export function Traces(props: { id: string | undefined }) {
             id="trace-id"
             value={input}
             onInput={(e) => setInput(e.currentTarget.value)}
-            placeholder="request id from a reply, a log line or the usage list"
+            placeholder="req-…"
           />
           <button type="submit">Open</button>
         </form>
       </Card>
-      {props.id ? (
-        <TraceTree id={props.id} />
-      ) : (
-        <Empty>Pick a request from Usage or a session transcript.</Empty>
-      )}
     </div>
   );
 }
 
-function TraceTree(props: { id: string }) {
+const PARTS: [keyof NonNullable<TraceCall["prompt"]>, string][] = [
+  ["system", "system prompt"],
+  ["tools", "tool schemas"],
+  ["history", "history"],
+  ["tool_results", "tool results"],
+  ["new_message", "new message"],
+];
+
+/** Where a model call's input tokens went: the prompt's parts scaled to the reported input, and the cache. */
+function TokenBreakdown(props: { c: TraceCall }) {
+  const u = props.c.usage;
+  const p = props.c.prompt;
+  if (!u) return null;
+  const chars = p ? PARTS.reduce((a, [k]) => a + p[k], 0) : 0;
+  return (
+    <div class="breakdown" data-breakdown>
+      {p && chars > 0 ? (
+        <>
+          <div class="stack" aria-hidden="true">
+            {PARTS.map(([k]) => (
+              <span key={k} class={`part p-${k}`} style={{ width: `${(p[k] / chars) * 100}%` }} />
+            ))}
+          </div>
+          <ul class="legend">
+            {PARTS.map(([k, label]) => (
+              <li key={k}>
+                <span class={`sw p-${k}`} /> {label}{" "}
+                <span class="num">≈{fmtInt((p[k] / chars) * u.input)}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        <p class="muted">No breakdown: this call was recorded before the daemon stored one.</p>
+      )}
+      <p class="muted">
+        {fmtInt(u.input)} in ({fmtInt(u.cacheRead)} read from cache
+        {u.input > 0 && `, ${Math.round((u.cacheRead / u.input) * 100)}%`}
+        {u.cacheWrite > 0 && `, ${fmtInt(u.cacheWrite)} written to it`}) · {fmtInt(u.output)} out
+        {u.reasoning > 0 && ` (${fmtInt(u.reasoning)} reasoning)`}. Shares are estimated from the prompt's
+        characters.
+      </p>
+    </div>
+  );
+}
+
+function TraceTimeline(props: { id: string }) {
   const t = useLoad(() => api<Report>(`/api/traces/${encodeURIComponent(props.id)}`), [props.id]);
   const r = t.data;
   const start = r?.calls.reduce((m, c) => Math.min(m, c.started_at), Number.POSITIVE_INFINITY) ?? 0;
-  const end = r?.calls.reduce((m, c) => Math.max(m, c.ended_at ?? c.started_at), 0) ?? 0;
+  const end = r?.calls.reduce((m, c) => Math.max(m, c.ended_at ?? Date.now()), 0) ?? 0;
   const span = Math.max(1, end - start);
   return (
-    <Card title={`Trace ${props.id.slice(0, 12)}`} id="trace">
-      <ErrorLine error={t.error} />
-      {r ? (
-        <>
-          <p class="totals" id="trace-totals">
-            {r.totals.requests} turn(s), {r.totals.model_calls} model call(s), {r.totals.tool_calls} tool
-            call(s), depth {r.totals.max_depth} · {fmtInt(r.totals.usage.input)} in /{" "}
-            {fmtInt(r.totals.usage.output)} out ·{" "}
-            <strong
-              title={
-                r.totals.unpriced_calls > 0
-                  ? estimateTitle(r.totals.unpriced_calls, r.totals.default_price)
-                  : undefined
-              }
-            >
-              {fmtCost(r.totals.cost, r.totals.unpriced_calls > 0)}
-            </strong>{" "}
-            · {fmtTime(start)} · {fmtDur(end - start)}
-          </p>
-          <ol class="tree" role="tree" aria-label="call tree">
-            {r.calls.map((c) => {
-              const dur = c.ended_at != null ? c.ended_at - c.started_at : null;
-              const indent = c.depth + (c.kind === "turn" ? 0 : 1);
-              return (
-                <li
-                  key={c.id}
-                  role="treeitem"
-                  class={`call ${c.kind}`}
-                  style={{ paddingLeft: `${indent * 1.2}rem` }}
-                  data-kind={c.kind}
-                >
-                  <span class="kind">{c.kind}</span> <span class="name">{c.name}</span>{" "}
-                  <Badge state={c.status} />
-                  <span class="muted">
-                    {" "}
-                    {fmtDur(dur)}
-                    {c.usage && ` · ${fmtInt(c.usage.input)} in / ${fmtInt(c.usage.output)} out`}
-                    {c.kind === "model" && c.cost != null && ` · ${fmtCost(c.cost, c.estimated === true)}`}
-                    {c.kind === "turn" && c.agent_id && ` · agent ${c.agent_id}`}
-                  </span>
-                  <span class="bar" aria-hidden="true">
-                    <span
-                      style={{
-                        marginLeft: `${((c.started_at - start) / span) * 100}%`,
-                        width: `${Math.max(0.5, ((dur ?? 0) / span) * 100)}%`,
-                      }}
-                    />
-                  </span>
-                </li>
-              );
-            })}
-          </ol>
-        </>
-      ) : (
-        !t.error && <Empty>Loading…</Empty>
-      )}
-    </Card>
+    <div class="grid">
+      <p>
+        <a href="#/traces">← Recent turns</a>
+      </p>
+      <Card title={`Turn ${props.id.slice(0, 12)}`} id="trace">
+        <ErrorLine error={t.error} />
+        {r ? (
+          <>
+            <dl class="facts" id="trace-totals">
+              <dt>Started</dt>
+              <dd>
+                <When ms={start} /> · took {fmtDur(end - start)}
+              </dd>
+              <dt>Calls</dt>
+              <dd>
+                {r.totals.requests} turn(s), {r.totals.model_calls} model call(s), {r.totals.tool_calls} tool
+                call(s), depth {r.totals.max_depth}
+              </dd>
+              <dt>Tokens</dt>
+              <dd>
+                {fmtInt(r.totals.usage.input)} in ({fmtInt(r.totals.usage.cacheRead)} cached) /{" "}
+                {fmtInt(r.totals.usage.output)} out
+              </dd>
+              <dt>Cost</dt>
+              <dd>
+                {/* The call tree counts an unpriced call at budgets.default_price, marked ≈ (an estimate). */}
+                <strong>{fmtCost(r.totals.cost, r.totals.unpriced_calls > 0)}</strong>
+              </dd>
+            </dl>
+            <div class="axis" aria-hidden="true">
+              <span>0</span>
+              <span>{fmtDur(span / 2)}</span>
+              <span>{fmtDur(span)}</span>
+            </div>
+            <ol class="timeline" aria-label="timeline of the turn">
+              {r.calls.map((c) => {
+                const dur = (c.ended_at ?? Date.now()) - c.started_at;
+                const indent = c.depth + (c.kind === "turn" ? 0 : 1);
+                const state = c.ended_at == null ? "running" : c.status === "error" ? "failed" : c.status;
+                const row = (
+                  <div class="tl-row">
+                    <span class="tl-label" style={{ paddingLeft: `${indent * 0.9}rem` }}>
+                      <span class="kind">{c.kind}</span> <span class="name">{c.name}</span>
+                      {state !== "ok" && <Badge state={state} />}
+                      {c.compacted && <Badge state="compacted">after compaction</Badge>}
+                      {!!c.overflow_retries && <Badge state="retried">↻ {c.overflow_retries} retry</Badge>}
+                    </span>
+                    <span class="tl-track">
+                      <span
+                        class={`tl-bar k-${c.kind} s-${state}`}
+                        style={{
+                          left: `${((c.started_at - start) / span) * 100}%`,
+                          width: `${Math.max(0.6, (dur / span) * 100)}%`,
+                        }}
+                      />
+                    </span>
+                    <span class="tl-num num">
+                      {fmtDur(dur)}
+                      {c.kind === "model" && (
+                        <>
+                          <br />
+                          <span class="muted">
+                            {fmtInt(c.usage?.input ?? 0)} in ·{" "}
+                            {c.cost == null ? "unpriced" : fmtCost(c.cost, c.estimated === true)}
+                          </span>
+                        </>
+                      )}
+                    </span>
+                  </div>
+                );
+                return (
+                  <li key={c.id} class={`tl ${c.kind}`} data-kind={c.kind}>
+                    {c.kind === "model" ? (
+                      <details>
+                        <summary>{row}</summary>
+                        <TokenBreakdown c={c} />
+                      </details>
+                    ) : (
+                      row
+                    )}
+                  </li>
+                );
+              })}
+            </ol>
+            <p class="muted">
+              A tool call's bar includes any time it waited for the owner's approval. Open a model call for
+              where its tokens went.
+            </p>
+          </>
+        ) : (
+          !t.error && <Empty>Loading the turn's calls…</Empty>
+        )}
+      </Card>
+    </div>
   );
 }

@@ -3,7 +3,7 @@ import { useMemo, useState } from "preact/hooks";
 import { StackedBars } from "../chart";
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
-import { Card, Empty, ErrorLine, fmtAgo, fmtCost, fmtInt, estimateTitle } from "../ui";
+import { Card, Empty, ErrorLine, fmtCost, fmtInt, Table, When, estimateTitle } from "../ui";
 import { BudgetsCard } from "./budgets-card";
 import type { DailyUsage as Daily, SessionCost as TopSession } from "../../../internal/gateway/usage-wire";
 
@@ -91,41 +91,43 @@ export function Usage() {
       >
         {d ? (
           <div data-today-cost={d.totals.cost[d.totals.cost.length - 1] ?? 0} class="chart-wrap">
-            {series.length ? (
+            {series.some((x) => x.values.some((v) => v > 0)) ? (
               <StackedBars days={d.days} series={series} format={format} axis={axis} />
             ) : (
-              <Empty>No model calls in the last 30 days.</Empty>
+              <Empty>
+                {d.totals.calls.some((c) => c > 0) && metric === "cost"
+                  ? "No priced model calls in the last 30 days: the models used have no price in models.pricing. Switch to Tokens to see what they used."
+                  : "No model calls in the last 30 days: each day's bar will appear here, split by the model, agent or channel that spent it."}
+              </Empty>
             )}
             <details>
               <summary>As a table</summary>
-              <div class="scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Day ({d.timezone})</th>
-                      <th>Cost</th>
-                      <th>Tokens</th>
-                      <th>Calls</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.days
-                      .map((day, i) => ({ day, i }))
-                      .filter(({ i }) => d.totals.calls[i])
-                      .reverse()
-                      .map(({ day, i }) => (
-                        <tr key={day}>
-                          <td>{day}</td>
-                          <td title={why(d.totals.estimatedCalls[i]!)}>
-                            {fmtCost(d.totals.cost[i]!, d.totals.estimatedCalls[i]! > 0)}
-                          </td>
-                          <td>{fmtInt(d.totals.tokens[i]!)}</td>
-                          <td>{d.totals.calls[i]}</td>
-                        </tr>
-                      ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table>
+                <thead>
+                  <tr>
+                    <th>Day ({d.timezone})</th>
+                    <th class="num">Cost</th>
+                    <th class="num">Tokens</th>
+                    <th class="num">Calls</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.days
+                    .map((day, i) => ({ day, i }))
+                    .filter(({ i }) => d.totals.calls[i])
+                    .reverse()
+                    .map(({ day, i }) => (
+                      <tr key={day}>
+                        <td>{day}</td>
+                        <td class="num" title={why(d.totals.estimatedCalls[i]!)}>
+                          {fmtCost(d.totals.cost[i]!, d.totals.estimatedCalls[i]! > 0)}
+                        </td>
+                        <td class="num">{fmtInt(d.totals.tokens[i]!)}</td>
+                        <td class="num">{d.totals.calls[i]}</td>
+                      </tr>
+                    ))}
+                </tbody>
+              </Table>
             </details>
           </div>
         ) : (
@@ -134,48 +136,54 @@ export function Usage() {
       </Card>
       <Card title="Most expensive sessions (30 days)" id="top-sessions">
         {top.data?.sessions.length ? (
-          <div class="scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th>Session</th>
-                  <th>Cost</th>
-                  <th>Tokens</th>
-                  <th>Calls</th>
-                  <th>Last</th>
-                  <th>Call tree</th>
-                </tr>
-              </thead>
-              <tbody>
-                {top.data.sessions.map((s) => (
-                  <tr key={s.sessionId}>
-                    <td>
-                      <a
-                        href={`#/sessions/${encodeURIComponent(s.agentId ?? "main")}/${encodeURIComponent(s.sessionId)}`}
-                      >
-                        {s.sessionKey ?? s.sessionId}
+          <Table>
+            <thead>
+              <tr>
+                <th>Session</th>
+                <th class="num">Cost</th>
+                <th class="num">Tokens</th>
+                <th class="num">Calls</th>
+                <th>Last</th>
+                <th>Call tree</th>
+              </tr>
+            </thead>
+            <tbody>
+              {top.data.sessions.map((s) => (
+                <tr key={s.sessionId}>
+                  <td>
+                    <a
+                      href={`#/sessions/${encodeURIComponent(s.agentId ?? "main")}/${encodeURIComponent(s.sessionId)}`}
+                    >
+                      {s.sessionKey ?? s.sessionId}
+                    </a>
+                  </td>
+                  <td class="num" title={why(s.estimatedCalls)}>
+                    {fmtCost(s.cost, s.estimatedCalls > 0)}
+                  </td>
+                  <td class="num">{fmtInt(s.tokens)}</td>
+                  <td class="num">{s.calls}</td>
+                  <td>
+                    <When ms={s.lastAt} />
+                  </td>
+                  <td>
+                    {s.topRequestId ? (
+                      <a class="trace-link" href={`#/traces/${encodeURIComponent(s.topRequestId)}`}>
+                        costliest request
                       </a>
-                    </td>
-                    <td title={why(s.estimatedCalls)}>{fmtCost(s.cost, s.estimatedCalls > 0)}</td>
-                    <td>{fmtInt(s.tokens)}</td>
-                    <td>{s.calls}</td>
-                    <td>{fmtAgo(s.lastAt)}</td>
-                    <td>
-                      {s.topRequestId ? (
-                        <a class="trace-link" href={`#/traces/${encodeURIComponent(s.topRequestId)}`}>
-                          costliest request
-                        </a>
-                      ) : (
-                        "—"
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+                    ) : (
+                      "—"
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </Table>
         ) : (
-          <Empty>{top.loading ? "Loading…" : "No sessions with usage yet."}</Empty>
+          <Empty>
+            {top.loading
+              ? "Loading…"
+              : "No sessions with usage yet: each chat that called a model is ranked here by cost."}
+          </Empty>
         )}
       </Card>
     </div>

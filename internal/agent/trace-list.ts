@@ -1,0 +1,150 @@
+/**
+ * Recent turns for the console's trace list (`GET /api/traces`): each user message's root turn with
+ * its duration, model and tool calls, tokens, cost (priced from `models.pricing` as the call tree is),
+ * status and, for a failed turn, the stored cause. Sorted newest, slowest or costliest; filterable to
+ * failed turns, an agent or a session.
+ *
+ * Bounded: only the last {@link WINDOW} root turns are considered, so a sort by cost or duration
+ * reads at most that many trees' model rows, however old the database is.
+ */
+import type { Config } from "../config/schema.js";
+import type { Db } from "../store/db.js";
+import { costOf } from "./cost.js";
+import { flushTraces } from "./trace.js";
+
+/** How many recent root turns a list is drawn from. */
+export const WINDOW = 500;
+
+export type TraceSort = "newest" | "slowest" | "costliest";
+
+export interface TraceListItem {
+  request_id: string;
+  agent_id: string | null;
+  session_id: string | null;
+  status: string;
+  started_at: number;
+  ended_at: number | null;
+  /** null while the turn still runs. */
+  duration_ms: number | null;
+  model_calls: number;
+  tool_calls: number;
+  /** Turns of the tree (1 + delegated sub-turns). */
+  turns: number;
+  tokens: number;
+  /** USD over priced model calls. */
+  cost: number;
+  unpriced_calls: number;
+  models: string[];
+  /** The stored cause of a failed turn (the answer's text), if any. */
+  error: string | null;
+}
+
+export interface TraceListQuery {
+  sort: TraceSort;
+  status?: "failed" | "ok" | "running" | undefined;
+  agent?: string | undefined;
+  session?: string | undefined;
+  limit: number;
+}
+
+interface RootRow {
+  request_id: string;
+  agent_id: string | null;
+  session_id: string | null;
+  status: string;
+  started_at: number;
+  ended_at: number | null;
+}
+interface CallRow {
+  root_request_id: string;
+  kind: string;
+  name: string;
+  meta: string | null;
+}
+
+const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+/** Lists recent turns; an empty list when the database has no trace table yet. */
+export function listTraces(db: Db, config: Config, q: TraceListQuery): TraceListItem[] {
+  const hasTable =
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'traces'").get() !== undefined;
+  if (!hasTable) return [];
+  flushTraces(db);
+  const roots = db
+    .prepare<[string | null, string | null, string | null, string | null, number], RootRow>(
+      `SELECT request_id, agent_id, session_id, status, started_at, ended_at FROM traces
+       WHERE kind = 'turn' AND depth = 0
+         AND (? IS NULL OR agent_id = ?) AND (? IS NULL OR session_id = ?)
+       ORDER BY id DESC LIMIT ?`,
+    )
+    .all(q.agent ?? null, q.agent ?? null, q.session ?? null, q.session ?? null, WINDOW);
+  if (roots.length === 0) return [];
+  const items = new Map<string, TraceListItem>();
+  for (const r of roots)
+    items.set(r.request_id, {
+      ...r,
+      duration_ms: r.ended_at != null ? r.ended_at - r.started_at : null,
+      model_calls: 0,
+      tool_calls: 0,
+      turns: 0,
+      tokens: 0,
+      cost: 0,
+      unpriced_calls: 0,
+      models: [],
+      error: null,
+    });
+  // Through the traces_root index: only the rows of these trees are read.
+  const calls = db
+    .prepare<[string], CallRow>(
+      `SELECT root_request_id, kind, name, meta FROM traces
+       WHERE root_request_id IN (SELECT value FROM json_each(?)) AND kind IN ('turn','model','tool')`,
+    )
+    .all(JSON.stringify(roots.map((r) => r.request_id)));
+  for (const c of calls) {
+    const it = items.get(c.root_request_id);
+    if (!it) continue;
+    if (c.kind === "turn") it.turns++;
+    else if (c.kind === "tool") it.tool_calls++;
+    else {
+      it.model_calls++;
+      let u = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 0 };
+      try {
+        const m = JSON.parse(c.meta ?? "{}") as Record<string, unknown>;
+        u = {
+          input: num(m.input),
+          output: num(m.output),
+          cacheRead: num(m.cacheRead),
+          cacheWrite: num(m.cacheWrite),
+          reasoning: num(m.reasoning),
+          total: num(m.total) || num(m.input) + num(m.output),
+        };
+      } catch {
+        /* a damaged meta counts as zero tokens, never as an error of the whole list */
+      }
+      it.tokens += u.total;
+      const slash = c.name.indexOf("/");
+      const cost =
+        slash > 0 ? costOf(config.models.pricing, c.name.slice(0, slash), c.name.slice(slash + 1), u) : null;
+      if (cost === null) it.unpriced_calls++;
+      else it.cost += cost;
+      if (!it.models.includes(c.name)) it.models.push(c.name);
+    }
+  }
+  let list = [...items.values()];
+  if (q.status === "failed") list = list.filter((i) => i.status === "error" || i.status === "aborted");
+  else if (q.status === "ok") list = list.filter((i) => i.status === "ok");
+  else if (q.status === "running") list = list.filter((i) => i.ended_at == null);
+  if (list.some((i) => i.status !== "ok")) {
+    // Through the messages_session index (request_id has none).
+    const errs = db.prepare<[string, string], { content: string }>(
+      `SELECT content FROM messages WHERE session_id = ? AND request_id = ? AND role = 'assistant'
+         AND status = 'error' ORDER BY id DESC LIMIT 1`,
+    );
+    for (const i of list)
+      if (i.status === "error" && i.session_id)
+        i.error = errs.get(i.session_id, i.request_id)?.content || null;
+  }
+  if (q.sort === "slowest") list.sort((a, b) => (b.duration_ms ?? -1) - (a.duration_ms ?? -1));
+  else if (q.sort === "costliest") list.sort((a, b) => b.cost - a.cost || b.tokens - a.tokens);
+  return list.slice(0, q.limit);
+}
