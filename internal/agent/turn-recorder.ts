@@ -8,6 +8,9 @@
  * a kill -9 leaves both or neither: never an answer whose cost the budgets cannot see, never a cost
  * without its answer. The answer is committed before the turn ends and is delivered, so it is never
  * answered twice. Should that commit fail (disk full), the usage is still committed on its own.
+ *
+ * Over 300 lines on purpose: the hooks share one commit discipline (what rides in which commit), and
+ * splitting them would spread that invariant over files that each hold half of it.
  */
 import { performance } from "node:perf_hooks";
 import type { InboundMessage } from "../core/host.js";

@@ -16,6 +16,9 @@
  *
  * The model's own file tools (`internal/tools/fs-tools.ts`) use `safe-open.ts`, which may follow a
  * link that stays inside the workspace; the daemon's own files here never follow one.
+ *
+ * Over 300 lines on purpose: every read, write, append and rewrite the daemon does in the workspace is
+ * here, so one review sees all of the door; the walk itself is in walk.ts.
  */
 import {
   closeSync,
