@@ -13,6 +13,7 @@
  * splitting them would spread that invariant over files that each hold half of it.
  */
 import { performance } from "node:perf_hooks";
+import { withoutUrls } from "../core/public-text.js";
 import type { InboundMessage } from "../core/host.js";
 import type { TurnLog } from "./turn-log.js";
 import type { AgentEvent } from "../core/agent-events.js";
@@ -278,7 +279,9 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         // history.ts never sends an error-status answer back to the model.
         const content =
           outcome.text ||
-          (status === "error" && outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : "");
+          (status === "error" && outcome.error
+            ? `${outcome.error.code}: ${withoutUrls(outcome.error.message)}`
+            : "");
         finalStored = sessions.append(persistSession.id, {
           role: "assistant",
           content,

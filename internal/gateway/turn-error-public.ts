@@ -5,10 +5,11 @@
  */
 import type { TurnResult } from "../core/host.js";
 import { HttpError } from "./http-util.js";
+import { withoutUrls } from "../core/public-text.js";
 
 /** The message with URLs replaced by a neutral word. */
 export function publicTurnMessage(message: string): string {
-  return message.replace(/\b(?:https?|wss?):\/\/[^\s,;)'"]+/g, "(the model provider)");
+  return withoutUrls(message);
 }
 
 /** `Retry-After` (whole seconds, at least 1) when the upstream said how long to wait. */

@@ -6,9 +6,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
-import { createModelRouter } from "../../internal/models/router.js";
-import { createAgentHost, type AgentHostImpl } from "../../internal/agent/host.js";
-import { createToolsHarness, type ToolsHarness } from "./harness.js";
+import type { AgentHostImpl } from "../../internal/agent/host.js";
+import { createLoopHost, type ToolsHarness } from "./harness.js";
 
 let fake: FakeOpenAI;
 let h: ToolsHarness | undefined;
@@ -25,30 +24,9 @@ afterEach(async () => {
 });
 
 async function setup(config: Record<string, unknown> = {}): Promise<AgentHostImpl> {
-  h = await createToolsHarness(
-    {
-      models: {
-        providers: { f: { base_url: fake.baseUrl, api_key: "sk-test" } },
-        primary: "f/m",
-        max_retries: 0,
-        timeout_s: 10,
-      },
-      ...config,
-    },
-    { start: true },
-  );
-  const parts = h.parts;
-  const router = createModelRouter({
-    config: () => h!.core.ctx.config(),
-    logger: h.core.ctx.logger,
-    clock: h.core.ctx.clock,
-  });
-  return createAgentHost({
-    ctx: h.core.ctx,
-    model: router,
-    toolsFor: (agent) => parts.registry.forAgent(agent.id, agent.tools),
-    requestApproval: parts.requestApproval,
-  });
+  const made = await createLoopHost(fake.baseUrl, config);
+  h = made.h;
+  return made.host;
 }
 
 const inbound = (text: string) => ({

@@ -8,6 +8,8 @@ import { MemoryChannel } from "../../internal/channels/memory-channel.js";
 import { createToolsService, type ToolsParts } from "../../internal/daemon/tools-service.js";
 import type { ToolContext, ToolResult } from "../../internal/tools/tool.js";
 import { createTestCore, type TestCore } from "../helpers/core.js";
+import { createAgentHost, type AgentHostImpl } from "../../internal/agent/host.js";
+import { createModelRouter } from "../../internal/models/router.js";
 
 export interface ToolsHarness {
   core: TestCore;
@@ -75,6 +77,38 @@ export async function createToolsHarness(
       core.close();
     },
   };
+}
+
+/**
+ * A tools harness plus a real agent host on the real model router, its provider the fake OpenAI
+ * server at `baseUrl` (`f/m`): for tests that drive tools through the loop.
+ */
+export async function createLoopHost(
+  baseUrl: string,
+  config: Record<string, unknown> = {},
+  opts: { clock?: Clock; timeoutS?: number } = {},
+): Promise<{ h: ToolsHarness; host: AgentHostImpl }> {
+  const h = await createToolsHarness(
+    {
+      models: {
+        providers: { f: { base_url: baseUrl, api_key: "sk-test" } },
+        primary: "f/m",
+        max_retries: 0,
+        timeout_s: opts.timeoutS ?? 10,
+      },
+      ...config,
+    },
+    { start: true, ...(opts.clock ? { clock: opts.clock } : {}) },
+  );
+  const ctx = h.core.ctx;
+  const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
+  const host = createAgentHost({
+    ctx,
+    model: router,
+    toolsFor: (agent) => h.parts.registry.forAgent(agent.id, agent.tools),
+    requestApproval: h.parts.requestApproval,
+  });
+  return { h, host };
 }
 
 /** Polls until `fn` returns a truthy value (generous default for loaded CI machines). */
