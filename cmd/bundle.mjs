@@ -35,6 +35,11 @@ await build({
     js: 'import { createRequire as __familiarRequire } from "node:module";\nconst require = __familiarRequire(import.meta.url);',
   },
   chunkNames: "chunks/[name]-[hash]",
+  // Classes keep their own `.name` when esbuild renames them to avoid a clash in a chunk: node-fetch
+  // (grammY's fetch) checks `signal.constructor.name === "AbortSignal"`, and the abort-controller
+  // polyfill's class became `AbortSignal2` once code in the Telegram chunk named the global
+  // `AbortSignal` (every getMe then failed with "Expected signal to be an instanceof AbortSignal").
+  keepNames: true,
   legalComments: "none",
   logLevel: "warning",
   plugins: [builtinsWithoutNamespace],
