@@ -18,6 +18,7 @@ import type { TurnResult } from "../core/host.js";
 import type { AgentEvent } from "../core/agent-events.js";
 import type { FrontDeskEntry } from "../inbound/front-desk.js";
 import type { Usage } from "../models/types.js";
+import { agentOfModel } from "./familiar-model.js";
 import { HttpError, decodePathSegment, readJsonObject, sendJson, toHttpError } from "./http-util.js";
 import { requireJsonBody } from "./request-guard.js";
 import { bad, CLIENT_FIELDS, parseChatRequest } from "./openai-chat-request.js";
@@ -154,26 +155,9 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
   const model = body.model;
   if (typeof model !== "string" || model === "")
     throw bad("model is required (familiar or familiar/<agentId>)", "model");
-  if (model !== "familiar" && !model.startsWith("familiar/"))
-    throw new HttpError(
-      404,
-      "model_not_found",
-      `The model '${model}' does not exist (use familiar or familiar/<agentId>)`,
-      {},
-      "model",
-    );
-  // `familiar` names no agent: the front desk answers with the default one.
-  const agentId = model === "familiar" ? undefined : model.slice("familiar/".length);
   // `familiar` always answers: an undefined default agent is answered by the echo agent, which says
   // what is wrong (agent host), like every other channel. Only a named agent must exist.
-  if (agentId !== undefined && !rt.findAgent(agentId))
-    throw new HttpError(
-      404,
-      "model_not_found",
-      `The model '${model}' does not exist: no agent "${agentId}"`,
-      {},
-      "model",
-    );
+  const agentId = agentOfModel(model, (id) => rt.findAgent(id) !== undefined);
   const header = req.headers["x-familiar-session"];
   const parsed = parseChatRequest(body, typeof header === "string" ? header : undefined);
   const { stream, includeUsage, sessionRaw, text, images, system, history } = parsed;

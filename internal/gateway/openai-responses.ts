@@ -28,6 +28,7 @@ import type { EphemeralEntry, TurnResult } from "../core/host.js";
 import type { FrontDeskEntry } from "../inbound/front-desk.js";
 import type { Usage } from "../models/types.js";
 import type { Db } from "../store/db.js";
+import { agentOfModel } from "./familiar-model.js";
 import { HttpError, readJsonObject, sendJson } from "./http-util.js";
 import { bad } from "./openai-chat-request.js";
 import { turnError } from "./turn-error-public.js";
@@ -137,7 +138,7 @@ export async function createResponse(
   const cfg = rt.ctx.config();
   const body = await readJsonObject(req, cfg.gateway.max_body_bytes);
   const model = body.model;
-  if (typeof model !== "string" || (model !== "familiar" && !model.startsWith("familiar/")))
+  if (typeof model !== "string")
     throw new HttpError(
       404,
       "model_not_found",
@@ -145,15 +146,7 @@ export async function createResponse(
       {},
       "model",
     );
-  const agentId = model === "familiar" ? undefined : model.slice("familiar/".length);
-  if (agentId !== undefined && !rt.findAgent(agentId))
-    throw new HttpError(
-      404,
-      "model_not_found",
-      `The model '${model}' does not exist: no agent "${agentId}"`,
-      {},
-      "model",
-    );
+  const agentId = agentOfModel(model, (id) => rt.findAgent(id) !== undefined);
   const store = storeOf(rt.ctx.db);
   const p: ResponsesRequest = parseResponsesRequest(body, (id) => store.item(id));
   if (!p.continue && !p.text && p.images.length === 0) throw bad("the last user message is empty", "input");
