@@ -26,9 +26,9 @@ import type { AgentHostDeps } from "./host-types.js";
 import { TurnQueue } from "./turn-queue.js";
 import type { TreeAcc } from "./turn-recorder.js";
 import { UsageWriter } from "./usage-writer.js";
-import { toParts } from "./turn-setup.js";
 import { runTurn, type TurnEnv } from "./run-turn.js";
 import { SessionAdmin } from "./session-admin.js";
+import { appendInbound } from "./stored-prelude.js";
 import type { Payer } from "../budgets/spend.js";
 import { currentPayer } from "../budgets/payer-scope.js";
 
@@ -113,17 +113,11 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
       userMessageId = msg.resume.messageId;
     } else if (!msg.ephemeral) {
       try {
-        const parts = msg.images?.length ? toParts(msg.text, msg.images) : undefined;
         // One commit for a new (or idle-reset) session, the message and what the caller records with
         // it (the nested transactions become savepoints).
         const store = (): [SessionRow, number] => {
           const row = this.sessionFor(msg.sessionKey, agent.id, head, msg.replyTarget);
-          const id = this.sessions.append(row.id, {
-            role: msg.systemEvent ? "event" : "user",
-            content: msg.text,
-            ...(parts ? { parts } : {}),
-            requestId,
-          });
+          const id = appendInbound(this.sessions, row.id, msg, requestId);
           this.deps.taint?.admitted(row.id, requestId, msg);
           msg.onAccepted?.({ runId, requestId });
           return [row, id];

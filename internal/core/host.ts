@@ -53,6 +53,13 @@ export interface InboundMessage {
   /** An API client's tools, tool choice, response format and sampling for this turn. */
   client?: ClientRequest;
   /**
+   * A persistent turn's messages stored in its session before the user message, in the same commit:
+   * a forked `/v1/responses` chain's earlier conversation, the client's results for the model's calls
+   * to the client's functions (agent/stored-prelude.ts). With `continue` (the prelude then ends with
+   * tool results) no user message is stored: the turn answers the stored history.
+   */
+  stored?: { prelude: EphemeralEntry[]; continue?: boolean };
+  /**
    * Re-run a turn whose user message is already stored (a turn interrupted by a crash): nothing new is
    * appended and the turn keeps its request id, so its answer pairs with the stored message.
    */

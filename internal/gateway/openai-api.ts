@@ -22,6 +22,7 @@ import { agentOfModel } from "./familiar-model.js";
 import { HttpError, decodePathSegment, readJsonObject, sendJson, toHttpError } from "./http-util.js";
 import { requireJsonBody } from "./request-guard.js";
 import { bad, CLIENT_FIELDS, parseChatRequest } from "./openai-chat-request.js";
+import { answerPending, closePending, pendingInSession } from "./openai-pending-calls.js";
 import { createResponse, getResponse } from "./openai-responses.js";
 import { turnError } from "./turn-error-public.js";
 import type { GatewayRuntime } from "./runtime.js";
@@ -187,14 +188,31 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
 
   const id = `chatcmpl-`;
   const created = Math.floor(Date.now() / 1000);
+  // In a session: the trailing tool results answer the session's pending calls to the client's
+  // functions; a new message closes calls left unanswered (openai-pending-calls.ts).
+  let closed: string[] = [];
+  const prepare = (e: FrontDeskEntry): FrontDeskEntry => {
+    const pending = pendingInSession(rt.sessions, desk.route(e).sessionKey);
+    if (parsed.results)
+      return {
+        ...e,
+        stored: { prelude: answerPending(pending, parsed.results, "messages"), continue: true },
+      };
+    if (parsed.continue) throw bad("tool results need the calls they answer", "messages");
+    closed = pending.map((c) => c.id);
+    return pending.length ? { ...e, stored: { prelude: closePending(pending) } } : e;
+  };
   const admit = (onEvent?: (e: AgentEvent) => void) =>
     rt.turnIdempotency.admit(desk, {
       door: "/v1/chat/completions",
       req,
       body,
       entry: msg,
+      ...(sessionRaw !== undefined ? { prepare } : {}),
       ...(onEvent ? { onEvent } : {}),
     });
+  const closedHeader = (): Record<string, string> =>
+    closed.length ? { "x-familiar-closed-tool-calls": closed.join(", ") } : {};
   if (!stream) {
     const handle = admit();
     if (sessionRaw === undefined)
@@ -221,7 +239,11 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
         ],
         usage: usageJson(r.treeUsage),
       },
-      { ...usageHeaders(r), ...(handle.replayed ? { "idempotent-replayed": "true" } : {}) },
+      {
+        ...usageHeaders(r),
+        ...closedHeader(),
+        ...(handle.replayed ? { "idempotent-replayed": "true" } : {}),
+      },
     );
     return;
   }
@@ -241,6 +263,7 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       "cache-control": "no-cache",
       connection: "keep-alive",
       "x-familiar-request-id": requestId,
+      ...closedHeader(),
     });
     res.write(
       `data: ${prefix()}[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`,

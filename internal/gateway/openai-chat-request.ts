@@ -23,6 +23,13 @@ import type {
 import type { EphemeralEntry, ImageInput } from "../core/host.js";
 import { HttpError } from "./http-util.js";
 
+/** One tool result a client sent; `param` names its field for errors (`messages.3.tool_call_id`). */
+export interface ClientResult {
+  callId: string;
+  content: string;
+  param: string;
+}
+
 /** A parsed, valid chat request. */
 export interface ChatRequest {
   stream: boolean;
@@ -37,6 +44,8 @@ export interface ChatRequest {
   history: EphemeralEntry[];
   /** The request ends with tool results: the model answers them, no new user message. */
   continue: boolean;
+  /** In a session: the trailing tool results, which must answer the session's pending calls. */
+  results?: ClientResult[];
   client?: ClientRequest;
 }
 
@@ -258,11 +267,19 @@ export function parseChatRequest(body: Obj, sessionHeader: string | undefined): 
       "the last message must have role user (or tool, answering the model's tool calls)",
       `messages.${lastIdx}.role`,
     );
-  if (sessionRaw !== undefined && (cont || client?.tools))
-    throw bad(
-      "client tools need a stateless request (the request's messages are the conversation): drop user / X-Familiar-Session",
-      cont ? `messages.${lastIdx}.role` : "tools",
-    );
+  // In a session the stored conversation is the history: only the trailing tool results are new.
+  const results: ClientResult[] = [];
+  if (sessionRaw !== undefined && cont)
+    for (let i = lastIdx; i >= 0 && (msgs[i] as Obj | null)?.role === "tool"; i--) {
+      const m = msgs[i] as Obj;
+      if (typeof m.tool_call_id !== "string")
+        throw bad(`messages[${i}].tool_call_id is required for a tool message`, `messages.${i}.tool_call_id`);
+      results.unshift({
+        callId: m.tool_call_id,
+        content: contentOf(m.content, i),
+        param: `messages.${i}.tool_call_id`,
+      });
+    }
   const images: ImageInput[] = [];
   const text = cont ? "" : contentOf(last.content, lastIdx, images);
   if (!cont && !text && images.length === 0)
@@ -301,6 +318,7 @@ export function parseChatRequest(body: Obj, sessionHeader: string | undefined): 
     system,
     history,
     continue: cont,
+    ...(results.length ? { results } : {}),
     ...(client ? { client } : {}),
   };
 }

@@ -52,6 +52,17 @@ export interface IdempotentAdmit {
   body: unknown;
   entry: FrontDeskEntry;
   onEvent?: (e: AgentEvent) => void;
+  /**
+   * The session part of the scope when the entry's own key is not stable across attempts (a new
+   * `/v1/responses` chain gets a fresh session name per request): e.g. `chain:<previous id>`.
+   */
+  scopeKey?: string;
+  /**
+   * Completes the entry of a request that runs fresh (not a repeat): it may read the session and
+   * throw an HttpError (a tool result that answers no pending call). Never called for a repeat, whose
+   * input is already stored.
+   */
+  prepare?: (entry: FrontDeskEntry) => FrontDeskEntry;
 }
 
 interface Row {
@@ -122,7 +133,7 @@ export class TurnIdempotency {
       prune: db.prepare("DELETE FROM turn_idempotency WHERE created_at < ?"),
       user: db.prepare<[string, string], { id: number; session_id: string }>(
         `SELECT m.id, m.session_id FROM messages m JOIN session_heads h ON h.session_id = m.session_id
-          WHERE h.key = ? AND m.request_id = ? AND m.role = 'user' ORDER BY m.id DESC LIMIT 1`,
+          WHERE h.key = ? AND m.request_id = ? AND m.role IN ('user', 'tool') ORDER BY m.id LIMIT 1`,
       ),
       answer: db.prepare<[string, string], { id: number; content: string }>(
         `SELECT id, content FROM messages WHERE session_id = ? AND request_id = ? AND role = 'assistant'
@@ -135,9 +146,11 @@ export class TurnIdempotency {
   admit(desk: FrontDeskPort, input: IdempotentAdmit): IdempotentHandle {
     const explicit = idempotencyKeyOf(input.req);
     const attempt = retryCountOf(input.req);
-    if (explicit === undefined && attempt === undefined) return this.fresh(desk, input.entry, input.onEvent);
+    const prepare = input.prepare ?? ((e: FrontDeskEntry) => e);
+    if (explicit === undefined && attempt === undefined)
+      return this.fresh(desk, prepare(input.entry), input.onEvent);
     const sessionKey = input.entry.ephemeral ? undefined : desk.route(input.entry).sessionKey;
-    const scope = `${input.door}|${sha(header(input.req, "authorization") ?? "").slice(0, 24)}|${sessionKey ?? "-"}`;
+    const scope = `${input.door}|${sha(header(input.req, "authorization") ?? "").slice(0, 24)}|${input.scopeKey ?? sessionKey ?? "-"}`;
     const fingerprint = sha(JSON.stringify(input.body));
     const key = explicit !== undefined ? `key:${explicit}` : `sdk:${fingerprint}`;
     const id = JSON.stringify([scope, key]);
@@ -165,21 +178,26 @@ export class TurnIdempotency {
         replayed: true,
       };
     }
-    let entry = input.entry;
-    if (live && sessionKey !== undefined) {
-      // Failed, or left running by a crash: run it again on the stored user message.
-      const user = this.st.user.get(sessionKey, live.request_id);
+    let entry: FrontDeskEntry | undefined;
+    const storedKey = live?.session_key ?? sessionKey;
+    if (live && storedKey && !input.entry.ephemeral) {
+      // Failed, or left running by a crash: run it again on the stored input (its user message, or the
+      // tool results it continues after), in the session it was stored in.
+      const user = this.st.user.get(storedKey, live.request_id);
       if (user) {
         const answered = this.st.answer.get(user.session_id, live.request_id);
         if (answered) return this.replayStored(live, user.session_id, answered);
         entry = {
-          ...entry,
+          ...input.entry,
+          session: { key: storedKey },
           resume: { sessionId: user.session_id, messageId: user.id, requestId: live.request_id },
         };
       }
     }
+    entry ??= prepare(input.entry);
+    const recordedKey = entry.ephemeral ? undefined : desk.route(entry).sessionKey;
     const record = (ids: { runId: string; requestId: string }): void => {
-      this.st.put.run({ scope, key, fingerprint, sessionKey: sessionKey ?? null, ...ids, now: this.now() });
+      this.st.put.run({ scope, key, fingerprint, sessionKey: recordedKey ?? null, ...ids, now: this.now() });
       if (++this.writes % 200 === 0) this.st.prune.run(this.now() - IDEMPOTENCY_TTL_MS);
     };
     const onAccepted = entry.onAccepted;

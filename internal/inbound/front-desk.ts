@@ -95,6 +95,8 @@ export interface FrontDeskEntry extends Destination {
   resume?: InboundMessage["resume"];
   /** An API client's tools, response format and sampling (`/v1`). */
   client?: InboundMessage["client"];
+  /** Messages stored before the user message (a forked response chain, client tool results). */
+  stored?: InboundMessage["stored"];
   /** Untrusted input the message carries (a document, a non-owner sender, a webhook body). */
   taint?: InboundMessage["taint"];
 }
@@ -191,6 +193,7 @@ export class FrontDesk implements FrontDeskPort {
       ...(entry.onAccepted ? { onAccepted: entry.onAccepted } : {}),
       ...(entry.resume ? { resume: entry.resume } : {}),
       ...(entry.client ? { client: entry.client } : {}),
+      ...(entry.stored ? { stored: entry.stored } : {}),
       ...(entry.taint?.length ? { taint: entry.taint } : {}),
     };
     return this.deps.host.submit(msg, onEvent);
