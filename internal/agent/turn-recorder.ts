@@ -270,7 +270,14 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
     session: () => persistSession,
     finalStored: () => finalStored,
     storeFinal(outcome) {
-      if (!persistSession || finalStored !== undefined || (!outcome.text && outcome.finishReason === "stop"))
+      // A turn ended by calls to the client's functions: its answer is the stored tool-call message,
+      // which must stay the session's last so the client's results can answer it.
+      if (
+        !persistSession ||
+        finalStored !== undefined ||
+        outcome.finishReason === "tool_calls" ||
+        (!outcome.text && outcome.finishReason === "stop")
+      )
         return outcome;
       const status =
         outcome.finishReason === "aborted" ? "aborted" : outcome.finishReason === "error" ? "error" : "ok";

@@ -24,6 +24,7 @@ import { requireJsonBody } from "./request-guard.js";
 import { bad, CLIENT_FIELDS, parseChatRequest } from "./openai-chat-request.js";
 import { answerPending, closePending, pendingInSession } from "./openai-pending-calls.js";
 import { createResponse, getResponse } from "./openai-responses.js";
+import { sessionName } from "./openai-session-name.js";
 import { turnError } from "./turn-error-public.js";
 import type { GatewayRuntime } from "./runtime.js";
 
@@ -78,15 +79,6 @@ function toolCallsJson(r: TurnResult): Record<string, unknown>[] {
     type: "function",
     function: { name: c.name, arguments: c.arguments },
   }));
-}
-
-function sessionName(raw: string): string {
-  const name = raw
-    .trim()
-    .replace(/[:\s]+/g, "_")
-    .slice(0, 128);
-  if (!name) throw bad("user / X-Familiar-Session must not be empty", "user");
-  return name;
 }
 
 /** The OpenAI route handler; returns true when it handled the request. */

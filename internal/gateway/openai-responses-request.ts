@@ -1,8 +1,11 @@
 /**
  * The request side of `POST /v1/responses` (OpenAI's Responses API, issue 34): `input` (a string or
  * items: messages with text and images, `function_call`, `function_call_output`, `item_reference`)
- * becomes the conversation of an ephemeral turn; `tools`, `tool_choice`, `text.format`, sampling and
+ * becomes the conversation of the turn; `tools`, `tool_choice`, `text.format`, sampling and
  * `instructions` become the client's options. Every field is honoured or refused with a 400 naming it.
+ *
+ * Over 300 lines on purpose: as in openai-chat-request.ts, the known fields and the parser of each
+ * stay together where one review can check that none is left out.
  */
 import type { ClientRequest, ClientTool, ResponseFormat, ToolChoice } from "../core/client-request.js";
 import type { EphemeralEntry, ImageInput } from "../core/host.js";
@@ -50,6 +53,8 @@ export interface ResponsesRequest {
   images: ImageInput[];
   /** `input` ends with function call outputs: the model answers them. */
   continue: boolean;
+  /** The field of each function call output entry (`input.3.call_id`), for errors. */
+  outputParams: Map<EphemeralEntry, string>;
   client?: ClientRequest;
   metadata: Record<string, unknown>;
 }
@@ -170,6 +175,7 @@ function addItem(
   lookup: ItemLookup,
   last: boolean,
   images: ImageInput[],
+  params: Map<EphemeralEntry, string>,
 ): void {
   const type = item.type ?? "message";
   const at = `input[${i}]`;
@@ -201,7 +207,9 @@ function addItem(
     if (typeof item.call_id !== "string")
       throw bad(`${at}: a function_call_output needs call_id`, `input.${i}.call_id`);
     const out = typeof item.output === "string" ? item.output : textOfParts(item.output, `${at}.output`);
-    entries.push({ role: "tool", content: out, tool_call_id: item.call_id });
+    const e: EphemeralEntry = { role: "tool", content: out, tool_call_id: item.call_id };
+    entries.push(e);
+    params.set(e, `input.${i}.call_id`);
   } else if (type === "item_reference") {
     const ref = typeof item.id === "string" ? lookup(item.id) : undefined;
     if (!ref)
@@ -209,7 +217,7 @@ function addItem(
         `${at}: no stored item ${JSON.stringify(item.id)} (items are kept for stored responses)`,
         `input.${i}.id`,
       );
-    addItem(ref, i, entries, system, lookup, last, images);
+    addItem(ref, i, entries, system, lookup, last, images, params);
   } else if (type === "reasoning") {
     // Opaque reasoning state of another provider's model: nothing the model here can read.
   } else throw bad(`${at}.type ${JSON.stringify(type)} is not supported`, `input.${i}.type`);
@@ -231,6 +239,7 @@ export function parseResponsesRequest(body: Obj, lookup: ItemLookup): ResponsesR
   const entries: EphemeralEntry[] = [];
   const system: string[] = [];
   const images: ImageInput[] = [];
+  const params = new Map<EphemeralEntry, string>();
   const input = body.input;
   if (typeof input === "string") {
     if (input === "") throw bad("input must not be empty", "input");
@@ -238,7 +247,7 @@ export function parseResponsesRequest(body: Obj, lookup: ItemLookup): ResponsesR
   } else if (Array.isArray(input) && input.length > 0) {
     input.forEach((it, i) => {
       if (!isObj(it)) throw bad(`input[${i}] must be an object`, `input.${i}`);
-      addItem(it, i, entries, system, lookup, i === input.length - 1, images);
+      addItem(it, i, entries, system, lookup, i === input.length - 1, images, params);
     });
   } else throw bad("input must be a string or a non-empty array of items", "input");
   const last = entries.at(-1);
@@ -291,6 +300,7 @@ export function parseResponsesRequest(body: Obj, lookup: ItemLookup): ResponsesR
     text: cont || !last ? "" : typeof last.content === "string" ? last.content : "",
     images,
     continue: cont,
+    outputParams: params,
     ...(Object.keys(c).length > 0 ? { client: c } : {}),
     metadata: isObj(body.metadata) ? body.metadata : {},
   };

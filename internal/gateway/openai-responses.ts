@@ -3,11 +3,12 @@
  * `client.responses.create` (streamed and not), the Vercel AI SDK's default `createOpenAI()(model)`
  * and LangChain's `useResponsesApi`.
  *
- * Each request runs one ephemeral turn whose history is the stored conversation of
- * `previous_response_id` (if any) followed by `input`. A stored response (`store`, default true) keeps
- * its whole conversation and its output items in SQLite (`v1_responses`, `v1_response_items`), so a
- * follow-up continues it, and `item_reference` finds items of earlier responses. Continuing from an
- * older response branches: each response has its own conversation.
+ * A stored request (`store`, default true) runs in its chain's Familiar session
+ * (openai-response-chain.ts: a new session, the named one, the session of `previous_response_id`,
+ * or a fork of it for a branch); `store: false` runs one ephemeral turn whose history is the
+ * conversation of `previous_response_id` followed by `input`. A stored response keeps its whole
+ * conversation and its output items in SQLite (openai-responses-store.ts), so `item_reference` finds
+ * items of earlier responses and a branch can be seeded. A repeat answers with the stored response.
  *
  * Streaming events follow the SDK's types (node_modules/openai/resources/responses):
  * `response.created`, `response.in_progress`, per message `response.output_item.added`,
@@ -27,10 +28,12 @@ import type { AgentEvent } from "../core/agent-events.js";
 import type { EphemeralEntry, TurnResult } from "../core/host.js";
 import type { FrontDeskEntry } from "../inbound/front-desk.js";
 import type { Usage } from "../models/types.js";
-import type { Db } from "../store/db.js";
 import { agentOfModel } from "./familiar-model.js";
 import { HttpError, readJsonObject, sendJson } from "./http-util.js";
 import { bad } from "./openai-chat-request.js";
+import { sessionName } from "./openai-session-name.js";
+import { planChain } from "./openai-response-chain.js";
+import { responseStoreOf } from "./openai-responses-store.js";
 import { turnError } from "./turn-error-public.js";
 import { parseResponsesRequest, type ResponsesRequest } from "./openai-responses-request.js";
 import type { GatewayRuntime } from "./runtime.js";
@@ -68,56 +71,9 @@ const callItem = (
   arguments: status === "completed" ? c.arguments : "",
 });
 
-/** The stored conversations and items (see the module comment). */
-class ResponseStore {
-  private st;
-  constructor(db: Db) {
-    this.st = {
-      get: db.prepare<[string], { agent_id: string | null; conversation: string; response: string }>(
-        "SELECT agent_id, conversation, response FROM v1_responses WHERE id = ?",
-      ),
-      item: db.prepare<[string], { item: string }>("SELECT item FROM v1_response_items WHERE id = ?"),
-      put: db.prepare(
-        "INSERT INTO v1_responses (id, agent_id, conversation, response, created_at) VALUES (?, ?, ?, ?, ?)",
-      ),
-      putItem: db.prepare(
-        "INSERT OR REPLACE INTO v1_response_items (id, response_id, item) VALUES (?, ?, ?)",
-      ),
-      save: db.transaction((id: string, agent: string | null, conv: string, response: Obj, now: number) => {
-        this.st.put.run(id, agent, conv, JSON.stringify(response), now);
-        for (const it of response.output as Obj[]) this.st.putItem.run(String(it.id), id, JSON.stringify(it));
-      }),
-    };
-  }
-  get(id: string): { agentId: string | null; conversation: EphemeralEntry[]; response: Obj } | undefined {
-    const r = this.st.get.get(id);
-    return r
-      ? {
-          agentId: r.agent_id,
-          conversation: JSON.parse(r.conversation) as EphemeralEntry[],
-          response: JSON.parse(r.response) as Obj,
-        }
-      : undefined;
-  }
-  item(id: string): Obj | undefined {
-    const r = this.st.item.get(id);
-    return r ? (JSON.parse(r.item) as Obj) : undefined;
-  }
-  save(id: string, agentId: string | null, conversation: EphemeralEntry[], response: Obj, now: number): void {
-    this.st.save(id, agentId, JSON.stringify(conversation), response, now);
-  }
-}
-
-const stores = new WeakMap<Db, ResponseStore>();
-function storeOf(db: Db): ResponseStore {
-  let s = stores.get(db);
-  if (!s) stores.set(db, (s = new ResponseStore(db)));
-  return s;
-}
-
 /** `GET /v1/responses/{id}`: a stored response. */
 export function getResponse(rt: GatewayRuntime, res: ServerResponse, id: string): void {
-  const r = storeOf(rt.ctx.db).get(id);
+  const r = responseStoreOf(rt.ctx.db).get(id);
   if (!r)
     throw new HttpError(
       404,
@@ -147,7 +103,7 @@ export async function createResponse(
       "model",
     );
   const agentId = agentOfModel(model, (id) => rt.findAgent(id) !== undefined);
-  const store = storeOf(rt.ctx.db);
+  const store = responseStoreOf(rt.ctx.db);
   const p: ResponsesRequest = parseResponsesRequest(body, (id) => store.item(id));
   if (!p.continue && !p.text && p.images.length === 0) throw bad("the last user message is empty", "input");
   const prev = p.previousResponseId ? store.get(p.previousResponseId) : undefined;
@@ -159,28 +115,60 @@ export async function createResponse(
       {},
       "previous_response_id",
     );
-  const agentDef = rt.findAgent(agentId ?? cfg.agents.default);
+  // A chain stays with its agent: another agent's conversation (its session, its memory) is not
+  // this one's to continue.
+  const wanted = agentId ?? cfg.agents.default;
+  if (prev && (prev.agentId ?? cfg.agents.default) !== wanted)
+    throw bad(
+      `previous_response_id: response ${prev.id} belongs to agent "${prev.agentId ?? cfg.agents.default}", not to "${wanted}" (the model of this request)`,
+      "previous_response_id",
+    );
+  const agentDef = rt.findAgent(wanted);
   if (p.client && agentDef && agentDef.engine !== "model")
     throw bad(
       `agent "${agentDef.id}" runs on the ${agentDef.engine} engine, which cannot honour tools, text.format or sampling`,
       p.client.tools ? "tools" : "text",
     );
-  const history = [...(prev?.conversation ?? []), ...p.entries];
   const desk = rt.maybeFrontDesk();
   if (!desk) throw new HttpError(503, "unavailable", "the agent host is not running");
+  const id = rid("resp");
+  const header = req.headers["x-familiar-session"];
+  const named = typeof header === "string" ? header : typeof body.user === "string" ? body.user : undefined;
+  // `store: false` stays one ephemeral turn; a stored request runs in its chain's session.
+  const plan = p.store
+    ? planChain({
+        sessions: rt.sessions,
+        store,
+        desk,
+        p,
+        ...(prev ? { prev } : {}),
+        ...(named !== undefined ? { named: sessionName(named) } : {}),
+        newName: id,
+        ...(rt.deps.containment ? { taintOf: (s: string) => rt.deps.containment!.sourcesOf(s) } : {}),
+      })
+    : undefined;
   const system = [...(p.instructions ? [p.instructions] : []), ...p.system];
   const entry: FrontDeskEntry = {
     channel: "api",
     ...(agentId !== undefined ? { agentId } : {}),
-    session: { gateway: "v1" },
+    session: plan?.session ?? { gateway: "v1" },
     text: p.text,
     originLabel: "OpenAI Responses API",
     ...(p.images.length ? { images: p.images } : {}),
     ...(system.length ? { extraSystem: system.join("\n\n") } : {}),
-    ephemeral: { history, ...(p.continue ? { continue: true } : {}) },
+    ...(plan
+      ? plan.taint
+        ? { taint: plan.taint }
+        : {}
+      : {
+          ephemeral: {
+            history: [...(prev?.conversation ?? []), ...p.entries],
+            ...(p.continue ? { continue: true } : {}),
+          },
+        }),
     ...(p.client ? { client: p.client } : {}),
   };
-  const id = rid("resp");
+  const history = [...(prev?.conversation ?? []), ...p.entries];
   const created = Math.floor(rt.ctx.clock.now() / 1000);
   const base = (status: string): Obj => ({
     id,
@@ -214,7 +202,7 @@ export async function createResponse(
       usage: usageJson(r.treeUsage),
     };
     if (response.status === "incomplete") response.incomplete_details = { reason: "max_output_tokens" };
-    if (p.store) {
+    if (p.store && !replayed) {
       const conv: EphemeralEntry[] = [...history];
       if (!p.continue) conv.push({ role: "user", content: p.text });
       conv.push(
@@ -222,29 +210,59 @@ export async function createResponse(
           ? { role: "assistant", content: r.text, tool_calls: r.toolCalls }
           : { role: "assistant", content: r.text },
       );
-      store.save(id, agentId ?? null, conv, response, rt.ctx.clock.now());
+      store.save(
+        { id, agentId: agentId ?? null, conversation: conv, response },
+        sessionKey ? { sessionKey, sessionId: r.sessionId, requestId: r.requestId } : undefined,
+        rt.ctx.clock.now(),
+      );
     }
     return response;
   };
+  // The session the turn runs in, named to the client (and the console) in `X-Familiar-Session`.
+  const sessionKey = plan ? desk.route({ ...entry, session: plan.session }).sessionKey : undefined;
+  const extra = (r?: { requestId: string }): Record<string, string> => ({
+    ...(r ? { "x-familiar-request-id": r.requestId } : {}),
+    ...(sessionKey ? { "x-familiar-session": sessionKey } : {}),
+    ...(plan?.closed.length ? { "x-familiar-closed-tool-calls": plan.closed.join(", ") } : {}),
+  });
+  let replayed = false;
   const admit = (onEvent?: (e: AgentEvent) => void) =>
     rt.turnIdempotency.admit(desk, {
       door: "/v1/responses",
       req,
       body,
       entry,
+      ...(plan ? { prepare: plan.prepare } : {}),
+      ...(plan?.scopeKey ? { scopeKey: plan.scopeKey } : {}),
       ...(onEvent ? { onEvent } : {}),
     });
 
+  // A persistent turn runs to its end when the client goes (its answer is stored, as on chat).
+  const abortOnClose = (h: { abort(why: string): void }): void => {
+    if (!plan) res.once("close", () => !res.writableFinished && h.abort("client disconnected"));
+  };
   if (!p.stream) {
     const handle = admit();
-    res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
+    replayed = handle.replayed;
+    abortOnClose(handle);
     const r = await handle.result;
     if (r.finishReason === "error") throw turnHttpError(r);
+    // A repeat (Idempotency-Key, an SDK retry) answers with the response the first attempt stored.
+    const first = replayed ? store.byRequest(r.requestId) : undefined;
+    if (first) {
+      sendJson(
+        res,
+        200,
+        { ...first.response, output_text: r.text },
+        { ...extra(r), "idempotent-replayed": "true" },
+      );
+      return;
+    }
     const output: Obj[] = [];
     if (r.text || !r.toolCalls?.length) output.push(messageItem(rid("msg"), r.text, "completed"));
     for (const c of r.toolCalls ?? []) output.push(callItem(c, "completed"));
     const response = finish(r, output);
-    sendJson(res, 200, { ...response, output_text: r.text }, { "x-familiar-request-id": r.requestId });
+    sendJson(res, 200, { ...response, output_text: r.text }, extra(r));
     return;
   }
   // Streaming. Headers go with the first event, so a turn failing before it starts gets an HTTP status.
@@ -262,6 +280,7 @@ export async function createResponse(
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
       connection: "keep-alive",
+      ...extra(),
     });
     send("response.created", { response: base("in_progress") });
     send("response.in_progress", { response: base("in_progress") });
@@ -314,9 +333,21 @@ export async function createResponse(
     else if (e.type === "iteration_text") closeMessage();
   };
   const handle = admit(onEvent);
-  res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
+  replayed = handle.replayed;
+  abortOnClose(handle);
   const r = await handle.result;
   if (r.finishReason === "error" && !started) throw turnHttpError(r);
+  const first = replayed && !started ? store.byRequest(r.requestId) : undefined;
+  if (first) {
+    begin();
+    for (const [index, item] of (first.response.output as Obj[]).entries()) {
+      send("response.output_item.added", { output_index: index, item });
+      send("response.output_item.done", { output_index: index, item });
+    }
+    send("response.completed", { response: first.response });
+    res.end();
+    return;
+  }
   if (handle.replayed && !started && r.text) delta(r.text);
   begin();
   if (r.finishReason === "error") {

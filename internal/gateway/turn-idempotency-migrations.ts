@@ -7,6 +7,9 @@ import type { Migration } from "../store/migrations.js";
  * (`sdk:`). Rows older than a day are ignored and pruned.
  * Version 2: `v1_responses` / `v1_response_items`, what `/v1/responses` keeps so `previous_response_id`
  * and `item_reference` find the conversation and items of an earlier response (openai-responses.ts).
+ * Version 3: a stored response's session (`session_key`) and turn (`request_id`), and
+ * `v1_response_heads`, the latest response of each session: a response chain is a Familiar session
+ * (openai-response-chain.ts). Rows of version 2 keep a null session: a follow-up forks from them.
  */
 export const gatewayMigrations: readonly Migration[] = [
   {
@@ -47,6 +50,20 @@ CREATE TABLE v1_response_items (
   item TEXT NOT NULL
 );
 CREATE INDEX v1_response_items_response ON v1_response_items(response_id);
+`,
+  },
+  {
+    version: 3,
+    description: "v1_responses: the session and turn of each response; v1_response_heads",
+    sql: `
+ALTER TABLE v1_responses ADD COLUMN session_key TEXT;
+ALTER TABLE v1_responses ADD COLUMN request_id TEXT;
+CREATE INDEX v1_responses_request ON v1_responses(request_id);
+CREATE TABLE v1_response_heads (
+  session_key TEXT PRIMARY KEY,
+  response_id TEXT NOT NULL,
+  session_id TEXT NOT NULL
+);
 `,
   },
 ];
