@@ -219,7 +219,8 @@ export async function createResponse(
     return response;
   };
   // The session the turn runs in, named to the client (and the console) in `X-Familiar-Session`.
-  const sessionKey = plan ? desk.route({ ...entry, session: plan.session }).sessionKey : undefined;
+  // (A repeat of a failed first attempt runs in the first attempt's session: the handle says which.)
+  let sessionKey = plan ? desk.route({ ...entry, session: plan.session }).sessionKey : undefined;
   const extra = (r?: { requestId: string }): Record<string, string> => ({
     ...(r ? { "x-familiar-request-id": r.requestId } : {}),
     ...(sessionKey ? { "x-familiar-session": sessionKey } : {}),
@@ -244,6 +245,7 @@ export async function createResponse(
   if (!p.stream) {
     const handle = admit();
     replayed = handle.replayed;
+    if (plan) sessionKey = handle.sessionKey;
     abortOnClose(handle);
     const r = await handle.result;
     if (r.finishReason === "error") throw turnHttpError(r);
@@ -334,6 +336,7 @@ export async function createResponse(
   };
   const handle = admit(onEvent);
   replayed = handle.replayed;
+  if (plan) sessionKey = handle.sessionKey;
   abortOnClose(handle);
   const r = await handle.result;
   if (r.finishReason === "error" && !started) throw turnHttpError(r);

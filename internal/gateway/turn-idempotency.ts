@@ -42,6 +42,8 @@ export interface IdempotentHandle {
   abort(reason?: string): void;
   /** True when this request was answered from (or joined) an earlier one. */
   replayed: boolean;
+  /** The session the turn runs (or ran) in; undefined for an ephemeral turn. */
+  sessionKey?: string;
 }
 
 export interface IdempotentAdmit {
@@ -167,7 +169,8 @@ export class TurnIdempotency {
         "Idempotency-Key",
       );
     const inFlight = repeatable ? this.running.get(id) : undefined;
-    if (inFlight) return { ...inFlight, abort: () => undefined, replayed: true };
+    const at = live?.session_key ? { sessionKey: live.session_key } : {};
+    if (inFlight) return { ...inFlight, abort: () => undefined, replayed: true, ...at };
     if (live?.status === "done" && live.result) {
       const r = JSON.parse(live.result) as TurnResult;
       return {
@@ -176,6 +179,7 @@ export class TurnIdempotency {
         result: Promise.resolve(r),
         abort: () => undefined,
         replayed: true,
+        ...at,
       };
     }
     let entry: FrontDeskEntry | undefined;
@@ -186,7 +190,7 @@ export class TurnIdempotency {
       const user = this.st.user.get(storedKey, live.request_id);
       if (user) {
         const answered = this.st.answer.get(user.session_id, live.request_id);
-        if (answered) return this.replayStored(live, user.session_id, answered);
+        if (answered) return { ...this.replayStored(live, user.session_id, answered), sessionKey: storedKey };
         entry = {
           ...input.entry,
           session: { key: storedKey },
@@ -235,6 +239,7 @@ export class TurnIdempotency {
       result,
       abort: (why) => handle.abort(why),
       replayed: false,
+      ...(recordedKey ? { sessionKey: recordedKey } : {}),
     };
   }
 
@@ -250,6 +255,7 @@ export class TurnIdempotency {
       result: h.result,
       abort: (why) => h.abort(why),
       replayed: false,
+      ...(entry.ephemeral ? {} : { sessionKey: desk.route(entry).sessionKey }),
     };
   }
 
