@@ -183,7 +183,17 @@ describe("refused fields name themselves", () => {
       "tool_choice",
     ],
     ["an unknown response_format", { response_format: { type: "xml" } }, "response_format.type"],
-    ["client tools with a persistent session", { tools: [weather], user: "bob" }, "tools"],
+    [
+      "a tool result in a session with no pending call",
+      {
+        user: "bob",
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "tool", tool_call_id: "call_none", content: "1" },
+        ],
+      },
+      "messages.1.tool_call_id",
+    ],
   ];
   for (const [what, extra, param] of cases)
     it(`${what}: 400 with param ${param}`, async () => {
