@@ -5,6 +5,8 @@
  * ephemeral, and a response that does not exist or belongs to another agent is refused. Driven by the
  * official `openai` SDK against a real daemon; the fake model server records what the model saw.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { startGatewayDaemon, type GatewayHarness } from "./harness.js";
@@ -146,6 +148,32 @@ describe("a response chain is a session", () => {
     expect(kept.map((m) => m.content)).toEqual(["again please", "Recovered."]);
     expect(h.fake.requests).toHaveLength(2);
     expect(texts(1)).toEqual(["again please"]);
+  });
+});
+
+describe("taint follows the conversation", () => {
+  it("a fork of a tainted chain inherits its taint", async () => {
+    mkdirSync(join(h.dir, "workspace", "inbox"), { recursive: true });
+    writeFileSync(join(h.dir, "workspace", "inbox", "note.txt"), "a note from a stranger");
+    h.fake.enqueue(
+      { toolCalls: [{ id: "own_r", name: "read_file", arguments: { path: "inbox/note.txt" } }] },
+      { text: "Read it." },
+      { text: "Later." },
+      { text: "Branched." },
+    );
+    const a = await create({ model: "familiar", input: "Read my inbox note." });
+    await create({ model: "familiar", input: "And then?", previous_response_id: a.r.id });
+    const fork = await create({ model: "familiar", input: "Other way?", previous_response_id: a.r.id });
+    expect(fork.session).not.toBe(a.session);
+    const taint = (key: string): { kind: string; detail: string }[] =>
+      h.daemon.db
+        .prepare(
+          "SELECT kind, detail FROM session_taint WHERE session_id = (SELECT session_id FROM session_heads WHERE key = ?)",
+        )
+        .all(key) as { kind: string; detail: string }[];
+    expect(taint(a.session!).map((t) => t.kind)).toContain("inbox_file");
+    const inherited = taint(fork.session!);
+    expect(inherited.some((t) => t.kind === "inherited" && t.detail.includes("inbox_file"))).toBe(true);
   });
 });
 
