@@ -5,7 +5,8 @@
  * `model` is `familiar` (the default agent) or `familiar/<agentId>`. Stateless by default: the request's
  * messages are the conversation (an ephemeral turn, nothing stored); with `user` or the
  * `X-Familiar-Session` header the last user message runs in the persistent session
- * `agent:<agent>:gateway:<name>`. Errors use OpenAI's JSON shape and status codes so SDKs raise the
+ * `agent:<agent>:gateway:<name>`, where the client's tool results answer the session's pending calls
+ * (openai-pending-calls.ts). Errors use OpenAI's JSON shape and status codes so SDKs raise the
  * matching exception classes.
  *
  * This is the benchmark path: no per-request allocations beyond the turn itself, no store reads.
