@@ -5,7 +5,8 @@
  * - no `previous_response_id`: the session named by `X-Familiar-Session` / `user` (as on
  *   `/v1/chat/completions`), else a new session `agent:<agent>:gateway:<response id>`;
  * - `previous_response_id` naming the latest response of its session (`v1_response_heads`), whose
- *   session is still the live one of its key (compactions followed): that session continues;
+ *   session is still the live one of its key (compactions followed), and that no other running
+ *   request is already continuing: that session continues;
  * - any other `previous_response_id` (an older response: a branch; a session reset since; a response
  *   stored before sessions): a new session (a fork) seeded with that response's conversation, so the
  *   model sees exactly the conversation the client continues, never the newer turns of the original.
@@ -48,6 +49,11 @@ export interface ChainInput {
   named?: string;
   /** The name of a new session (the new response's id). */
   newName: string;
+  /**
+   * Responses a running request continues from: a second follow-up from the same response while the
+   * first runs is a branch (its session will hold the first one's turn), so it forks.
+   */
+  running: ReadonlySet<string>;
   /** Taint sources of a session id (containment), for forks. */
   taintOf?: (sessionId: string) => readonly { kind: string; detail: string }[];
 }
@@ -67,7 +73,7 @@ export function planChain(c: ChainInput): ChainPlan {
   const { prev, p } = c;
   let mode: ChainPlan["mode"];
   let session: SessionSpec;
-  if (prev && isLatest(c.sessions, c.store, prev)) {
+  if (prev && !c.running.has(prev.id) && isLatest(c.sessions, c.store, prev)) {
     mode = "continue";
     session = { key: prev.sessionKey! };
   } else if (prev) {
@@ -94,7 +100,9 @@ export function planChain(c: ChainInput): ChainPlan {
   const plan: ChainPlan = {
     mode,
     session,
-    ...(mode === "new" || mode === "fork" ? { scopeKey: `chain:${prev?.id ?? "new"}` } : {}),
+    // By the response continued, not the session: a repeat finds its first attempt whichever way
+    // the chain was planned then (the first attempt may have been the one continuing).
+    ...(mode !== "named" ? { scopeKey: `chain:${prev?.id ?? "new"}` } : {}),
     ...(taint ? { taint } : {}),
     closed: [],
     prepare: (entry) => {
@@ -104,7 +112,9 @@ export function planChain(c: ChainInput): ChainPlan {
       let tail = history.length;
       while (p.continue && tail > 0 && history[tail - 1]?.role === "tool") tail--;
       const results = history.slice(tail);
-      history = history.slice(0, tail);
+      // A named session is the history, as on chat completions: clients that send the whole
+      // conversation each time (the Vercel AI SDK) must not store it again.
+      history = mode === "named" ? [] : history.slice(0, tail);
       // Calls the client sends back along with their outputs are the session's own: not stored twice.
       const ids = new Set(sessionPending.map((x) => x.id));
       if (inSession)

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import OpenAI from "openai";
 import { startGatewayDaemon, type GatewayHarness } from "./harness.js";
 
@@ -107,6 +107,20 @@ describe("a response chain is a session", () => {
     expect(b3.session).toBe(b2.session);
     expect(b2.session).not.toBe(a2.session);
     expect(texts(3)).toEqual(["q1", "A1", "q2b", "B2", "q3b"]);
+  });
+
+  it("two follow-ups from the same response at once: one continues, the other forks", async () => {
+    h.fake.enqueue({ text: "A1" });
+    const a = await create({ model: "familiar", input: "q1" });
+    h.fake.enqueue({ text: "slow answer", chunkSize: 1, delayMs: 30 }, { text: "quick answer" });
+    const slow = create({ model: "familiar", input: "slow q", previous_response_id: a.r.id });
+    await vi.waitFor(() => expect(h.fake.requests.length).toBe(2), { timeout: 10_000 });
+    const quick = await create({ model: "familiar", input: "quick q", previous_response_id: a.r.id });
+    const done = await slow;
+    expect(done.session).toBe(a.session);
+    expect(quick.session).not.toBe(a.session);
+    expect(texts(1)).toEqual(["q1", "A1", "slow q"]);
+    expect(texts(2)).toEqual(["q1", "A1", "quick q"]);
   });
 
   it("X-Familiar-Session names the session of a new chain; store: false stays ephemeral", async () => {

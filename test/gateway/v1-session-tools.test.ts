@@ -250,6 +250,41 @@ describe("Vercel AI SDK (chat provider) with a session", () => {
   });
 });
 
+describe("Vercel AI SDK (default provider: Responses API) with a session", () => {
+  it("a round trip with user set stores the conversation once, in the named session", async () => {
+    h.fake.enqueue(
+      { toolCalls: [{ id: "call_vr", name: "weather", arguments: { city: "Rome" } }] },
+      { text: "Rome: 20 degrees." },
+    );
+    const model = createOpenAI({ baseURL: `${h.base}/v1`, apiKey: TOKEN })("familiar");
+    const r = await generateText({
+      model,
+      prompt: "Weather in Rome?",
+      providerOptions: { openai: { user: "vercel-responses" } },
+      tools: {
+        weather: tool({
+          description: "Weather of a city",
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => ({ city, celsius: 20 }),
+        }),
+      },
+      stopWhen: stepCountIs(3),
+    });
+    expect(r.text).toBe("Rome: 20 degrees.");
+    expect(rows("agent:main:gateway:vercel-responses")).toEqual([
+      "user:Weather in Rome?",
+      "assistant:calls:call_vr",
+      'tool:call_vr:{"city":"Rome","celsius":20}',
+      "assistant:Rome: 20 degrees.",
+    ]);
+    expect(convo(1)).toEqual([
+      "user:Weather in Rome?",
+      "assistant:calls:call_vr",
+      'tool:call_vr:{"city":"Rome","celsius":20}',
+    ]);
+  });
+});
+
 describe("/v1/responses: function tools in a response chain's session", () => {
   const tools: OpenAI.Responses.Tool[] = [
     { type: "function", name: "lookup", parameters: { type: "object" }, strict: false },
