@@ -149,6 +149,24 @@ describe("a response chain is a session", () => {
     expect(h.fake.requests).toHaveLength(1);
   });
 
+  it("a streamed repeat with the same Idempotency-Key streams the stored response again", async () => {
+    h.fake.enqueue({ text: "streamed once", chunkSize: 4 });
+    const opts = { headers: { "idempotency-key": "resp-key-stream" } };
+    const body = { model: "familiar", input: "stream once", stream: true as const };
+    const run = async (): Promise<{ done?: OpenAI.Responses.Response; key: string | null }> => {
+      const { data, response } = await client.responses.create(body, opts).withResponse();
+      let done: OpenAI.Responses.Response | undefined;
+      for await (const ev of data) if (ev.type === "response.completed") done = ev.response;
+      return { done, key: response.headers.get("x-familiar-session") };
+    };
+    const one = await run();
+    const two = await run();
+    expect(two.done?.id).toBe(one.done?.id);
+    expect(two.key).toBe(one.key);
+    expect(rows(one.key!).map((m) => m.content)).toEqual(["stream once", "streamed once"]);
+    expect(h.fake.requests).toHaveLength(1);
+  });
+
   it("the SDK's retry after an upstream 500 stores the message once", async () => {
     h.fake.enqueue({ error: { status: 500, message: "upstream hiccup" } }, { text: "Recovered." });
     const retrying = new OpenAI({ baseURL: `${h.base}/v1`, apiKey: TOKEN, maxRetries: 2 });
