@@ -12,6 +12,8 @@ import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, stepCountIs, tool } from "ai";
 import { z } from "zod";
+import { ChatOpenAI } from "@langchain/openai";
+import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { CLOSED_NOTE } from "../../internal/gateway/openai-pending-calls.js";
 import { startGatewayDaemon, type GatewayHarness } from "./harness.js";
 
@@ -246,6 +248,38 @@ describe("Vercel AI SDK (chat provider) with a session", () => {
       "assistant:calls:call_v",
       'tool:call_v:{"city":"Oslo","celsius":3}',
       "assistant:Oslo: 3 degrees.",
+    ]);
+  });
+});
+
+describe("LangChain ChatOpenAI with a session", () => {
+  it("bindTools round trip with X-Familiar-Session: the ToolMessage answers the pending call", async () => {
+    h.fake.enqueue(
+      { toolCalls: [{ id: "call_lc1", name: "get_weather", arguments: { city: "Bern" } }] },
+      { text: "Bern: 8 degrees." },
+    );
+    const model = new ChatOpenAI({
+      model: "familiar",
+      apiKey: TOKEN,
+      maxRetries: 0,
+      configuration: { baseURL: `${h.base}/v1`, defaultHeaders: { "x-familiar-session": "langchain" } },
+    }).bindTools([
+      { name: "get_weather", description: "Weather of a city", schema: z.object({ city: z.string() }) },
+    ]);
+    const ask = new HumanMessage("Weather in Bern?");
+    const ai = await model.invoke([ask]);
+    expect(ai.tool_calls?.[0]).toMatchObject({ name: "get_weather", id: "call_lc1" });
+    const answer = await model.invoke([
+      ask,
+      ai,
+      new ToolMessage({ tool_call_id: "call_lc1", content: '{"celsius":8}' }),
+    ]);
+    expect(answer.text).toBe("Bern: 8 degrees.");
+    expect(rows("agent:main:gateway:langchain")).toEqual([
+      "user:Weather in Bern?",
+      "assistant:calls:call_lc1",
+      'tool:call_lc1:{"celsius":8}',
+      "assistant:Bern: 8 degrees.",
     ]);
   });
 });
