@@ -176,6 +176,7 @@ export function contextWindowFindings(
   config: Config,
   extra: readonly WindowAgent[] = [],
 ): ContextWindowFinding[] {
+  if (echoOnly(config)) return [];
   const out: ContextWindowFinding[] = [];
   const global: [string, string][] = [
     ...(config.models.primary ? [["models.primary", config.models.primary] as [string, string]] : []),
@@ -213,7 +214,7 @@ export function contextWindowFindings(
  * call a model through Familiar), and so is the offline echo model.
  */
 export function agentWindowFindings(config: Config, agent: WindowAgent): ContextWindowFinding[] {
-  if (agent.engine !== undefined && agent.engine !== "model") return [];
+  if (echoOnly(config) || (agent.engine !== undefined && agent.engine !== "model")) return [];
   const own = agent.model ?? config.models.primary;
   if (own === undefined) return [];
   const out: ContextWindowFinding[] = [];
@@ -227,6 +228,11 @@ export function agentWindowFindings(config: Config, agent: WindowAgent): Context
     if (f && (chosen || f.source === "agent")) out.push(f.finding);
   }
   return out;
+}
+
+/** Without any provider the offline echo model answers every turn, whatever the refs say: nothing to check. */
+function echoOnly(config: Config): boolean {
+  return Object.keys(config.models.providers).length === 0;
 }
 
 /** The finding for `ref` at `path` (resolved for `agent` when given) and where its window came from. */
