@@ -95,7 +95,10 @@ export function validateContextWindow(
     );
 }
 
-/** A model reference whose context window is below {@link CONTEXT_WINDOW_MINIMUM} (or, as a warning, {@link CONTEXT_WINDOW_WARNING}). */
+/**
+ * A model reference whose context window is below {@link CONTEXT_WINDOW_MINIMUM} (or, as a warning,
+ * below {@link CONTEXT_WINDOW_WARNING}).
+ */
 export interface ContextWindowProblem {
   /**
    * Where the owner fixes it: a config key (`models.primary`, `agents.coder.model`), a workspace agent
@@ -143,9 +146,10 @@ export function agentKeyName(origin: AgentOrigin, id: string, key?: string): str
 }
 
 /**
- * Every model the config names (primary, fallbacks, each model-engine agent's `model`) whose
- * resolved window the daemon would refuse at run time: `familiar config check` and `doctor` report
- * them, so a config is never accepted and then refused on the first turn.
+ * Every model the config names (primary, fallbacks, every model-engine agent's models; `extra` adds
+ * workspace and API agents) whose resolved window the daemon would refuse at run time: `familiar
+ * config check` and `doctor` report them, so a config is never accepted and then refused on the
+ * first turn.
  */
 export function contextWindowProblems(
   config: Config,
