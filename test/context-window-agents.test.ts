@@ -176,6 +176,17 @@ describe("the daemon checks workspace and API agents at start, on change and on 
         },
       });
       expect((await fetch(`${h.base}/api/agents/apitiny`, { headers: h.headers() })).status).toBe(404);
+      // Its own context_window making the default model too small: the field says so.
+      const ownWindow = await post({ name: "apiown", context_window: 8000 });
+      expect(ownWindow.status).toBe(422);
+      expect(await ownWindow.json()).toEqual({
+        error: {
+          code: "context_window_too_small",
+          field: "context_window",
+          message:
+            "API agent apiown: expected a model with a context window of at least 16000 tokens, got fake/test-model with 8000 (API agent apiown context_window); the daemon would refuse every turn on it",
+        },
+      });
 
       // At the warning threshold: stored, the warning returned and logged.
       const edgeWarning =
