@@ -135,6 +135,9 @@ describe("the 32,000 warning covers every agent's model (issue 34)", () => {
         {
           path: "agents.coder.model",
           level: "warning",
+          model: "p/small",
+          tokens: w,
+          agentId: "coder",
           message: `p/small has a context window of ${w} tokens (models.providers.p.models.small.context_window), under 32000: it works, but compaction will run often`,
         },
       ]);

@@ -4,11 +4,20 @@
  * Also reads the child's resident memory from /proc/<pid>/status.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setGatewayToken } from "./client.js";
 
@@ -48,6 +57,14 @@ export interface BenchDaemonOptions {
   defaultWorkspace?: boolean;
   /** Extra node flags for the child, e.g. `--cpu-prof`. */
   nodeFlags?: string[];
+  /** The CLI to start (default {@link DIST_CLI}): another build's `dist/bundle/familiar.js`. */
+  cli?: string;
+  /**
+   * Start the CLI as an executable (`familiar run --config FILE`, what a global install, `npm link`
+   * or a container's entry point runs: its shebang chooses the interpreter) instead of
+   * `node familiar.js run`. The file is made executable as npm does when it links a bin.
+   */
+  asBin?: boolean;
   /** Called with the data dir before the daemon starts (seeding a store). */
   beforeStart?: (paths: { dir: string; dataDir: string; workspace: string }) => void;
 }
@@ -130,7 +147,9 @@ export async function startBenchDaemon(opts: BenchDaemonOptions = {}): Promise<B
   const dir = mkdtempSync(join(tmpdir(), "familiar-bench-"));
   const dataDir = join(dir, "data");
   const workspace = join(dir, "workspace");
-  if (opts.defaultWorkspace ?? true) cpSync(join(ROOT, "workspace"), workspace, { recursive: true });
+  // Each build starts with its own shipped workspace template (dist/bundle/familiar.js -> repo root).
+  const root = opts.cli ? resolve(dirname(opts.cli), "../..") : ROOT;
+  if (opts.defaultWorkspace ?? true) cpSync(join(root, "workspace"), workspace, { recursive: true });
   else mkdirSync(workspace, { recursive: true });
   const port = await freePort();
   const cfg = opts.config ?? {};
@@ -161,11 +180,19 @@ export async function startBenchDaemon(opts: BenchDaemonOptions = {}): Promise<B
   for (const [k, v] of Object.entries(process.env))
     if ((k.startsWith("MALLOC_") || k === "GLIBC_TUNABLES") && v !== undefined) env[k] = v;
   const t0 = performance.now();
-  const child = spawn(
-    process.execPath,
-    [...SHIPPED_NODE_FLAGS, ...(opts.nodeFlags ?? []), DIST_CLI, "run", "--config", configPath],
-    { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const cli = opts.cli ?? DIST_CLI;
+  if (opts.asBin) {
+    chmodSync(cli, 0o755);
+    // The shebang finds `node` on PATH: the one running the benchmark.
+    env.PATH = `${dirname(process.execPath)}:${env.PATH ?? ""}`;
+  }
+  const child = opts.asBin
+    ? spawn(cli, ["run", "--config", configPath], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] })
+    : spawn(
+        process.execPath,
+        [...SHIPPED_NODE_FLAGS, ...(opts.nodeFlags ?? []), cli, "run", "--config", configPath],
+        { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] },
+      );
   const keep = (chunk: Buffer): void => {
     out.push(chunk.toString("utf8"));
     if (out.length > 2000) out.splice(0, out.length - 2000);

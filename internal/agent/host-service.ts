@@ -16,13 +16,14 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { ApprovalDecision, ApprovalRequest, ToolSet } from "../tools/tool.js";
 import type { UsageTracker } from "./usage/usage-tracker.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
-import { listAgents, type AgentDef, type AgentSource } from "./agents.js";
+import { findAgent, listAgents, type AgentDef, type AgentSource } from "./agents.js";
 import { resolveContextWindow } from "../models/context-window.js";
 import { normalizeUsage } from "../models/normalize-usage.js";
 import { createHostCompactor } from "./compaction/host-compactor.js";
 import { EngineRegistry } from "./engines/engine-registry.js";
 import { FileAgentSource, workspaceToolCeiling } from "./catalog/file-agents.js";
 import { ApiAgentStore } from "./catalog/api-agents.js";
+import { AgentWindowWatch } from "./catalog/agent-windows.js";
 import { configPromptProblems } from "./catalog/agent-prompt.js";
 import { SubagentTaskManager } from "./subagents/task-manager.js";
 import { createDelegateTool, subagentsPromptSection } from "./subagents/delegate-tool.js";
@@ -101,6 +102,16 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
   });
   const apiAgents = new ApiAgentStore(ctx.db, () => ctx.clock.now());
   const sources: AgentSource[] = [fileAgents, apiAgents];
+  // Workspace and API agents meet the same 16K/32K window rules as config.yaml agents: checked now,
+  // when an agent file or API agent changes, and on reload; their own context_window counts at run time.
+  const windows = new AgentWindowWatch(() => ctx.config(), ctx.logger, sources);
+  const ownWindow = (agentId: string): number | undefined =>
+    findAgent(ctx.config(), agentId, sources)?.context_window;
+  router.useAgentWindows(ownWindow);
+  windows.check();
+  fileAgents.onChange(() => windows.check());
+  apiAgents.onChange(() => windows.check());
+  ctx.onConfig(() => windows.check());
   const engines = new EngineRegistry(ctx, normalizeUsage);
   const toolTokenCache = new WeakMap<object, number>();
   const toolsFor = (agent: AgentDef): ReturnType<ToolRegistry["forAgent"]> =>
@@ -122,7 +133,10 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
     logger: ctx.logger,
     now: () => ctx.clock.now(),
     contextWindow: (ref, agentId) =>
-      resolveContextWindow(ctx.config(), ref ?? router.chain()[0] ?? "echo/echo", agentId),
+      resolveContextWindow(ctx.config(), ref ?? router.chain()[0] ?? "echo/echo", {
+        id: agentId,
+        context_window: ownWindow(agentId),
+      }),
     // Tool specs go with every call; count them (chars / 4, like the default estimator).
     // The registry hands out the same ToolSet until tools or config change: count each set once.
     toolTokens: (agent) => {

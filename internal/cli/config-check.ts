@@ -7,6 +7,7 @@ import { ConfigError, formatProblem, type ConfigProblem } from "../config/errors
 import type { Config } from "../config/schema.js";
 import { crossFieldProblems } from "../config/cross-field.js";
 import { contextWindowProblems, contextWindowWarnings } from "../models/context-window.js";
+import { agentWindowReport } from "./agent-window-findings.js";
 
 /** True for addresses that only this machine can reach. */
 export function isLoopback(bind: string): boolean {
@@ -67,14 +68,18 @@ export function configCheckCommand(opts: { config: string }): void {
     ]);
     return;
   }
-  const problems = startProblems(cfg);
+  // Workspace agent files and API agents meet the same window rules as config.yaml agents.
+  const agents = agentWindowReport(cfg);
+  const problems = [...startProblems(cfg), ...agents.findings.filter((f) => f.level === "error")];
   if (problems.length > 0) {
     printProblems(opts.config, problems);
     return;
   }
   process.stdout.write(`config OK: ${opts.config} (${summarize(cfg)})\n`);
-  // Usable but small windows (REQ-401's 32,000 warning), for every model the config names.
-  for (const w of contextWindowWarnings(cfg)) process.stdout.write(`warning: ${formatProblem(w)}\n`);
+  // Usable but small windows (REQ-401's 32,000 warning), for every model of every agent.
+  for (const w of [...contextWindowWarnings(cfg), ...agents.findings])
+    process.stdout.write(`warning: ${formatProblem(w)}\n`);
+  if (agents.apiUnreadable) process.stdout.write(`warning: ${agents.apiUnreadable}\n`);
 }
 
 function printProblems(file: string, problems: ConfigProblem[]): void {

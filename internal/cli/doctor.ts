@@ -82,10 +82,10 @@ export async function runDoctor(
       : { status: "fail", name: "config", detail: startIssues.map(formatProblem).join("; ") },
   );
 
-  const { contextWindowWarnings } = await import("../models/context-window.js");
-  const small = contextWindowWarnings(cfg);
-  if (small.length > 0)
-    out.push({ status: "warn", name: "context windows", detail: small.map(formatProblem).join("; ") });
+  // Every agent's models (config.yaml, workspace files, API) against the 16K/32K window rules.
+  const { checkContextWindows } = await import("./agent-window-findings.js");
+  const windows = checkContextWindows(cfg);
+  if (windows) out.push(windows);
   out.push(checkDataDir(cfg.data_dir));
   out.push(checkWorkspace(cfg.workspace));
   // Whether exec commands run in bubblewrap, and what to install when they cannot (issue 18).

@@ -70,6 +70,11 @@ export interface ModelRouter extends ModelClient {
   usingEcho(): boolean;
   /** Status for `familiar status` / the gateway: state, chain and cooldowns. */
   status(): RouterStatus;
+  /**
+   * Where the router finds an agent's own `context_window` (workspace and API agents are not in
+   * config.yaml); without it only config.yaml agents' windows count. Set by the agent host.
+   */
+  useAgentWindows(lookup: (agentId: string) => number | undefined): void;
 }
 
 /** What {@link ModelRouter.status} reports. */
@@ -207,15 +212,19 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
 
   // Context-window verdicts per config object (a reload swaps the object, so the cache follows it).
   let windowCache: { cfg: Config; verdicts: Map<string, ModelError | undefined> } | undefined;
+  let agentWindows: ((agentId: string) => number | undefined) | undefined;
   /** The refusal of a model whose context window is below the minimum, or undefined. */
   function windowProblem(cfg: Config, ref: string, agentId: string | undefined): ModelError | undefined {
     if (windowCache?.cfg !== cfg) windowCache = { cfg, verdicts: new Map() };
     const verdicts = windowCache.verdicts;
-    const key = agentId === undefined ? ref : `${agentId}\u0000${ref}`;
+    // A workspace or API agent's window can change without a config reload: it is part of the key.
+    const own = agentId !== undefined && agentWindows ? agentWindows(agentId) : undefined;
+    const agent = agentId !== undefined && agentWindows ? { id: agentId, context_window: own } : agentId;
+    const key = agentId === undefined ? ref : `${agentId}\u0000${own ?? ""}\u0000${ref}`;
     if (verdicts.has(key)) return verdicts.get(key);
     let verdict: ModelError | undefined;
     try {
-      validateContextWindow(resolveContextWindow(cfg, ref, agentId), { modelRef: ref });
+      validateContextWindow(resolveContextWindow(cfg, ref, agent), { modelRef: ref });
     } catch (err) {
       if (!(err instanceof ModelError)) throw err;
       verdict = err;
@@ -367,5 +376,8 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
       else cooling.delete(model);
     },
     usingEcho: () => noProviders(opts.config()),
+    useAgentWindows(lookup): void {
+      agentWindows = lookup;
+    },
   };
 }

@@ -15,6 +15,7 @@ interface Row {
 
 export class ApiAgentStore implements AgentSource {
   private cache: AgentDef[] | undefined;
+  private listeners = new Set<() => void>();
   private s;
   constructor(
     private db: Db,
@@ -28,6 +29,17 @@ export class ApiAgentStore implements AgentSource {
       del: db.prepare("DELETE FROM api_agents WHERE id = ?"),
       delSessions: db.prepare("DELETE FROM sessions WHERE agent_id = ?"),
     };
+  }
+
+  /** Called after every create, update and delete (the daemon re-checks context windows). */
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private changed(): void {
+    this.cache = undefined;
+    for (const fn of this.listeners) fn();
   }
 
   list(): AgentDef[] {
@@ -45,13 +57,13 @@ export class ApiAgentStore implements AgentSource {
     if (this.s.get.get(id)) return false;
     const now = this.now();
     this.s.insert.run(id, JSON.stringify(def), now, now);
-    this.cache = undefined;
+    this.changed();
     return true;
   }
 
   update(id: string, def: AgentConfig): boolean {
     const ok = this.s.update.run(JSON.stringify(def), this.now(), id).changes > 0;
-    this.cache = undefined;
+    this.changed();
     return ok;
   }
 
@@ -63,7 +75,7 @@ export class ApiAgentStore implements AgentSource {
       return gone;
     });
     const ok = run();
-    this.cache = undefined;
+    this.changed();
     return ok;
   }
 

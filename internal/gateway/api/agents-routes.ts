@@ -9,6 +9,7 @@ import { RESERVED_AGENT_KEYS } from "../../agent/agents.js";
 import { AGENT_TEMPLATES, findTemplate } from "../../agent/catalog/templates.js";
 import { AGENT_NAME_RE, cliProgramKey, fileAgentSchema } from "../../agent/catalog/file-agents.js";
 import type { AgentConfig } from "../../config/schema.js";
+import { apiAgentWindowWarnings, withWarnings } from "./agent-window-check.js";
 import type { FrontDeskEntry } from "../../inbound/front-desk.js";
 import { usageHeaders } from "../openai-api.js";
 import { sendJson, type ApiContext } from "./api-context.js";
@@ -93,9 +94,10 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
 
   const create = (id: string, def: AgentConfig): Record<string, unknown> => {
     assertApiSafe(def);
+    const warnings = apiAgentWindowWarnings(api.config(), id, def);
     if (!apiAgents().create(id, def))
       throw apiError(409, "agent_exists", `agent "${id}" already exists`, "name");
-    return agentJson(api.agent(id));
+    return withWarnings(agentJson(api.agent(id)), warnings);
   };
 
   return [
@@ -181,8 +183,9 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
         const parsed = fileAgentSchema.safeParse(merged);
         if (!parsed.success) throw fromZod(parsed.error);
         assertApiSafe(parsed.data);
+        const warnings = apiAgentWindowWarnings(api.config(), id, parsed.data);
         apiAgents().update(id, parsed.data);
-        sendJson(res, 200, agentJson(api.agent(id)));
+        sendJson(res, 200, withWarnings(agentJson(api.agent(id)), warnings));
       },
     },
     {
