@@ -109,6 +109,39 @@ describe("a response chain is a session", () => {
     expect(texts(3)).toEqual(["q1", "A1", "q2b", "B2", "q3b"]);
   });
 
+  it("after a compaction the chain continues in the successor session, on the summary", async () => {
+    let last: { r: OpenAI.Responses.Response; session: string | null } | undefined;
+    for (const word of ["alpha", "beta", "gamma"]) {
+      h.fake.enqueue({ text: `noted ${word}` });
+      last = await create({
+        model: "familiar",
+        input: word,
+        ...(last ? { previous_response_id: last.r.id } : {}),
+      });
+    }
+    const key = last!.session!;
+    const api = async (method: string, path: string, body: unknown): Promise<Response> =>
+      fetch(`${h.base}${path}`, { method, headers: h.headers(), body: JSON.stringify(body) });
+    const sid = (
+      h.daemon.db.prepare("SELECT session_id FROM session_heads WHERE key = ?").get(key) as {
+        session_id: string;
+      }
+    ).session_id;
+    expect((await api("PATCH", `/api/agents/main/sessions/${sid}`, { compact_keep_last_n: 2 })).status).toBe(
+      200,
+    );
+    h.fake.enqueue({ text: "Summary: the user listed alpha and beta." });
+    expect((await api("POST", `/api/agents/main/sessions/${sid}/compact`, {})).status).toBe(200);
+    const n = h.fake.requests.length;
+    h.fake.enqueue({ text: "Three words." });
+    const next = await create({ model: "familiar", input: "How many?", previous_response_id: last!.r.id });
+    expect(next.session).toBe(key);
+    const seen = JSON.stringify(sent(n));
+    expect(seen).toContain("Summary: the user listed alpha and beta.");
+    expect(seen).not.toContain("noted alpha");
+    expect(texts(n).slice(-1)).toEqual(["How many?"]);
+  });
+
   it("two follow-ups from the same response at once: one continues, the other forks", async () => {
     h.fake.enqueue({ text: "A1" });
     const a = await create({ model: "familiar", input: "q1" });
