@@ -357,4 +357,19 @@ describe("/v1/responses: function tools in a response chain's session", () => {
       "assistant:Ships tomorrow.",
     ]);
   });
+
+  it("a new message instead of the output closes the call, said in a header", async () => {
+    h.fake.enqueue({ toolCalls: [{ id: "call_l2", name: "lookup", arguments: { q: "ORD-8" } }] });
+    const r1 = await client.responses.create({ model: "familiar", input: "Where is ORD-8?", tools });
+    h.fake.enqueue({ text: "Fine." });
+    const r2 = await client.responses
+      .create({ model: "familiar", previous_response_id: r1.id, input: "Forget it.", tools })
+      .withResponse();
+    expect(r2.response.headers.get("x-familiar-closed-tool-calls")).toBe("call_l2");
+    expect(convo(1).slice(-3)).toEqual([
+      "assistant:calls:call_l2",
+      `tool:call_l2:${CLOSED_NOTE}`,
+      "user:Forget it.",
+    ]);
+  });
 });
