@@ -33,6 +33,10 @@ import { projectCall } from "../budgets/projection.js";
 import type { LoopHooks, LoopOutcome } from "./loop.js";
 import type { TraceRecorder } from "./trace.js";
 import type { TracePoint, UsageWriter } from "./usage-writer.js";
+import { traceRetry, tracedCompaction, type SpanBase } from "./trace-spans.js";
+
+/** A compactor's `void` (nothing to do) as undefined. */
+const orNone = <T>(v: T[] | void | undefined): T[] | undefined => v ?? undefined;
 
 export { UsageWriter } from "./usage-writer.js";
 
@@ -103,6 +107,13 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
   const budget = t.budget;
   // A model call whose usage waits for its answer's commit (see onUsage).
   let pendingCall: PendingCall | undefined;
+  const spanBase: SpanBase = {
+    requestId,
+    rootRequestId: rootId,
+    depth,
+    sessionId: sessionId || null,
+    agentId: agent.id,
+  };
   const commitCall = (c: PendingCall): void => {
     t.usage.recordModelCall(c.rec, c.point);
     budget?.recorded(payer);
@@ -221,6 +232,7 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         }
       });
     },
+    onModelRetry: (r) => traceRetry(traces, spanBase, r),
     onToolCall: async (call, run) => {
       const id = traces.start({
         requestId,
@@ -250,17 +262,23 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       persistSession = sessions.head(msg.sessionKey) ?? persistSession;
       return t.noted(out);
     };
-    // Compaction calls are paid by this turn's payer (payer scope).
+    // Compaction calls are paid by this turn's payer (payer scope); one that compacted is a span.
     hooks.beforeModelCall = async (msgs) =>
       moved(
-        await withPayer(payer, () =>
-          compactor.beforeModelCall({ ...args, session: current(), messages: msgs }),
+        await tracedCompaction(traces, spanBase, "threshold", msgs.length, async () =>
+          orNone(
+            await withPayer(payer, () =>
+              compactor.beforeModelCall({ ...args, session: current(), messages: msgs }),
+            ),
+          ),
         ),
       );
     hooks.onContextOverflow = async (msgs, attempt) =>
       moved(
-        await withPayer(payer, () =>
-          compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt }),
+        await tracedCompaction(traces, spanBase, "overflow", msgs.length, () =>
+          withPayer(payer, () =>
+            compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt }),
+          ),
         ),
       );
   }
