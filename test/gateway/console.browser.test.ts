@@ -403,6 +403,26 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
       10_000,
     );
 
+    // The turn's trace: the wait for the owner is its own bar on the axis, saying how it ended.
+    await go("#/traces", "#trace-list tr[data-request]");
+    await page.click("#trace-list tr[data-request] a.trace-open");
+    await page.waitForSelector('#trace li[data-kind="approval"]', { timeout: 20_000 });
+    const wait = await page.textContent('#trace li[data-kind="approval"] .tl-label');
+    expect(wait).toMatch(/waiting for approval \d+(\.\d)? (ms|s) — approved by owner/);
+    expect(wait).toContain("touch approved-by-console.txt");
+    const bars = await page.$$eval("#trace .tl-bar", (els) =>
+      els.map((e) => ({ cls: e.className, r: e.getBoundingClientRect().toJSON() as DOMRect })),
+    );
+    const bar = (k: string): DOMRect => bars.find((b) => b.cls.includes(`k-${k}`))!.r;
+    // Its own colour (not the tool's), inside the tool call that waited for it, on the same axis.
+    expect(
+      await page.$eval("#trace .tl-bar.k-approval", (e) => getComputedStyle(e).backgroundImage),
+    ).toContain("repeating-linear-gradient");
+    expect(bar("approval").left).toBeGreaterThanOrEqual(bar("tool").left - 1);
+    expect(bar("approval").right).toBeLessThanOrEqual(bar("tool").right + 1);
+    expect(await page.textContent("#trace .tl-legend")).toContain("waiting for approval");
+    await shoot("trace-approval");
+
     // Cron: run the job now and see the run listed.
     llm.enqueue({ text: "Good morning! Nothing urgent." });
     await go("#/cron", '[data-job="morning"]');
