@@ -141,13 +141,19 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
           lis
             .filter((li) => li.querySelector(".name")?.textContent === t)
             .map((li) => {
-              const small = li.querySelector("small") as HTMLElement;
-              const r = small.getBoundingClientRect();
+              const small = li.querySelector("small.apart") as HTMLElement | null;
+              const r = small?.getBoundingClientRect();
               return {
                 seen: (li as HTMLElement).innerText,
-                line: small.innerText,
-                // Shown whole: not cut off, and inside the visible sidebar.
-                whole: small.scrollWidth <= small.clientWidth && r.width > 0 && r.right <= innerWidth,
+                line: small?.innerText ?? "",
+                // Shown whole: not cut off, and inside the window (the phone's menu fully open).
+                whole:
+                  !!small &&
+                  !!r &&
+                  small.scrollWidth <= small.clientWidth &&
+                  r.width > 0 &&
+                  r.left >= 0 &&
+                  r.right <= innerWidth,
               };
             }),
         first,
@@ -158,22 +164,27 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
       [390, 844],
     ] as const) {
       await page.setViewportSize({ width, height });
-      if (width === 390) await page.click("#menu");
+      if (width === 390) {
+        await page.click("#menu");
+        // The menu slides in: measured and shot once it is fully open.
+        await page.waitForFunction(() => document.querySelector("#side")!.getBoundingClientRect().left >= 0);
+        await page.waitForTimeout(300);
+      }
       const items = await entries();
       expect(items).toHaveLength(2);
       expect(items[0]!.seen).not.toBe(items[1]!.seen);
       expect(items.every((i) => i.whole)).toBe(true);
-      const nums = items.map((i) => /chat (\d) of 2, started \d\d?:\d\d:\d\d/.exec(i.line)?.[1]);
+      const nums = items.map((i) => /^chat (\d) of 2 · started \d\d?:\d\d:\d\d/.exec(i.line)?.[1]);
       expect(nums.sort()).toEqual(["1", "2"]);
       await page.screenshot({ path: join(SHOTS, `web-chat-same-title-${width}-light.png`) });
     }
     // Each opens its own conversation: the older is chat 1.
+    await page.setViewportSize({ width: 1024, height: 768 });
     for (const [n, reply] of [
       ["1", "Leek and potato soup."],
       ["2", "A leek gratin."],
     ] as const) {
-      if (!(await page.isVisible("#sessions"))) await page.click("#menu");
-      await page.click(`#sessions li:has(small:has-text("chat ${n} of 2"))`);
+      await page.click(`#sessions li:has(small.apart:has-text("chat ${n} of 2"))`);
       await page.waitForSelector(`.msg.assistant:has-text("${reply}")`, { timeout: 15_000 });
       expect(await page.$$eval(".msg.assistant", (m) => m.length)).toBe(1);
     }
