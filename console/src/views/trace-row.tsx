@@ -8,6 +8,9 @@ import type { ComponentChildren } from "preact";
 import type { TraceCall } from "../../../internal/agent/trace-wire";
 import { Badge, fmtCost, fmtDur, fmtInt } from "../ui";
 
+/** Kinds whose label is a sentence ("waiting for approval …", "… failed — retried …", "compacted …"). */
+const DESCRIBED = new Set(["approval", "retry", "compaction"]);
+
 const str = (v: unknown): string => (typeof v === "string" ? v : v == null ? "" : JSON.stringify(v));
 
 /** "approved by owner", "denied in telegram:42", "expired: no answer within 300s". */
@@ -72,7 +75,8 @@ export function TimelineRow(props: { c: TraceCall; start: number; span: number; 
   return (
     <div class="tl-row">
       <span class="tl-label" style={{ paddingLeft: `${indent * 0.9}rem` }}>
-        <span class="kind">{c.kind}</span> <span class="name">{text.name}</span>
+        {/* A wait or detour says what it is in words; the kind tag would repeat it. */}
+        {!DESCRIBED.has(c.kind) && <span class="kind">{c.kind}</span>} <span class="name">{text.name}</span>
         {badge && <Badge state={badge} />}
         {c.compacted && <Badge state="compacted">after compaction</Badge>}
         {!!c.overflow_retries && <Badge state="retried">↻ {c.overflow_retries} retry</Badge>}
@@ -92,9 +96,9 @@ export function TimelineRow(props: { c: TraceCall; start: number; span: number; 
         {fmtDur(dur)}
         {c.kind === "model" && (
           <>
-            <br />
-            <span class="muted">
-              {fmtInt(c.usage?.input ?? 0)} in ·{" "}
+            {/* One number per line, right-aligned: never a pair broken at its separator. */}
+            <span class="muted tl-sub-num">{fmtInt(c.usage?.input ?? 0)} in</span>
+            <span class="muted tl-sub-num">
               {c.cost == null ? "unpriced" : fmtCost(c.cost, c.estimated === true)}
             </span>
           </>

@@ -222,7 +222,7 @@ function TraceTimeline(props: { id: string }) {
       <p>
         <a href="#/traces">← Recent turns</a>
       </p>
-      <Card title={`Turn ${props.id.slice(0, 12)}`} id="trace">
+      <Card title={`Turn ${props.id.slice(0, 8)}`} id="trace">
         <ErrorLine error={t.error} />
         {r ? (
           <>
@@ -271,8 +271,9 @@ function TraceTimeline(props: { id: string }) {
               })}
             </ol>
             <p class="muted">
-              A tool call's bar includes its wait for the owner's approval, drawn as its own striped bar. Open
-              a model call for where its tokens went.
+              {r.calls.some((c) => c.kind === "approval") &&
+                "A tool call's bar includes its wait for the owner's approval, drawn as its own striped bar. "}
+              Open a model call for where its tokens went.
             </p>
           </>
         ) : (
