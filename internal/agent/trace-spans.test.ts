@@ -60,8 +60,13 @@ describe("a turn's detours in its trace", () => {
     expect(String(retry[0]!.detail?.message)).toMatch(/upstream hiccup/);
     expect(retry[0]!.ended_at).not.toBeNull();
     expect(retry[0]!.ended_at! - retry[0]!.started_at).toBeGreaterThanOrEqual(0);
-    // One model call answered; the retry is on the same axis, not counted as a model call.
+    // No upstream URL in what API clients read back (as a failed turn's stored cause).
+    expect(String(retry[0]!.detail?.message)).not.toMatch(/https?:\/\//);
+    // One model call answered; the retry is on the same axis, not counted as a model call, and the
+    // answering call's bar starts where the retry's ends (ms rounding aside), not over it.
     expect(report.totals.model_calls).toBe(1);
+    const model = report.calls.find((c) => c.kind === "model")!;
+    expect(model.started_at).toBeGreaterThanOrEqual(retry[0]!.ended_at! - 2);
     expect(report.calls.some((c) => c.kind === "compaction")).toBe(false);
   });
 

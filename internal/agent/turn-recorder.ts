@@ -114,6 +114,14 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
     sessionId: sessionId || null,
     agentId: agent.id,
   };
+  // When the last retry or compaction of the current model call ended: the call's bar starts there,
+  // so it does not lie over the detours drawn as their own bars.
+  let detourEnd: number | undefined;
+  const answeringMs = (ms: number): number => {
+    const since = detourEnd === undefined ? ms : Math.min(ms, performance.now() - detourEnd);
+    detourEnd = undefined;
+    return since;
+  };
   const commitCall = (c: PendingCall): void => {
     t.usage.recordModelCall(c.rec, c.point);
     budget?.recorded(payer);
@@ -214,7 +222,7 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
           ...(u.overflowRetries ? { overflowRetries: u.overflowRetries } : {}),
           ...(u.compacted ? { compacted: true } : {}),
         },
-        ...(u.durationMs !== undefined ? { durationMs: u.durationMs } : {}),
+        ...(u.durationMs !== undefined ? { durationMs: answeringMs(u.durationMs) } : {}),
       };
       // The loop reports the call's answer right after, in the same synchronous run: both are written
       // in that answer's commit. Never held across an await: what no answer claimed by the end of this
@@ -232,7 +240,10 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         }
       });
     },
-    onModelRetry: (r) => traceRetry(traces, spanBase, r),
+    onModelRetry: (r) => {
+      traceRetry(traces, spanBase, r);
+      detourEnd = performance.now();
+    },
     onToolCall: async (call, run) => {
       const id = traces.start({
         requestId,
@@ -273,14 +284,15 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
           ),
         ),
       );
-    hooks.onContextOverflow = async (msgs, attempt) =>
-      moved(
-        await tracedCompaction(traces, spanBase, "overflow", msgs.length, () =>
-          withPayer(payer, () =>
-            compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt }),
-          ),
+    hooks.onContextOverflow = async (msgs, attempt) => {
+      const out = await tracedCompaction(traces, spanBase, "overflow", msgs.length, () =>
+        withPayer(payer, () =>
+          compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt }),
         ),
       );
+      detourEnd = performance.now();
+      return moved(out);
+    };
   }
 
   return {

@@ -174,7 +174,7 @@ async function rest<T>(method: string, path: string, body?: unknown): Promise<T>
 }
 
 /** Many sessions with long titles and markdown answers, an unpriced agent's chats, and a failed turn. */
-async function seedRealisticData(): Promise<{ plan: string; failed: string }> {
+async function seedRealisticData(): Promise<{ plan: string; failed: string; retried: string }> {
   const say = async (agent: string, message: string): Promise<string> => {
     const s = await rest<{ id: string }>("POST", `/api/agents/${agent}/sessions`, {});
     await rest("POST", `/api/agents/${agent}/sessions/${s.id}/messages`, { message });

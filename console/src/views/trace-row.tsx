@@ -80,7 +80,11 @@ export function TimelineRow(props: { c: TraceCall; start: number; span: number; 
         {badge && <Badge state={badge} />}
         {c.compacted && <Badge state="compacted">after compaction</Badge>}
         {!!c.overflow_retries && <Badge state="retried">↻ {c.overflow_retries} retry</Badge>}
-        {text.sub && <span class="tl-sub">{text.sub}</span>}
+        {text.sub && (
+          <span class="tl-sub" title={text.sub}>
+            {text.sub}
+          </span>
+        )}
       </span>
       <span class="tl-track">
         <span
