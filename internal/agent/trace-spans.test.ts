@@ -11,7 +11,7 @@ import { resolveContextWindow } from "../models/context-window.js";
 import { createModelRouter } from "../models/router.js";
 import { createHostCompactor } from "./compaction/host-compactor.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
-import { buildTraceReport } from "./trace-report.js";
+import { buildTraceReport, formatTraceReport } from "./trace-report.js";
 
 const suite = useFakeModelSuite();
 
@@ -67,6 +67,10 @@ describe("a turn's detours in its trace", () => {
     expect(report.totals.model_calls).toBe(1);
     const model = report.calls.find((c) => c.kind === "model")!;
     expect(model.started_at).toBeGreaterThanOrEqual(retry[0]!.ended_at! - 2);
+    // `familiar trace` prints it with its cause and what came next.
+    expect(formatTraceReport(report)).toMatch(
+      /retry f\/m MODEL_\w+: .*upstream hiccup.* -> retry after 1 ms/,
+    );
     expect(report.calls.some((c) => c.kind === "compaction")).toBe(false);
   });
 
@@ -121,5 +125,6 @@ describe("a turn's detours in its trace", () => {
     const model = report.calls.find((c) => c.kind === "model")!;
     expect(model.overflow_retries).toBe(1);
     expect(comp[0]!.started_at).toBeLessThanOrEqual(model.ended_at!);
+    expect(formatTraceReport(report)).toMatch(/compaction after a context overflow \d+ -> \d+ messages/);
   });
 });
