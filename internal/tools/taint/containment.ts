@@ -223,13 +223,13 @@ export class Containment {
     sources: readonly TaintSource[],
   ): Promise<string | undefined> {
     const lineage = this.taint.lineageOf(ctx.sessionId);
-    let askedAt: number | undefined; // once asked, the note covers the wait (a bar on the timeline)
+    const asked: { at?: number } = {}; // once asked, the note covers the wait (a bar on the timeline)
     const note = (decision: string, extra: Record<string, unknown> = {}): void =>
       this.onNote?.(ctx.requestId, {
         kind: "approval",
         name: `${sink.kind} ${decision}`,
         meta: { sink: sink.kind, target: sink.target, action: sink.action, decision, ...extra },
-        ...(askedAt !== undefined ? { durationMs: Math.max(0, this.deps.clock.now() - askedAt) } : {}),
+        ...(asked.at !== undefined ? { durationMs: Math.max(0, this.deps.clock.now() - asked.at) } : {}),
       });
     if (ctx.sessionId) {
       const grant = this.grants.match(lineage, sink.kind, sink.target);
@@ -249,7 +249,7 @@ export class Containment {
     }
     const cfg = this.deps.config().containment;
     const choices: GrantChoice[] = sink.target === "*" ? ["session"] : ["target", "session"];
-    askedAt = this.deps.clock.now();
+    asked.at = this.deps.clock.now();
     const out = await this.deps.approvals.requestDetailed({
       replyTarget: ctx.approvalTarget ?? ctx.replyTarget ?? turn.replyTarget,
       sessionKey: ctx.sessionKey,
