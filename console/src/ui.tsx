@@ -27,28 +27,30 @@ export const fmtTime = (ms: number | null | undefined): string =>
         second: "2-digit",
       })
     : "—";
+/** A no-break space: a figure and its unit ("39.1 MiB", "4 s ago") never part at a line end. */
+const NB = "\u00a0";
 export const fmtDur = (ms: number | null | undefined): string =>
   ms == null
     ? "—"
     : ms < 1000
-      ? `${Math.round(ms)} ms`
+      ? `${Math.round(ms)}${NB}ms`
       : ms < 120_000
-        ? `${(ms / 1000).toFixed(1)} s`
-        : `${Math.round(ms / 60_000)} min`;
-export const fmtBytes = (b: number): string => `${(b / 1048576).toFixed(1)} MiB`;
+        ? `${(ms / 1000).toFixed(1)}${NB}s`
+        : `${Math.round(ms / 60_000)}${NB}min`;
+export const fmtBytes = (b: number): string => `${(b / 1048576).toFixed(1)}${NB}MiB`;
 export function fmtAgo(ms: number | null | undefined, now = Date.now()): string {
   if (!ms) return "—";
   const d = ms - now;
   const a = Math.abs(d);
   const s =
     a < 60_000
-      ? `${Math.round(a / 1000)} s`
+      ? `${Math.round(a / 1000)}${NB}s`
       : a < 3_600_000
-        ? `${Math.round(a / 60_000)} min`
+        ? `${Math.round(a / 60_000)}${NB}min`
         : a < 172_800_000
-          ? `${Math.round(a / 3_600_000)} h`
-          : `${Math.round(a / 86_400_000)} d`;
-  return d >= 0 ? `in ${s}` : `${s} ago`;
+          ? `${Math.round(a / 3_600_000)}${NB}h`
+          : `${Math.round(a / 86_400_000)}${NB}d`;
+  return d >= 0 ? `in${NB}${s}` : `${s}${NB}ago`;
 }
 
 export function Card(props: {

@@ -13,7 +13,7 @@ import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js"
 import type { Outbox } from "../core/outbox.js";
 import type { ModelRouter } from "../models/router.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { ApprovalDecision, ApprovalRequest, ToolSet } from "../tools/tool.js";
+import type { ApprovalAnswer, ApprovalDecision, ApprovalRequest, ToolSet } from "../tools/tool.js";
 import type { UsageTracker } from "./usage/usage-tracker.js";
 import { createAgentHost, type AgentHostImpl } from "./host.js";
 import { findAgent, listAgents, type AgentDef, type AgentSource } from "./agents.js";
@@ -56,7 +56,7 @@ export interface AgentToolbox {
     target: string | undefined,
     sessionKey: string,
     req: ApprovalRequest,
-  ) => Promise<ApprovalDecision>;
+  ) => Promise<ApprovalDecision | ApprovalAnswer>;
   /** Prompt-injection containment; every tool call passes it when present. */
   containment?: Containment;
 }
@@ -232,6 +232,7 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
         kind: note.kind,
         name: note.name,
         meta: note.meta,
+        ...(note.durationMs !== undefined ? { durationMs: note.durationMs } : {}),
       });
     containment.agentHasSinks = (agentId) => {
       const def = agentId ? listAgents(ctx.config(), sources).find((a) => a.id === agentId) : undefined;

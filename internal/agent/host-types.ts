@@ -7,7 +7,7 @@ import type { AgentEvent } from "../core/agent-events.js";
 import type { InboundMessage } from "../core/host.js";
 import type { CoreContext } from "../runtime/context.js";
 import type { ChatMessage, ModelClient, Usage } from "../models/types.js";
-import type { ApprovalDecision, ApprovalRequest, ToolSet } from "../tools/tool.js";
+import type { ApprovalAnswer, ApprovalDecision, ApprovalRequest, ToolSet } from "../tools/tool.js";
 import type { SessionRow } from "../session/session-store.js";
 import type { AgentDef, AgentSource } from "./agents.js";
 import type { LoopGuard, LoopOptions, LoopOutcome } from "./loop.js";
@@ -56,7 +56,7 @@ export interface AgentHostDeps {
     target: string | undefined,
     sessionKey: string,
     req: ApprovalRequest,
-  ) => Promise<ApprovalDecision>;
+  ) => Promise<ApprovalDecision | ApprovalAnswer>;
   /** Records one model call's usage (the UsageTracker); a direct insert when absent. */
   recordUsage?: (rec: UsageRecord) => void;
   agentSources?: AgentSource[];

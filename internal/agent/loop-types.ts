@@ -4,7 +4,7 @@
  */
 import type { FinishReason } from "../core/agent-events.js";
 import type { ClientRequest } from "../core/client-request.js";
-import type { ChatMessage, ModelClient, ToolCall, Usage } from "../models/types.js";
+import type { ChatMessage, ModelClient, ModelRetry, ToolCall, Usage } from "../models/types.js";
 import type { ToolContext, ToolResult, ToolSet } from "../tools/tool.js";
 import type { PromptParts } from "./prompt-parts.js";
 
@@ -58,6 +58,8 @@ export interface LoopHooks {
     /** The history was compacted just before this call. */
     compacted?: boolean;
   }): void;
+  /** A model attempt failed and the router retries it or falls back (tracing). */
+  onModelRetry?(r: ModelRetry): void;
   /** Wraps one tool execution (tracing). */
   onToolCall?(call: ToolCall, run: () => Promise<ToolResult>): Promise<ToolResult>;
 }

@@ -98,6 +98,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
           ...(client?.responseFormat ? { responseFormat: client.responseFormat } : {}),
           agentId: opts.toolContext.agentId,
           signal,
+          ...(hooks.onModelRetry ? { onRetry: hooks.onModelRetry } : {}),
         };
         for await (const ev of opts.model.stream(req)) {
           switch (ev.type) {

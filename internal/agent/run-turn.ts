@@ -17,6 +17,7 @@ import type { TraceRecorder } from "./trace.js";
 import type { TurnQueue } from "./turn-queue.js";
 import { createTurnRecorder, type TreeAcc, type UsageWriter } from "./turn-recorder.js";
 import { setupTurn, type SetupEnv } from "./turn-setup.js";
+import { tracedApproval } from "./trace-spans.js";
 import { TurnLog } from "./turn-log.js";
 import type { Payer } from "../budgets/spend.js";
 
@@ -105,6 +106,13 @@ export async function runTurn(
     sessionId,
     liveSession,
     userMessageId: t.userMessageId,
+    traceApproval: (req, ask) =>
+      tracedApproval(
+        env.traces,
+        { requestId, rootRequestId: rootId, depth, sessionId: sessionId || null, agentId: agent.id },
+        req,
+        ask,
+      ),
   });
   turnLog.start({ model: setup.modelRef, history: setup.historyLength, tools: setup.toolNames.length });
   const recorder = createTurnRecorder({

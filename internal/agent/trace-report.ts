@@ -38,6 +38,9 @@ function usageOf(meta: string | null): Usage {
   }
 }
 
+/** Kinds whose meta is shown as `detail`: containment, approval waits, retries, compactions. */
+const DETAILED = new Set(["taint", "approval", "retry", "compaction"]);
+
 /** The breakdown and retry marks a model call's meta may carry (absent on older rows). */
 function extrasOf(meta: string | null): Partial<TraceCall> {
   if (!meta) return {};
@@ -137,7 +140,7 @@ export function buildTraceReport(
     } else if (r.kind === "tool") {
       tools++;
       if (owner) owner.tool_calls++;
-    } else if ((r.kind === "taint" || r.kind === "approval") && r.meta) {
+    } else if (DETAILED.has(r.kind) && r.meta) {
       try {
         const d: unknown = JSON.parse(r.meta);
         if (d && typeof d === "object" && !Array.isArray(d)) call.detail = d as Record<string, unknown>;
@@ -208,13 +211,21 @@ export function formatTraceReport(r: TraceReport): string {
   return lines.join("\n") + "\n";
 }
 
-/** One line for a containment record: the taint's sources, or the sink and what became of it. */
+/**
+ * One line for a detailed record: the taint's sources, a sink or approval and what became of it, a
+ * retried model attempt, or a compaction.
+ */
 function containmentDetail(d: Record<string, unknown>): string {
   const str = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
   if (Array.isArray(d.sources))
     return (d.sources as Record<string, unknown>[]).map((s) => `${str(s.kind)}: ${str(s.detail)}`).join("; ");
   if (d.action !== undefined)
     return `${str(d.action)} -> ${str(d.decision)}${d.grant ? ` (grant ${str(d.grant)})` : ""}`;
+  if (d.summary !== undefined)
+    return `${str(d.summary)} -> ${str(d.decision)}${d.reason ? ` (${str(d.reason)})` : ""}`;
+  if (d.next !== undefined)
+    return `${str(d.code)}: ${str(d.message)} -> ${d.next === "fallback" ? `fallback to ${str(d.fallback)}` : `retry after ${str(d.wait_ms)} ms`}`;
+  if (d.trigger !== undefined) return `${str(d.messages_before)} -> ${str(d.messages_after)} messages`;
   if (d.kind !== undefined) return `${str(d.kind)}: ${str(d.detail)}`;
   return "";
 }

@@ -34,8 +34,11 @@ export interface TraceCall {
   /** Model calls: the history was compacted just before this call. */
   compacted?: boolean;
   /**
-   * `taint` and `approval` records (prompt-injection containment): the sources of the session's
-   * taint, or the sink, its target and the decision.
+   * `taint`: the sources of the session's taint. `approval` (from the question to the answer): an
+   * exec or write's `{kind, summary, decision, reason?, via?}`, or a containment sink's `{sink,
+   * target, action, decision, reason?}`; decision is approved, denied, expired (or granted/refused
+   * without asking). `retry`: `{model, code, message, attempt, next: retry|fallback, wait_ms,
+   * fallback?}`. `compaction`: `{trigger: threshold|overflow, messages_before, messages_after}`.
    */
   detail?: Record<string, unknown>;
   /** Model calls only: true when `cost` is an estimate at the default price. */

@@ -9,8 +9,13 @@ export interface TraceStart {
   parentRequestId: string | null;
   rootRequestId: string;
   depth: number;
-  /** `taint` and `approval`: prompt-injection containment (the session's taint, a sink's decision). */
-  kind: "turn" | "model" | "tool" | "subagent" | "taint" | "approval";
+  /**
+   * `taint`: the session's taint (prompt-injection containment). `approval`: a wait for the owner's
+   * answer (an exec or write that asks, or a containment sink), from the question to the decision.
+   * `retry`: a failed model attempt that was retried or fell back. `compaction`: the history was
+   * compacted before a model call (or after a context overflow).
+   */
+  kind: "turn" | "model" | "tool" | "subagent" | "taint" | "approval" | "retry" | "compaction";
   name: string;
   sessionId: string | null;
   agentId: string | null;
@@ -35,7 +40,7 @@ export interface TraceRow {
 /** A write waiting for the next flush. */
 type TraceOp =
   | { k: "ins"; id: number; row: unknown[] }
-  | { k: "end"; id: number; status: string; at: number }
+  | { k: "end"; id: number; status: string; at: number; meta: string | null }
   | { k: "endReq"; requestId: string; status: string; at: number };
 
 /**
@@ -61,7 +66,9 @@ class TraceQueue {
       `INSERT INTO traces (id, request_id, parent_request_id, root_request_id, depth, kind, name, session_id, agent_id, status, started_at, ended_at, meta)
        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
     );
-    this.upd = db.prepare("UPDATE traces SET status = ?, ended_at = ? WHERE id = ?");
+    this.upd = db.prepare(
+      "UPDATE traces SET status = ?, ended_at = ?, meta = COALESCE(?, meta) WHERE id = ?",
+    );
     this.updReq = db.prepare(
       "UPDATE traces SET status = ?, ended_at = ? WHERE request_id = ? AND kind = 'turn'",
     );
@@ -106,7 +113,7 @@ class TraceQueue {
     this.pending = [];
     for (const op of ops) {
       if (op.k === "ins") this.ins.run(op.id, ...op.row);
-      else if (op.k === "end") this.upd.run(op.status, op.at, op.id);
+      else if (op.k === "end") this.upd.run(op.status, op.at, op.meta, op.id);
       else this.updReq.run(op.status, op.at, op.requestId);
     }
   }
@@ -210,8 +217,15 @@ export class TraceRecorder {
     });
   }
 
-  end(id: number, status: string): void {
-    this.q.push({ k: "end", id, status, at: this.now() });
+  /** Closes a record opened by `start`; `meta` (what was decided, why) is stored with it. */
+  end(id: number, status: string, meta?: unknown): void {
+    this.q.push({
+      k: "end",
+      id,
+      status,
+      at: this.now(),
+      meta: meta === undefined ? null : JSON.stringify(meta),
+    });
   }
 
   endRequest(requestId: string, status: string): void {

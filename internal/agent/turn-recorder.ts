@@ -33,6 +33,10 @@ import { projectCall } from "../budgets/projection.js";
 import type { LoopHooks, LoopOutcome } from "./loop.js";
 import type { TraceRecorder } from "./trace.js";
 import type { TracePoint, UsageWriter } from "./usage-writer.js";
+import { traceRetry, tracedCompaction, type SpanBase } from "./trace-spans.js";
+
+/** A compactor's `void` (nothing to do) as undefined. */
+const orNone = <T>(v: T[] | void | undefined): T[] | undefined => v ?? undefined;
 
 export { UsageWriter } from "./usage-writer.js";
 
@@ -103,6 +107,21 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
   const budget = t.budget;
   // A model call whose usage waits for its answer's commit (see onUsage).
   let pendingCall: PendingCall | undefined;
+  const spanBase: SpanBase = {
+    requestId,
+    rootRequestId: rootId,
+    depth,
+    sessionId: sessionId || null,
+    agentId: agent.id,
+  };
+  // When the last retry or compaction of the current model call ended: the call's bar starts there,
+  // so it does not lie over the detours drawn as their own bars.
+  let detourEnd: number | undefined;
+  const answeringMs = (ms: number): number => {
+    const since = detourEnd === undefined ? ms : Math.min(ms, performance.now() - detourEnd);
+    detourEnd = undefined;
+    return since;
+  };
   const commitCall = (c: PendingCall): void => {
     t.usage.recordModelCall(c.rec, c.point);
     budget?.recorded(payer);
@@ -203,7 +222,7 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
           ...(u.overflowRetries ? { overflowRetries: u.overflowRetries } : {}),
           ...(u.compacted ? { compacted: true } : {}),
         },
-        ...(u.durationMs !== undefined ? { durationMs: u.durationMs } : {}),
+        ...(u.durationMs !== undefined ? { durationMs: answeringMs(u.durationMs) } : {}),
       };
       // The loop reports the call's answer right after, in the same synchronous run: both are written
       // in that answer's commit. Never held across an await: what no answer claimed by the end of this
@@ -220,6 +239,10 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
           ctx.logger.error({ err: (err as Error).message, runId: t.runId }, "failed to record usage");
         }
       });
+    },
+    onModelRetry: (r) => {
+      traceRetry(traces, spanBase, r);
+      detourEnd = performance.now();
     },
     onToolCall: async (call, run) => {
       const id = traces.start({
@@ -250,19 +273,26 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       persistSession = sessions.head(msg.sessionKey) ?? persistSession;
       return t.noted(out);
     };
-    // Compaction calls are paid by this turn's payer (payer scope).
+    // Compaction calls are paid by this turn's payer (payer scope); one that compacted is a span.
     hooks.beforeModelCall = async (msgs) =>
       moved(
-        await withPayer(payer, () =>
-          compactor.beforeModelCall({ ...args, session: current(), messages: msgs }),
+        await tracedCompaction(traces, spanBase, "threshold", msgs.length, async () =>
+          orNone(
+            await withPayer(payer, () =>
+              compactor.beforeModelCall({ ...args, session: current(), messages: msgs }),
+            ),
+          ),
         ),
       );
-    hooks.onContextOverflow = async (msgs, attempt) =>
-      moved(
-        await withPayer(payer, () =>
+    hooks.onContextOverflow = async (msgs, attempt) => {
+      const out = await tracedCompaction(traces, spanBase, "overflow", msgs.length, () =>
+        withPayer(payer, () =>
           compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt }),
         ),
       );
+      detourEnd = performance.now();
+      return moved(out);
+    };
   }
 
   return {

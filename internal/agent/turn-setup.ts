@@ -6,7 +6,8 @@
 import type { InboundMessage } from "../core/host.js";
 import type { CoreContext } from "../runtime/context.js";
 import type { ChatMessage, ContentPart } from "../models/types.js";
-import type { ToolContext, ToolSet } from "../tools/tool.js";
+import type { ApprovalDecision, ApprovalRequest, ToolContext, ToolSet } from "../tools/tool.js";
+import { answerOf, type AskOwner } from "./trace-spans.js";
 import type { SessionRow, SessionStore } from "../session/session-store.js";
 import type { AgentDef } from "./agents.js";
 import type { AgentPromptFiles } from "./catalog/agent-prompt.js";
@@ -59,6 +60,8 @@ export function setupTurn(
     sessionId: string;
     liveSession: SessionRow | undefined;
     userMessageId?: number | undefined;
+    /** Records an approval question and its wait in the turn's trace (trace-spans.ts). */
+    traceApproval?: (req: ApprovalRequest, ask: AskOwner) => Promise<ApprovalDecision>;
   },
 ): TurnSetup {
   const { ctx } = env.deps;
@@ -126,10 +129,13 @@ export function setupTurn(
     requestId: t.requestId,
     depth: msg.depth ?? 0,
     logger: ctx.logger,
-    requestApproval: (req) =>
-      env.deps.requestApproval
-        ? env.deps.requestApproval(msg.approvalTarget ?? msg.replyTarget, msg.sessionKey, req)
-        : Promise.resolve("denied"),
+    requestApproval: (req) => {
+      const ask: AskOwner = () =>
+        env.deps.requestApproval
+          ? env.deps.requestApproval(msg.approvalTarget ?? msg.replyTarget, msg.sessionKey, req)
+          : Promise.resolve({ decision: "denied", reason: "this host cannot ask the owner" });
+      return t.traceApproval ? t.traceApproval(req, ask) : ask().then((a) => answerOf(a).decision);
+    },
   };
   const loopGuard = env.deps.loopGuard ? env.deps.loopGuard(agent) : defaultLoopGuard(ctx, agent, t.runId);
   return {

@@ -7,7 +7,7 @@
  * html-to-text only on the first HTML page fetched.
  */
 import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
-import type { ApprovalDecision, ApprovalRequest } from "../tools/tool.js";
+import type { ApprovalAnswer, ApprovalDecision, ApprovalRequest } from "../tools/tool.js";
 import { ApprovalManager, type ApprovalDelivery } from "../tools/approvals.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { createFsTools } from "../tools/fs-tools.js";
@@ -49,7 +49,7 @@ export interface ToolsParts {
     target: string | undefined,
     sessionKey: string,
     req: ApprovalRequest,
-  ) => Promise<ApprovalDecision>;
+  ) => Promise<ApprovalDecision | ApprovalAnswer>;
 }
 
 /** Builds the tools, skills, memory and MCP parts and the service that runs them. */
@@ -196,7 +196,8 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
     memory,
     mcp,
     containment,
+    // With the reason and who answered: the turn's trace shows the wait and how it ended.
     requestApproval: (target, sessionKey, req) =>
-      approvals.request({ replyTarget: target, sessionKey, summary: req.summary, kind: req.kind }),
+      approvals.requestDetailed({ replyTarget: target, sessionKey, summary: req.summary, kind: req.kind }),
   };
 }

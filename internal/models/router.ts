@@ -272,6 +272,7 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
       for (let attempt = 0; ; attempt++) {
         if (req.signal?.aborted)
           throw new ModelError("MODEL_ABORTED", "the request was aborted", { provider: pname, model });
+        const attemptT0 = clock.now();
         try {
           for await (const ev of provider.stream({ ...req, model })) {
             if (ev.type === "done") {
@@ -317,10 +318,19 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
             await sleep(clock, wait, req.signal).catch(() => {
               throw new ModelError("MODEL_ABORTED", "the request was aborted", { provider: pname, model });
             });
+            // The trace's retry bar: the failed attempt and the wait after it.
+            const retried = { model: ref, code: err.code, message: err.message, attempt: attempt + 1 };
+            req.onRetry?.({ ...retried, next: "retry", waitMs: wait, durationMs: clock.now() - attemptT0 });
             continue;
           }
           noteFailure(ref, err);
           failures.push({ ref, err });
+          const fallback = refs[i + 1];
+          if (fallback) {
+            const failed = { model: ref, code: err.code, message: err.message, attempt: attempt + 1 };
+            const durationMs = clock.now() - attemptT0;
+            req.onRetry?.({ ...failed, next: "fallback", fallback, waitMs: 0, durationMs });
+          }
           break;
         }
       }

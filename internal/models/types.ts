@@ -48,6 +48,25 @@ export interface ModelRequest {
   responseFormat?: ResponseFormat;
   /** OpenAI `parallel_tool_calls`, when a client set it. */
   parallelToolCalls?: boolean;
+  /** Told of every failed attempt the router retries or falls back from (the turn's trace). */
+  onRetry?: (r: ModelRetry) => void;
+}
+
+/** A model attempt that failed and was followed by another (same model after a wait, or a fallback). */
+export interface ModelRetry {
+  /** `<provider>/<model>` of the failed attempt. */
+  model: string;
+  code: string;
+  message: string;
+  /** 1 for the first attempt of this model. */
+  attempt: number;
+  /** `retry`: the same model again after `waitMs`; `fallback`: the next model of the chain. */
+  next: "retry" | "fallback";
+  waitMs: number;
+  /** The model tried next, for a fallback. */
+  fallback?: string;
+  /** From the attempt's start to the next attempt (its wait included). */
+  durationMs: number;
 }
 
 export type { ToolChoice, ResponseFormat } from "../core/client-request.js";

@@ -66,6 +66,11 @@ export interface ApprovalOutcome {
   reason: string;
   /** For an approval: how far it reaches (default once). */
   scope?: ApprovalScope;
+  /**
+   * Where the answer came from: the chat the question was sent to (`telegram:123`), or absent for
+   * the owner's console or CLI. Only set when someone answered (not on expiry or a failed delivery).
+   */
+  via?: string;
 }
 
 interface Entry extends PendingApproval {
@@ -189,6 +194,7 @@ export class ApprovalManager {
       decision,
       reason: decision === "approved" ? "approved by the owner" : "denied by the owner",
       ...(decision === "approved" ? { scope: opts.scope ?? "once" } : {}),
+      ...(opts.fromTarget !== undefined ? { via: opts.fromTarget } : {}),
     });
   }
 

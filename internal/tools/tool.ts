@@ -13,6 +13,14 @@ export type ToolGroup =
 /** Outcome of an approval request. */
 export type ApprovalDecision = "approved" | "denied" | "expired";
 
+/** A decision with why (for the turn's trace): "no answer within 300s", the chat that answered. */
+export interface ApprovalAnswer {
+  decision: ApprovalDecision;
+  reason?: string;
+  /** The chat that answered (`telegram:123`); absent when the owner answered from the console or CLI. */
+  via?: string;
+}
+
 export interface ApprovalRequest {
   /** What will happen, shown to the owner, e.g. the shell command. */
   summary: string;

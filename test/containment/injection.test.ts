@@ -225,10 +225,19 @@ describe("a tainted conversation cannot send anything out without the owner", ()
         expect(q.text).toContain("it now wants to");
         // Held: nothing happened while the owner has not answered.
         expect(sinkHappened(sink, tag)).toBe(false);
+        const answeredAt = Date.now();
         if (chat === owner.id) tg.pushText(owner, `/deny ${q.id}`);
         else tg.pushGroupText(chat, owner, `/deny ${q.id}`);
         await tg.waitFor(() => texts(chat).includes(done), 30_000, "final answer");
         expect(sinkHappened(sink, tag)).toBe(false);
+        // The wait is a span of the trace: from the question to the owner's "no", given in this chat.
+        const wait = first<{ started_at: number; ended_at: number; meta: string }>(
+          "SELECT started_at, ended_at, meta FROM traces WHERE kind = 'approval' AND name LIKE '% denied' ORDER BY id DESC",
+        )!;
+        expect(wait.started_at).toBeLessThanOrEqual(answeredAt);
+        expect(wait.ended_at).toBeGreaterThanOrEqual(answeredAt);
+        expect(JSON.parse(wait.meta)).toMatchObject({ decision: "denied", reason: "denied by the owner" });
+        expect(String((JSON.parse(wait.meta) as { via?: unknown }).via)).toMatch(/^telegram:/);
         // The model was told why.
         const last = llm.requests[llm.requests.length - 1]!;
         const msgs = (last.body?.messages ?? []) as { role: string; content: string }[];

@@ -39,7 +39,8 @@ function daemonConfig(): Record<string, unknown> {
     models: {
       providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
       primary: "fake/test-model",
-      max_retries: 0,
+      // One retry after an upstream error (the seeded data has one).
+      max_retries: 1,
       pricing: { "fake/test-model": { input: 3, output: 15 } },
     },
     gateway: { token: TOKEN },
@@ -173,7 +174,7 @@ async function rest<T>(method: string, path: string, body?: unknown): Promise<T>
 }
 
 /** Many sessions with long titles and markdown answers, an unpriced agent's chats, and a failed turn. */
-async function seedRealisticData(): Promise<{ plan: string; failed: string }> {
+async function seedRealisticData(): Promise<{ plan: string; failed: string; retried: string }> {
   const say = async (agent: string, message: string): Promise<string> => {
     const s = await rest<{ id: string }>("POST", `/api/agents/${agent}/sessions`, {});
     await rest("POST", `/api/agents/${agent}/sessions/${s.id}/messages`, { message });
@@ -214,7 +215,13 @@ async function seedRealisticData(): Promise<{ plan: string; failed: string }> {
   }
   llm.enqueue({ error: { status: 400, message: "The model refused: the request was malformed (test)." } });
   const failed = await say("main", "This turn fails at the model.");
-  return { plan: ids[ids.length - 1]!, failed };
+  // An upstream hiccup: the router retries the call once (a retry bar on the turn's timeline).
+  llm.enqueue(
+    { error: { status: 502, message: "Bad gateway from the upstream (test)." } },
+    { text: "Answered on the second try." },
+  );
+  const retried = await say("main", "This answer needs a second try.");
+  return { plan: ids[ids.length - 1]!, failed, retried };
 }
 
 async function go(route: string, ready: string): Promise<void> {
@@ -325,6 +332,16 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     );
     await shoot("trace");
 
+    // A turn whose model call failed upstream and was retried: the failed attempt is its own bar.
+    await go(`#/sessions/main/${seeded.retried}`, "#transcript a.req");
+    await page.click("#transcript a.req");
+    await page.waitForSelector('#trace li[data-kind="retry"]', { timeout: 20_000 });
+    expect(await page.textContent('#trace li[data-kind="retry"] .tl-label')).toMatch(
+      /fake\/test-model failed — retried after \d+\s?ms.*Bad gateway/s,
+    );
+    expect(await page.textContent("#trace .tl-legend")).toContain("failed attempt, retried");
+    await shoot("trace-retry");
+
     // The list of recent turns: newest first, the failed one with its cause; costliest; failed only.
     await go("#/traces", "#trace-list tr[data-request]");
     expect(await page.$$eval("#trace-list tr[data-request]", (r) => r.length)).toBeGreaterThanOrEqual(10);
@@ -402,6 +419,26 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
           .some((l) => /approval settled over the gateway/.test(l) && /"client":"console"/.test(l)),
       10_000,
     );
+
+    // The turn's trace: the wait for the owner is its own bar on the axis, saying how it ended.
+    await go("#/traces", "#trace-list tr[data-request]");
+    await page.click("#trace-list tr[data-request] a.trace-open");
+    await page.waitForSelector('#trace li[data-kind="approval"]', { timeout: 20_000 });
+    const wait = await page.textContent('#trace li[data-kind="approval"] .tl-label');
+    expect(wait).toMatch(/waiting for approval \d+(\.\d)?\s(ms|s) — approved by owner/);
+    expect(wait).toContain("touch approved-by-console.txt");
+    const bars = await page.$$eval("#trace .tl-bar", (els) =>
+      els.map((e) => ({ cls: e.className, r: e.getBoundingClientRect().toJSON() as DOMRect })),
+    );
+    const bar = (k: string): DOMRect => bars.find((b) => b.cls.includes(`k-${k}`))!.r;
+    // Its own colour (not the tool's), inside the tool call that waited for it, on the same axis.
+    expect(
+      await page.$eval("#trace .tl-bar.k-approval", (e) => getComputedStyle(e).backgroundImage),
+    ).toContain("repeating-linear-gradient");
+    expect(bar("approval").left).toBeGreaterThanOrEqual(bar("tool").left - 1);
+    expect(bar("approval").right).toBeLessThanOrEqual(bar("tool").right + 1);
+    expect(await page.textContent("#trace .tl-legend")).toContain("waiting for approval");
+    await shoot("trace-approval");
 
     // Cron: run the job now and see the run listed.
     llm.enqueue({ text: "Good morning! Nothing urgent." });

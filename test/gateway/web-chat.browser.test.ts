@@ -2,18 +2,21 @@
  * The web chat in a real headless Chromium (Debian's package, driven by playwright-core): log in with
  * the token, send a message and watch the reply stream in from the fake model.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
 import { findChromium, launchChromium } from "../helpers/chromium.js";
+import { REPO_ROOT } from "../helpers/daemon.js";
 
 const chromium = findChromium();
 if (!chromium)
   console.warn("web chat browser test SKIPPED: Chromium not found (apt-get install -y chromium)");
 
 const TOKEN = "browser-token-4455";
+/** Screenshots, with the console's (git-ignored; CI keeps them as an artifact). */
+const SHOTS = join(REPO_ROOT, "test-artifacts", "console");
 let h: GatewayHarness;
 let browser: Browser;
 
@@ -30,6 +33,7 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
   beforeAll(async () => {
     h = await startGatewayDaemon({ gateway: { token: TOKEN } });
     browser = await launchChromium(chromium!);
+    mkdirSync(SHOTS, { recursive: true });
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -104,6 +108,88 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     expect(await small!.textContent()).toMatch(/^2 messages · .*\d{4}/);
     await page.close();
   }, 60_000);
+
+  it("two chats that began with the same message are told apart in the list, at 1024 and 390 px", async () => {
+    const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
+    await page.goto(h.base + "/");
+    await page.evaluate((t) => localStorage.setItem("familiar.token", t), TOKEN);
+    await page.reload();
+    await page.waitForSelector("#dot.on", { timeout: 15_000 });
+    const first = "What should I cook tonight with leeks and potatoes?";
+    for (const reply of ["Leek and potato soup.", "A leek gratin."]) {
+      await page.click("#new");
+      await page.waitForSelector(".msg.system.hint", { timeout: 15_000 });
+      h.fake.enqueue({ text: reply });
+      await page.fill("#input", first);
+      await page.press("#input", "Enter");
+      await page.waitForSelector(`.msg.assistant[data-state="final"]:has-text("${reply}")`, {
+        timeout: 20_000,
+      });
+    }
+    // What a person sees in the list: two entries with the same title, each with its own line under it.
+    const entries = async () => {
+      await page.waitForFunction(
+        (t) =>
+          Array.from(document.querySelectorAll("#sessions li .name")).filter((e) => e.textContent === t)
+            .length === 2,
+        first,
+        { timeout: 15_000 },
+      );
+      return page.$$eval(
+        "#sessions li",
+        (lis, t) =>
+          lis
+            .filter((li) => li.querySelector(".name")?.textContent === t)
+            .map((li) => {
+              const small = li.querySelector("small.apart") as HTMLElement | null;
+              const r = small?.getBoundingClientRect();
+              return {
+                seen: (li as HTMLElement).innerText,
+                line: small?.innerText ?? "",
+                // Shown whole: not cut off, and inside the window (the phone's menu fully open).
+                whole:
+                  !!small &&
+                  !!r &&
+                  small.scrollWidth <= small.clientWidth &&
+                  r.width > 0 &&
+                  r.left >= 0 &&
+                  r.right <= innerWidth,
+              };
+            }),
+        first,
+      );
+    };
+    for (const [width, height] of [
+      [1024, 768],
+      [390, 844],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      if (width === 390) {
+        await page.click("#menu");
+        // The menu slides in: measured and shot once it is fully open.
+        await page.waitForFunction(() => document.querySelector("#side")!.getBoundingClientRect().left >= 0);
+        await page.waitForTimeout(300);
+      }
+      const items = await entries();
+      expect(items).toHaveLength(2);
+      expect(items[0]!.seen).not.toBe(items[1]!.seen);
+      expect(items.every((i) => i.whole)).toBe(true);
+      const nums = items.map((i) => /^chat (\d) of 2 · started \d\d?:\d\d:\d\d/.exec(i.line)?.[1]);
+      expect(nums.sort()).toEqual(["1", "2"]);
+      await page.screenshot({ path: join(SHOTS, `web-chat-same-title-${width}-light.png`) });
+    }
+    // Each opens its own conversation: the older is chat 1.
+    await page.setViewportSize({ width: 1024, height: 768 });
+    for (const [n, reply] of [
+      ["1", "Leek and potato soup."],
+      ["2", "A leek gratin."],
+    ] as const) {
+      await page.click(`#sessions li:has(small.apart:has-text("chat ${n} of 2"))`);
+      await page.waitForSelector(`.msg.assistant:has-text("${reply}")`, { timeout: 15_000 });
+      expect(await page.$$eval(".msg.assistant", (m) => m.length)).toBe(1);
+    }
+    await page.close();
+  }, 90_000);
 
   it("says plainly when the offline echo model is the one answering", async () => {
     const echo = await startGatewayDaemon({ gateway: { token: TOKEN }, config: { models: {} } });

@@ -10,6 +10,7 @@ import type { ToolContext, ToolResult } from "../../internal/tools/tool.js";
 import { createTestCore, type TestCore } from "../helpers/core.js";
 import { createAgentHost, type AgentHostImpl } from "../../internal/agent/host.js";
 import { createModelRouter } from "../../internal/models/router.js";
+import { answerOf } from "../../internal/agent/trace-spans.js";
 
 export interface ToolsHarness {
   core: TestCore;
@@ -53,7 +54,9 @@ export async function createToolsHarness(
     depth: 0,
     logger: core.ctx.logger,
     requestApproval: (req) =>
-      parts.requestApproval(over.replyTarget ?? "test:owner", "agent:main:test:owner", req),
+      parts
+        .requestApproval(over.replyTarget ?? "test:owner", "agent:main:test:owner", req)
+        .then((a) => answerOf(a).decision),
     ...over,
   });
   return {

@@ -152,8 +152,8 @@ export function Memory() {
           </Empty>
         )}
         <p class="muted">
-          Read through the workspace door (no link followed). To change or forget an entry, edit the file
-          named beside it in the workspace.
+          Read and written through the workspace door (no link followed): Edit and Forget change the file
+          named beside the entry, which you may also edit by hand.
         </p>
       </Card>
     </div>

@@ -177,7 +177,7 @@ export function Overview() {
           <div>
             <p>
               <Badge state={s.models.state} /> default agent <strong>{s.defaultAgent}</strong>, primary{" "}
-              <code>{s.primaryModel ?? "none"}</code>
+              <code class="ref">{s.primaryModel ?? "none"}</code>
               {s.fallbacks.length > 0 && <span> then {s.fallbacks.join(", ")}</span>}
             </p>
             {s.models.detail && <p class="muted">{s.models.detail}</p>}

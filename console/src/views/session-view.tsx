@@ -152,7 +152,8 @@ export function SessionView(props: { agent: string; id: string }) {
                 <input
                   id="model-in"
                   value={model}
-                  placeholder="provider/model (empty: agent's)"
+                  placeholder="provider/model"
+                  title="a model for this session; empty: the agent's own"
                   onInput={(e) => setModel(e.currentTarget.value)}
                 />
                 <ActionButton

@@ -48,7 +48,8 @@ export function Sessions() {
           type="search"
           value={query}
           onInput={(e) => setQuery(e.currentTarget.value)}
-          placeholder="key, agent or words in the chat"
+          placeholder="key, agent or words"
+          title="a session key, an agent, or words in the chat"
         />
         <button type="submit">Search</button>
       </form>

@@ -1,13 +1,15 @@
 /**
  * Traces: the recent turns (newest, slowest, costliest, failed) and one turn as a timeline: turns,
- * model calls and tool calls as bars on one time axis, each model call with where its prompt's tokens
- * went and what was cached (`GET /api/traces`, `GET /api/traces/{id}`; `familiar trace` prints the same).
+ * model calls, tool calls, approval waits, retried attempts and compactions as bars on one time axis
+ * (trace-row.tsx), each model call with where its prompt's tokens went and what was cached
+ * (`GET /api/traces`, `GET /api/traces/{id}`; `familiar trace` prints the same).
  */
 import { useState } from "preact/hooks";
 import { api } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
 import type { TraceCall, TraceReport as Report } from "../../../internal/agent/trace-wire";
 import { Badge, Card, Empty, ErrorLine, fmtCost, fmtDur, fmtInt, Table, When } from "../ui";
+import { TimelineLegend, TimelineRow } from "./trace-row";
 
 interface Item {
   request_id: string;
@@ -212,14 +214,15 @@ function TraceTimeline(props: { id: string }) {
   const t = useLoad(() => api<Report>(`/api/traces/${encodeURIComponent(props.id)}`), [props.id]);
   const r = t.data;
   const start = r?.calls.reduce((m, c) => Math.min(m, c.started_at), Number.POSITIVE_INFINITY) ?? 0;
-  const end = r?.calls.reduce((m, c) => Math.max(m, c.ended_at ?? Date.now()), 0) ?? 0;
+  const now = Date.now();
+  const end = r?.calls.reduce((m, c) => Math.max(m, c.ended_at ?? now), 0) ?? 0;
   const span = Math.max(1, end - start);
   return (
     <div class="grid">
       <p>
         <a href="#/traces">← Recent turns</a>
       </p>
-      <Card title={`Turn ${props.id.slice(0, 12)}`} id="trace">
+      <Card title={`Turn ${props.id.slice(0, 8)}`} id="trace">
         <ErrorLine error={t.error} />
         {r ? (
           <>
@@ -249,44 +252,12 @@ function TraceTimeline(props: { id: string }) {
               <span>{fmtDur(span / 2)}</span>
               <span>{fmtDur(span)}</span>
             </div>
+            <TimelineLegend calls={r.calls} />
             <ol class="timeline" aria-label="timeline of the turn">
               {r.calls.map((c) => {
-                const dur = (c.ended_at ?? Date.now()) - c.started_at;
-                const indent = c.depth + (c.kind === "turn" ? 0 : 1);
-                const state = c.ended_at == null ? "running" : c.status === "error" ? "failed" : c.status;
-                const row = (
-                  <div class="tl-row">
-                    <span class="tl-label" style={{ paddingLeft: `${indent * 0.9}rem` }}>
-                      <span class="kind">{c.kind}</span> <span class="name">{c.name}</span>
-                      {state !== "ok" && <Badge state={state} />}
-                      {c.compacted && <Badge state="compacted">after compaction</Badge>}
-                      {!!c.overflow_retries && <Badge state="retried">↻ {c.overflow_retries} retry</Badge>}
-                    </span>
-                    <span class="tl-track">
-                      <span
-                        class={`tl-bar k-${c.kind} s-${state}`}
-                        style={{
-                          left: `${((c.started_at - start) / span) * 100}%`,
-                          width: `${Math.max(0.6, (dur / span) * 100)}%`,
-                        }}
-                      />
-                    </span>
-                    <span class="tl-num num">
-                      {fmtDur(dur)}
-                      {c.kind === "model" && (
-                        <>
-                          <br />
-                          <span class="muted">
-                            {fmtInt(c.usage?.input ?? 0)} in ·{" "}
-                            {c.cost == null ? "unpriced" : fmtCost(c.cost, c.estimated === true)}
-                          </span>
-                        </>
-                      )}
-                    </span>
-                  </div>
-                );
+                const row = <TimelineRow c={c} start={start} span={span} now={now} />;
                 return (
-                  <li key={c.id} class={`tl ${c.kind}`} data-kind={c.kind}>
+                  <li key={c.id} class={`tl ${c.kind}`} data-kind={c.kind} data-status={c.status}>
                     {c.kind === "model" ? (
                       <details>
                         <summary>{row}</summary>
@@ -300,8 +271,9 @@ function TraceTimeline(props: { id: string }) {
               })}
             </ol>
             <p class="muted">
-              A tool call's bar includes any time it waited for the owner's approval. Open a model call for
-              where its tokens went.
+              {r.calls.some((c) => c.kind === "approval") &&
+                "A tool call's bar includes its wait for the owner's approval, drawn as its own striped bar. "}
+              Open a model call for where its tokens went.
             </p>
           </>
         ) : (

@@ -11,6 +11,9 @@
  * - egress (`ctx.egress`, used by web_fetch and the sandbox proxy) allows an untainted session only
  *   the allowlist and a tainted one only granted hosts or a yes;
  * - an untainted session pays one map lookup per tool call and otherwise behaves as before.
+ *
+ * Over 300 lines on purpose: the wrap, the egress gate and the sink decision share one turn's taint
+ * and grants; apart, each would hold half of the invariants above.
  */
 import type { Config } from "../../config/schema.js";
 import type { Clock } from "../../core/clock.js";
@@ -41,6 +44,7 @@ export interface ContainmentNote {
   kind: "taint" | "approval";
   name: string;
   meta: Record<string, unknown>;
+  durationMs?: number; // an approval the owner was asked for: how long the answer took
 }
 
 export interface ContainmentDeps {
@@ -219,11 +223,13 @@ export class Containment {
     sources: readonly TaintSource[],
   ): Promise<string | undefined> {
     const lineage = this.taint.lineageOf(ctx.sessionId);
+    const asked: { at?: number } = {}; // once asked, the note covers the wait (a bar on the timeline)
     const note = (decision: string, extra: Record<string, unknown> = {}): void =>
       this.onNote?.(ctx.requestId, {
         kind: "approval",
         name: `${sink.kind} ${decision}`,
         meta: { sink: sink.kind, target: sink.target, action: sink.action, decision, ...extra },
+        ...(asked.at !== undefined ? { durationMs: Math.max(0, this.deps.clock.now() - asked.at) } : {}),
       });
     if (ctx.sessionId) {
       const grant = this.grants.match(lineage, sink.kind, sink.target);
@@ -243,6 +249,7 @@ export class Containment {
     }
     const cfg = this.deps.config().containment;
     const choices: GrantChoice[] = sink.target === "*" ? ["session"] : ["target", "session"];
+    asked.at = this.deps.clock.now();
     const out = await this.deps.approvals.requestDetailed({
       replyTarget: ctx.approvalTarget ?? ctx.replyTarget ?? turn.replyTarget,
       sessionKey: ctx.sessionKey,
@@ -255,8 +262,9 @@ export class Containment {
           : `${sink.target} for ${cfg.host_grant_minutes} min`,
       timeoutS: cfg.approval_timeout_s,
     });
+    const why = { reason: out.reason, ...(out.via ? { via: out.via } : {}) };
     if (out.decision !== "approved") {
-      note(out.decision, { reason: out.reason });
+      note(out.decision, why);
       return `refused by containment: ${out.reason}. This conversation read untrusted text, so ${sink.action} needed the owner's yes.`;
     }
     const scope = out.scope ?? "once";
@@ -269,8 +277,8 @@ export class Containment {
         scope,
         expiresAt: scope === "target" ? this.deps.clock.now() + cfg.host_grant_minutes * 60_000 : null,
       });
-      note("approved", { scope, grant: g.id });
-    } else note("approved", { scope: "once" });
+      note("approved", { scope, grant: g.id, ...why });
+    } else note("approved", { scope: "once", ...why });
     return undefined;
   }
 
