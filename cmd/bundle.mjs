@@ -11,6 +11,7 @@
 // up to the package root, so they work from dist/bundle/ as well as from dist/ and the sources.
 import { build } from "esbuild";
 import { builtinsWithoutNamespace } from "./bundle-builtins.mjs";
+import { zodEnglishOnly } from "./bundle-zod-locales.mjs";
 import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,5 +43,5 @@ await build({
   keepNames: true,
   legalComments: "none",
   logLevel: "warning",
-  plugins: [builtinsWithoutNamespace],
+  plugins: [builtinsWithoutNamespace, zodEnglishOnly],
 });
