@@ -12,13 +12,19 @@
 import { build } from "esbuild";
 import { builtinsWithoutNamespace } from "./bundle-builtins.mjs";
 import { zodEnglishOnly } from "./bundle-zod-locales.mjs";
-import { rmSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist", "bundle");
 rmSync(outdir, { recursive: true, force: true });
+
+// The bin starts as a sh script that applies the daemon's runtime settings and execs Node on the same
+// file (cmd/launcher.sh says how one file is both); a `*/` inside it would end the comment early.
+const launcher = readFileSync(join(root, "cmd", "launcher.sh"), "utf8");
+if (!launcher.startsWith("#!/bin/sh\n") || launcher.indexOf("*/") !== launcher.length - 3)
+  throw new Error("cmd/launcher.sh: expected #!/bin/sh first and its only */ at the very end");
 
 await build({
   absWorkingDir: root,
@@ -33,7 +39,9 @@ await build({
   external: ["better-sqlite3", "sqlite-vec"],
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner: {
-    js: 'import { createRequire as __familiarRequire } from "node:module";\nconst require = __familiarRequire(import.meta.url);',
+    js:
+      launcher +
+      'import { createRequire as __familiarRequire } from "node:module";\nconst require = __familiarRequire(import.meta.url);',
   },
   chunkNames: "chunks/[name]-[hash]",
   // Classes keep their own `.name` when esbuild renames them to avoid a clash in a chunk: node-fetch
@@ -45,3 +53,5 @@ await build({
   logLevel: "warning",
   plugins: [builtinsWithoutNamespace, zodEnglishOnly],
 });
+// esbuild marks the output executable only for a `#!` of the entry's own; the launcher is a banner.
+chmodSync(join(outdir, "familiar.js"), 0o755);

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The `familiar` entry. Three steps, in this order, and nothing else here:
  * 1. refuse a Node that is too old, in one line, before any module that loads a native addon

@@ -5,6 +5,7 @@
  * Invariant: label sets are small and bounded (channel ids, finish reasons, error codes), so memory
  * stays flat however many turns run.
  */
+import { getHeapStatistics } from "node:v8";
 import type { EventBus } from "../core/event-bus.js";
 import type { ChannelStatus } from "../channels/channel.js";
 
@@ -117,6 +118,9 @@ export class GatewayMetrics {
     gauge("process_resident_memory_bytes", "Resident memory size in bytes.", mem.rss);
     gauge("nodejs_heap_size_used_bytes", "V8 heap in use, in bytes.", mem.heapUsed);
     gauge("nodejs_heap_size_total_bytes", "V8 heap reserved, in bytes.", mem.heapTotal);
+    // The cap the daemon runs under (--max-old-space-size, cmd/runtime-tuning.ts): shows that the
+    // runtime settings reached the process however it was started.
+    gauge("nodejs_heap_size_limit_bytes", "V8 heap limit, in bytes.", getHeapStatistics().heap_size_limit);
     gauge(
       "nodejs_external_memory_bytes",
       "Memory of C++ objects bound to JS objects, in bytes.",
