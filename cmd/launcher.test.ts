@@ -118,7 +118,10 @@ describe.skipIf(!linux)("the launcher's sh decides as tuningPlan() does", () => 
           expect(got, label).toEqual({ flags: [], env: {} });
         } else if (plan === null) {
           expect(got.flags, label).toEqual([]);
-          expect(Object.keys(got.env).filter((k) => k !== "FAMILIAR_TUNED"), label).toEqual([]);
+          expect(
+            Object.keys(got.env).filter((k) => k !== "FAMILIAR_TUNED"),
+            label,
+          ).toEqual([]);
         } else {
           expect(got, label).toEqual({ flags: plan.flags, env: { ...plan.env, FAMILIAR_TUNED: "1" } });
         }
@@ -133,10 +136,7 @@ describe.skipIf(!linux)("the built bin runs the daemon tuned after one Node star
     d = undefined;
   });
   const preload = join(tmp, "count-starts.cjs");
-  writeFileSync(
-    preload,
-    `require("node:fs").appendFileSync(process.env.START_LOG, process.pid + "\\n");\n`,
-  );
+  writeFileSync(preload, `require("node:fs").appendFileSync(process.env.START_LOG, process.pid + "\\n");\n`);
 
   /** Starts the daemon with `command`, returns [Node starts, V8 heap limit in MB, the process's env]. */
   const start = async (name: string, command: string[]): Promise<[number, number, string[]]> => {
