@@ -3,7 +3,7 @@
  * started with the same runtime settings (the floor).
  *
  * Two daemons (gateway only; gateway + Telegram + Discord against their fakes) idle for
- * `settleSeconds` (at most 10 here), then: /proc/<pid>/smaps grouped by mapping (the node binary with
+ * `settleSeconds` (30 by default, at most 60 here; V8's memory reducer collects the start-up garbage some 10 s after start), then: /proc/<pid>/smaps grouped by mapping (the node binary with
  * its ICU data and snapshot, better-sqlite3, sqlite-vec, system libraries, the malloc heap, anonymous
  * memory) and the V8 heap by space from the daemon's own /metrics. The bare Node prints its heap
  * spaces itself.
@@ -104,7 +104,7 @@ interface Measured {
 }
 
 export async function idleBreakdown(o: BenchOptions): Promise<BenchResult> {
-  const waitMs = Math.min(o.settleSeconds, 10) * 1000;
+  const waitMs = Math.min(o.settleSeconds, 60) * 1000;
   const openai = await startFakeOpenAI({ maxRecorded: 10 });
   const telegram = await startFakeTelegram();
   const discord = await startFakeDiscord();
