@@ -77,7 +77,12 @@ export async function buildServices(
         : channels.deliver(target, text, opts),
   };
   const { createToolsService } = await import("./tools-service.js");
-  const tools = createToolsService(ctx, { channels: delivery, configFile: config.file, usage });
+  const tools = createToolsService(ctx, {
+    channels: delivery,
+    configFile: config.file,
+    usage,
+    afterReady: afterDaemonReady(ctx),
+  });
 
   // 3. The agent host: turns, sessions, subagents, engines. It delivers through the Outbox.
   const { createAgentHostService } = await import("../agent/host-service.js");
