@@ -23,8 +23,8 @@ esac
 [ "$h" -ne 0 ] && { [ "$h" -lt 32 ] || [ "$h" -gt 1048576 ]; } && exec node "$0" "$@"
 # What the owner set wins: a flag in NODE_OPTIONS, a malloc variable already in the environment.
 f=
-case " $NODE_OPTIONS " in *" --max-old-space-size "* | *" --max-old-space-size="*) ;; *) [ "$h" -ne 0 ] && f="--max-old-space-size=$h" ;; esac
-case " $NODE_OPTIONS " in *" --max-semi-space-size "* | *" --max-semi-space-size="*) ;; *) f="$f --max-semi-space-size=2" ;; esac
+case " $NODE_OPTIONS " in *[[:space:]]--max-old-space-size[[:space:]=]*) ;; *) [ "$h" -ne 0 ] && f="--max-old-space-size=$h" ;; esac
+case " $NODE_OPTIONS " in *[[:space:]]--max-semi-space-size[[:space:]=]*) ;; *) f="$f --max-semi-space-size=2" ;; esac
 MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX-2} MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_-131072} FAMILIAR_TUNED=1
 export MALLOC_ARENA_MAX MALLOC_TRIM_THRESHOLD_ FAMILIAR_TUNED
 exec node $f "$0" "$@"

@@ -95,6 +95,8 @@ describe.skipIf(!linux)("the launcher's sh decides as tuningPlan() does", () => 
     // What the owner set wins.
     { args: ["run"], env: { NODE_OPTIONS: "--max-old-space-size=512" } },
     { args: ["run"], env: { NODE_OPTIONS: "--enable-source-maps --max-semi-space-size 8" } },
+    { args: ["run"], env: { NODE_OPTIONS: "--trace-warnings\t--max-old-space-size=300" } },
+    { args: ["run"], env: { NODE_OPTIONS: "--max-old-space-sizes=1" } },
     { args: ["run"], env: { MALLOC_ARENA_MAX: "4", MALLOC_TRIM_THRESHOLD_: "" } },
     { args: ["run"], env: { FAMILIAR_TUNED: "1" } },
     { args: ["run", "a b", "*", "$HOME"] },
