@@ -5,7 +5,7 @@
  *   npm run bench -- [--only a,b] [--quick] [--runs N] [--json out.json] [--cpu-prof DIR]
  *                    [--node-flag FLAG ...] [--size k=v ...]
  *
- * Benchmarks: console, cold-start, rss, load-peak, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
+ * Benchmarks: console, cold-start, idle-breakdown, rss, load-peak, turn-overhead, throughput, telegram, store, memory, prompt-cost, sandbox,
  * compaction-rate, stable-prefix, ttft, pdf-bomb, containment, soak.
  * Sizes (--size name=value): rssTurns, loadTurns, settleSeconds, overheadTurns, throughputTurns, telegramTurns, storeMessages,
  * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns, soakSeconds
@@ -16,6 +16,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { coldStart } from "./cold-start.js";
+import { idleBreakdown } from "./idle-breakdown.js";
 import { consoleBench } from "./console.js";
 import { compactionRate } from "./compaction-rate.js";
 import { containmentBench } from "./containment.js";
@@ -37,6 +38,7 @@ import { soak } from "./soak.js";
 
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   "cold-start": coldStart,
+  "idle-breakdown": idleBreakdown,
   rss: rssGrowth,
   "load-peak": loadPeak,
   "turn-overhead": turnOverhead,

@@ -29,6 +29,11 @@ export const builtinsWithoutNamespace = {
       const id = args.path.replace(/^node:/, "");
       if (!names.has(id) || (args.kind !== "import-statement" && args.kind !== "dynamic-import"))
         return undefined;
+      // Only the built-ins with one of those getters (node:http, node:crypto): every shim is a chunk
+      // of its own (each is shared by many entry points), and a start loads each as one more ESM
+      // module (issue 38: `familiar --version` loaded 14 modules, 8 of them shims of fs, path ...).
+      if (!Object.keys(process.getBuiltinModule(`node:${id}`)).some((k) => LAZY_GETTERS.has(k)))
+        return undefined;
       return { path: id, namespace: "node-builtin" };
     });
     b.onLoad({ filter: /.*/, namespace: "node-builtin" }, (args) => {

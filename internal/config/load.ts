@@ -9,6 +9,9 @@ import { configSchema, type Config } from "./schema.js";
 import { ConfigError, describe, issuesToProblems, type ConfigProblem } from "./errors.js";
 import { applyEnvOverrides, envPort } from "./env-overrides.js";
 
+/** Parse options for the config: read once per start or reload, so zod's JIT does not pay (below). */
+const ONCE = { jitless: true } as const;
+
 /** A loaded config plus where it came from. */
 export interface LoadedConfig {
   config: Config;
@@ -95,14 +98,17 @@ export function parseConfigText(
   const whole: (string | number)[][] = [];
   const deferred: UnresolvedEnv[] = [];
   let substituted = substituteEnv(raw, env, [], envProblems, whole, opts.deferSecrets ? deferred : undefined);
-  let parsed = configSchema.safeParse(substituted);
+  // Without zod's JIT: it compiles a parser per object schema on the first parse (new Function), which
+  // pays off for a schema parsed often; the config is parsed once per start or reload (issue 38,
+  // measured: most of zod's share of a start).
+  let parsed = configSchema.safeParse(substituted, ONCE);
   if (!parsed.success && whole.length > 0) {
     // `port: ${PORT}` yields the string "8080"; a value that is entirely one variable reference takes
     // the type the schema wants (number or boolean) when it reads as one. Strings stay strings.
     const coerced = coerceSubstituted(substituted, parsed.error.issues, whole);
     if (coerced !== substituted) {
       substituted = coerced;
-      parsed = configSchema.safeParse(substituted);
+      parsed = configSchema.safeParse(substituted, ONCE);
     }
   }
   // Deferred references are errors only where the value they left fails validation.
@@ -272,7 +278,7 @@ function resolvePaths(config: Config, baseDir: string): Config {
 
 /** Validates an in-memory object (tests, API). Paths resolve against `baseDir`. */
 export function configFromObject(obj: unknown, baseDir = process.cwd()): Config {
-  const parsed = configSchema.safeParse(obj);
+  const parsed = configSchema.safeParse(obj, ONCE);
   if (!parsed.success)
     throw new ConfigError("<object>", issuesToProblems(parsed.error.issues, obj, configSchema));
   return resolvePaths(parsed.data, baseDir);

@@ -33,6 +33,11 @@ export interface ToolsServiceDeps {
   mcpBaseBackoffMs?: number;
   /** The config file: never visible to a sandboxed command. */
   configFile?: string;
+  /**
+   * Runs work that is not on the way to /healthz (the skills watcher, the sandbox probe) once the
+   * daemon listens; the daemon passes its own. Default: on the next turn of the event loop.
+   */
+  afterReady?: (begin: () => void) => void;
 }
 
 export interface ToolsParts {
@@ -113,6 +118,8 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
   registry.register(createSkillTool(skills));
 
   let offConfig: (() => void) | undefined;
+  let watching: Promise<void> | undefined;
+  let stopped = false;
   let state: ServiceHealth["state"] = "starting";
   let detail: string | undefined;
 
@@ -152,16 +159,30 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
       } catch (err) {
         ctx.logger.warn({ err: (err as Error).message }, "memory index sync failed");
       }
-      await skills.watch().catch((err: unknown) => {
-        detail = `skills watcher: ${(err as Error).message}`;
+      // Not on the way to /healthz (issue 38, measured): the skills watcher (chokidar and its first
+      // scan) and the sandbox probe (bwrap run three times) start once the daemon listens. The probe is
+      // cached, so an exec that comes first awaits the same probe; the skills are loaded already and
+      // read once more when the watcher is ready, so an edit made meanwhile is not missed.
+      (deps.afterReady ?? setImmediate)(() => {
+        if (stopped) return;
+        watching = skills
+          .watch()
+          .then(() => skills.reload())
+          .catch((err: unknown) => {
+            detail = `skills watcher: ${(err as Error).message}`;
+          });
+        void logSandboxMode(ctx.config(), ctx.logger).catch((err: unknown) =>
+          ctx.logger.warn({ err: (err as Error).message }, "sandbox probe failed"),
+        );
       });
-      await logSandboxMode(ctx.config(), ctx.logger);
       await mcp.sync();
       state = "ok";
     },
     async stop() {
+      stopped = true;
       offConfig?.();
       approvals.denyAll();
+      await watching; // a watcher still starting would otherwise outlive close()
       await Promise.all([skills.close(), mcp.stop(), memory.close()]);
       state = "disabled";
     },

@@ -5,6 +5,7 @@
  * Invariant: label sets are small and bounded (channel ids, finish reasons, error codes), so memory
  * stays flat however many turns run.
  */
+import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8";
 import type { EventBus } from "../core/event-bus.js";
 import type { ChannelStatus } from "../channels/channel.js";
 
@@ -117,6 +118,19 @@ export class GatewayMetrics {
     gauge("process_resident_memory_bytes", "Resident memory size in bytes.", mem.rss);
     gauge("nodejs_heap_size_used_bytes", "V8 heap in use, in bytes.", mem.heapUsed);
     gauge("nodejs_heap_size_total_bytes", "V8 heap reserved, in bytes.", mem.heapTotal);
+    // The cap the daemon runs under (--max-old-space-size, cmd/runtime-tuning.ts): shows that the
+    // runtime settings reached the process however it was started.
+    gauge("nodejs_heap_size_limit_bytes", "V8 heap limit, in bytes.", getHeapStatistics().heap_size_limit);
+    // Per V8 space, under prom-client's names: where the heap's memory is (bench/idle-breakdown.ts).
+    out.push("# HELP nodejs_heap_space_size_used_bytes V8 heap space in use, in bytes.");
+    out.push("# TYPE nodejs_heap_space_size_used_bytes gauge");
+    const spaces = getHeapSpaceStatistics();
+    for (const sp of spaces)
+      out.push(`nodejs_heap_space_size_used_bytes{space="${esc(sp.space_name)}"} ${sp.space_used_size}`);
+    out.push("# HELP nodejs_heap_space_size_total_bytes V8 heap space reserved, in bytes.");
+    out.push("# TYPE nodejs_heap_space_size_total_bytes gauge");
+    for (const sp of spaces)
+      out.push(`nodejs_heap_space_size_total_bytes{space="${esc(sp.space_name)}"} ${sp.space_size}`);
     gauge(
       "nodejs_external_memory_bytes",
       "Memory of C++ objects bound to JS objects, in bytes.",

@@ -31,6 +31,8 @@ export interface StartDaemonOptions {
   port?: number;
   /** Do not wait for /healthz (for start failures); default false. */
   noWait?: boolean;
+  /** The CLI to run instead of {@link cliCommand} (`run --config FILE` is appended). */
+  command?: string[];
   /** How long to wait for /healthz; default 30 s (a loaded 2-core CI machine is slow to start tsx). */
   timeoutMs?: number;
 }
@@ -143,7 +145,7 @@ export async function startDaemonProcess(opts: StartDaemonOptions = {}): Promise
   }
   writeFileSync(configPath, text);
 
-  const [cmd, ...args] = cliCommand();
+  const [cmd, ...args] = opts.command ?? cliCommand();
   const child = spawn(cmd!, [...args, "run", "--config", configPath], {
     cwd: dir,
     env: childEnv(opts.env),

@@ -1,0 +1,31 @@
+#!/bin/sh
+":" /*; [ "$FAMILIAR_TUNED" = 1 ] && exec node "$0" "$@"
+# The head of dist/bundle/familiar.js (cmd/bundle.mjs puts it there): POSIX sh above, JavaScript
+# below. To JavaScript these lines are a string statement and a comment; sh runs them and never reaches
+# the end of the comment, since every path ends in `exec`. It applies the daemon's runtime settings of
+# cmd/runtime-tuning.ts before Node starts, so the daemon started as `familiar run` (global install,
+# npm link, systemd, a container) costs one Node start, not two. It mirrors tuningPlan() there; on
+# anything it does not read the same way (an odd heap value), it starts Node plainly and the JS
+# side decides, re-executing or naming the error. Runs under dash, BusyBox ash and bash: no bashisms.
+# Not the daemon (--version, doctor, chat ...): Node as it is.
+case ${1-run} in -h | --help | -v | --version) exec node "$0" "$@" ;; run | -*) ;; *) exec node "$0" "$@" ;; esac
+# The heap cap: --heap-mb N or --heap-mb=N (the last one wins), else FAMILIAR_HEAP_MB, else 96.
+h=${FAMILIAR_HEAP_MB-96} p=
+for a do
+  [ "$p" = --heap-mb ] && h=$a
+  case $a in --heap-mb) h= ;; --heap-mb=*) h=${a#--heap-mb=} ;; esac
+  p=$a
+done
+case $h in
+  0 | [1-9] | [1-9][0-9] | [1-9][0-9][0-9] | [1-9][0-9][0-9][0-9] | [1-9][0-9][0-9][0-9][0-9] | [1-9][0-9][0-9][0-9][0-9][0-9] | [1-9][0-9][0-9][0-9][0-9][0-9][0-9]) ;;
+  *) exec node "$0" "$@" ;;
+esac
+[ "$h" -ne 0 ] && { [ "$h" -lt 32 ] || [ "$h" -gt 1048576 ]; } && exec node "$0" "$@"
+# What the owner set wins: a flag in NODE_OPTIONS, a malloc variable already in the environment.
+f=
+case " $NODE_OPTIONS " in *[[:space:]]--max-old-space-size[[:space:]=]*) ;; *) [ "$h" -ne 0 ] && f="--max-old-space-size=$h" ;; esac
+case " $NODE_OPTIONS " in *[[:space:]]--max-semi-space-size[[:space:]=]*) ;; *) f="$f --max-semi-space-size=2" ;; esac
+MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX-2} MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_-131072} FAMILIAR_TUNED=1
+export MALLOC_ARENA_MAX MALLOC_TRIM_THRESHOLD_ FAMILIAR_TUNED
+exec node $f "$0" "$@"
+*/
