@@ -6,7 +6,7 @@
 // `import()`s that keep channel libraries (grammy, discord.js), the MCP SDK and the like out of a
 // start stay lazy because each becomes its own chunk.
 //
-// Invariants: better-sqlite3 stays external (native addon, found in node_modules at run time);
+// Invariants: better-sqlite3 (and koffi, loaded on the first malloc trim) stay external (native addon, found in node_modules at run time);
 // modules that look for files beside themselves (web chat page, bundled skills, package.json) walk
 // up to the package root, so they work from dist/bundle/ as well as from dist/ and the sources.
 import { build } from "esbuild";
@@ -36,7 +36,7 @@ await build({
   platform: "node",
   target: "node22",
   // sqlite-vec finds its prebuilt extension (sqlite-vec-<os>-<arch>) beside itself in node_modules.
-  external: ["better-sqlite3", "sqlite-vec"],
+  external: ["better-sqlite3", "sqlite-vec", "koffi"],
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner: {
     js: 'import { createRequire as __familiarRequire } from "node:module";\nconst require = __familiarRequire(import.meta.url);',

@@ -25,6 +25,7 @@ import { collectSecrets } from "./secrets.js";
 import { buildServices, type DaemonParts } from "./services.js";
 import { flushTraces } from "../agent/trace.js";
 import { startIdleShrink, type IdleShrink } from "../store/idle-shrink.js";
+import { createQuietTrim, type QuietTrim } from "./quiet-trim.js";
 import { cacheOf } from "../session/message-cache.js";
 import { tokenFilePath } from "../gateway/token-store.js";
 import { removeRuntimeFile, writeRuntimeFile } from "../gateway/runtime-file.js";
@@ -48,6 +49,7 @@ export class Daemon {
   private wroteRuntimeFile = false;
   /** Frees SQLite's page cache when the daemon goes quiet after a burst (issue 26). */
   private readonly idleShrink: IdleShrink;
+  private readonly quietTrim: QuietTrim;
   address: AddressInfo | undefined;
   parts!: DaemonParts;
 
@@ -61,7 +63,12 @@ export class Daemon {
     private lock: InstanceLock,
   ) {
     // A quiet spell drops the session message cache too: its rows are re-read on a session's next turn.
-    this.idleShrink = startIdleShrink(db, undefined, () => cacheOf(db).clear());
+    // And gives the C heap's free pages back (daemon/quiet-trim.ts).
+    this.quietTrim = createQuietTrim(logger);
+    this.idleShrink = startIdleShrink(db, undefined, () => {
+      cacheOf(db).clear();
+      this.quietTrim.afterQuiet();
+    });
   }
 
   /** Loads config and starts everything. Throws (with a one-line reason) when start fails. */
@@ -237,6 +244,7 @@ export class Daemon {
         }
       }
       this.idleShrink.stop();
+      this.quietTrim.stop();
       flushTraces(this.db);
       try {
         this.db.pragma("wal_checkpoint(TRUNCATE)");
