@@ -14,7 +14,9 @@
  *   or `NODE_DISABLE_COMPILE_CACHE=1` turns it off.
  */
 import { lstatSync, mkdirSync } from "node:fs";
-import { enableCompileCache, flushCompileCache } from "node:module";
+// A namespace import, not named ones: on a Node without these functions (20, refused by the version
+// check a moment later) a named import would fail at link time, before that check could say why.
+import * as nodeModule from "node:module";
 import { join } from "node:path";
 
 /** The directory to use, or null: no home, turned off, or Node's own variable set. */
@@ -42,8 +44,10 @@ export function useCompileCache(): void {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (!ownerOnly(dir, process.getuid())) return;
+    const { enableCompileCache, flushCompileCache } = nodeModule as Partial<typeof nodeModule>;
+    if (!enableCompileCache) return;
     enableCompileCache(dir);
-    setTimeout(() => flushCompileCache(), 5000).unref();
+    if (flushCompileCache) setTimeout(() => flushCompileCache(), 5000).unref();
   } catch {
     // A read-only or missing home: start without the cache, as before.
   }
