@@ -2,14 +2,13 @@
  * `familiar init`, `config check` and `doctor`, run as the user runs them: the real CLI in a child
  * process, against real files and (for doctor) the fake OpenAI-compatible server on 127.0.0.1.
  */
-import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "./fakes/openai-server.js";
-import { childEnv, cliCommand, freePort, REPO_ROOT } from "./helpers/daemon.js";
+import { freePort, REPO_ROOT, runCli } from "./helpers/daemon.js";
 
 interface CliResult {
   code: number | null;
@@ -18,13 +17,7 @@ interface CliResult {
 }
 
 function cli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
-  const [cmd, ...pre] = cliCommand();
-  const child = spawn(cmd!, [...pre, ...args], { cwd: opts.cwd, env: childEnv(opts.env), stdio: "pipe" });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+  return runCli(args, opts.cwd, opts.env);
 }
 
 const cleanups: (() => Promise<void> | void)[] = [];

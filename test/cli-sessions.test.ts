@@ -2,10 +2,9 @@
  * `familiar sessions list|lineage|compact`, run as the user runs them (the real CLI in a child
  * process) against an in-process daemon whose model is the fake OpenAI server.
  */
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGatewayDaemon, type GatewayHarness } from "./gateway/harness.js";
-import { childEnv, cliCommand } from "./helpers/daemon.js";
+import { runCli } from "./helpers/daemon.js";
 
 interface CliResult {
   code: number | null;
@@ -14,13 +13,7 @@ interface CliResult {
 }
 
 function cli(args: string[], cwd: string): Promise<CliResult> {
-  const [cmd, ...pre] = cliCommand();
-  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv(), stdio: "pipe" });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+  return runCli(args, cwd);
 }
 
 let h: GatewayHarness;

@@ -6,7 +6,6 @@
  * `context_window_too_small`). The run time uses the same window: a workspace agent whose own
  * `context_window` is too small is refused without a model call.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,17 +15,11 @@ import { agentSchema } from "../internal/config/schema.js";
 import { allMigrations } from "../internal/daemon/migrations.js";
 import { openDatabase } from "../internal/store/db.js";
 import { startFakeOpenAI } from "./fakes/openai-server.js";
-import { childEnv, cliCommand, freePort } from "./helpers/daemon.js";
+import { freePort, runCli } from "./helpers/daemon.js";
 import { harnessConfig, startGatewayDaemon, waitFor } from "./gateway/harness.js";
 
 function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const [cmd, ...pre] = cliCommand();
-  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv({}), stdio: "pipe" });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+  return runCli(args, cwd);
 }
 
 const dirs: string[] = [];

@@ -3,7 +3,6 @@
  * model below the minimum is reported by `familiar config check` and `familiar doctor` (the real CLI
  * in a child process) instead of being accepted and then refused on every turn.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,17 +15,11 @@ import {
   contextWindowWarnings,
   validateContextWindow,
 } from "../internal/models/context-window.js";
-import { childEnv, cliCommand, freePort } from "./helpers/daemon.js";
+import { freePort, runCli } from "./helpers/daemon.js";
 import { harnessConfig, startGatewayDaemon } from "./gateway/harness.js";
 
 function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const [cmd, ...pre] = cliCommand();
-  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv({}), stdio: "pipe" });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+  return runCli(args, cwd);
 }
 
 const dirs: string[] = [];

@@ -2,14 +2,13 @@
  * `familiar init` seeds the default-on agent templates as agent files: the real CLI writes them, the
  * real daemon loads them, seeding again writes nothing and never overwrites the user's edits.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AGENT_TEMPLATES } from "../../internal/agent/catalog/templates.js";
 import { seedAgentTemplates } from "../../internal/cli/init.js";
-import { childEnv, cleanupDaemons, cliCommand, startDaemonProcess } from "../helpers/daemon.js";
+import { cleanupDaemons, startDaemonProcess, runCli } from "../helpers/daemon.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -24,13 +23,7 @@ function tempDir(): string {
 }
 
 function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const [cmd, ...pre] = cliCommand();
-  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv() });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+  return runCli(args, cwd);
 }
 
 const DEFAULT_ON = AGENT_TEMPLATES.filter((t) => t.defaultOn).map((t) => t.id);

@@ -4,11 +4,10 @@
  * keeps reaching the daemon after config.yaml changed the port or holds an invalid edit, shows the
  * restart-only changes, and `familiar dashboard` prints a `#token=` login link. Strangers get 401.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { childEnv, cleanupDaemons, cliCommand, freePort, startDaemonProcess } from "../helpers/daemon.js";
+import { cleanupDaemons, freePort, startDaemonProcess, runCli } from "../helpers/daemon.js";
 import { waitFor } from "./harness.js";
 
 afterAll(async () => {
@@ -20,13 +19,7 @@ function cli(
   cwd: string,
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const [cmd, ...pre] = cliCommand();
-  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv(env), stdio: "pipe" });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+  return runCli(args, cwd, env);
 }
 
 describe("the CLI and the running daemon, no token configured", () => {

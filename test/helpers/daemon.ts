@@ -111,6 +111,24 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...base, NO_COLOR: "1", XDG_STATE_HOME: testStateDir(), ...extra };
 }
 
+/** What a CLI run printed and how it exited. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI once in `cwd` with {@link childEnv} plus `env`, and collects its output. */
+export function runCli(args: string[], cwd: string, env: Record<string, string> = {}): Promise<CliRun> {
+  const [cmd, ...pre] = cliCommand();
+  const child = spawn(cmd!, [...pre, ...args], { cwd, env: childEnv(env), stdio: "pipe" });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+}
+
 /** Starts `familiar run` in a child process; resolves once /healthz answers 200 (unless `noWait`). */
 export async function startDaemonProcess(opts: StartDaemonOptions = {}): Promise<DaemonProcess> {
   const ownDir = opts.dir === undefined;
