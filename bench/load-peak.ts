@@ -5,17 +5,11 @@
  * own CPU time per turn (utime + stime from /proc, so the client and the fake do not count).
  * Every reply is checked by `chatTurn`. Figures are VmRSS and, beside them, RssAnon (see `anonOf`).
  */
-import { readFileSync } from "node:fs";
 import { chatTurn, pool } from "./lib/client.js";
 import type { BenchOptions, BenchResult } from "./lib/report.js";
 import { startGatewaySetup } from "./lib/setup.js";
+import { cpuMs } from "./lib/daemon.js";
 import { round } from "./lib/stats.js";
-
-/** CPU time (user + system) of a process in ms; /proc counts in clock ticks of 10 ms. */
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
 
 export async function loadPeak(o: BenchOptions): Promise<BenchResult> {
   const s = await startGatewaySetup({ nodeFlags: o.nodeFlags });

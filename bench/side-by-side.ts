@@ -11,11 +11,12 @@
  * 100 (RSS sampled every 50 ms for the peak; daemon CPU per turn from /proc over the c=100 phase), and
  * idles 30 s after the load. The figures are VmRSS; RssAnon beside them.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { chatTurn, pool } from "./lib/client.js";
 import { startFakeOpenAI } from "../test/fakes/openai-server.js";
-import { fakeModels, startBenchDaemon } from "./lib/daemon.js";
+import { cpuMs, fakeModels, startBenchDaemon } from "./lib/daemon.js";
+import { median } from "./lib/stats.js";
 import { load1, machineInfo } from "./lib/machine.js";
 
 interface MemoryRun {
@@ -38,16 +39,7 @@ function arg(name: string, fallback?: string): string {
   return v;
 }
 
-const cpuMs = (pid: number): number => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10;
-};
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 /** Gateway only; an explicit token because older builds did not generate one. */
 const CONFIG = (baseUrl: string): Record<string, unknown> => ({

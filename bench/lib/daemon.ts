@@ -107,6 +107,12 @@ export function requireDist(): void {
     throw new Error(`${DIST_CLI} is missing: run \`npm run build\` first (the benchmarks measure dist/)`);
 }
 
+/** CPU time (user + system) of a process in ms; /proc counts in clock ticks of 10 ms. */
+export function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
 /** Reads VmRSS of a process in MB. */
 export function rssOf(pid: number): number {
   return statusMB(pid, "VmRSS");
