@@ -9,6 +9,9 @@ import { looseModes, octal } from "../daemon/private-modes.js";
 import { daemonPlaceLinks } from "../workspace/workspace-scan.js";
 import { FileAgentSource } from "../agent/catalog/file-agents.js";
 import { SkillsLoader } from "../skills/skills-loader.js";
+import { lstatSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { DESK, MIND_DIRS, MIND_FILES, zoneOf } from "../workspace/zones.js";
 
 /** One doctor line (the shape of doctor.ts's CheckResult; not imported, which would be a circle). */
 interface CheckResult {
@@ -42,6 +45,7 @@ export function checkSecurity(cfg: Config, configPath: string): CheckResult[] {
           detail: `readable by other users: ${listed(loose.map((l) => `${l.what} ${l.path} is ${octal(l.mode)} (want ${octal(l.wanted)})`))}; the daemon narrows them at start, or chmod them now`,
         },
   );
+  out.push(deskLayout(cfg));
   const links = daemonPlaceLinks(cfg.workspace);
   out.push(
     links.length === 0
@@ -65,4 +69,28 @@ export function checkSecurity(cfg: Config, configPath: string): CheckResult[] {
   if (refused.length > 0)
     out.push({ status: "warn", name: "workspace files", detail: `not loaded: ${listed(refused)}` });
   return out;
+}
+
+/**
+ * The layout in one line (issue 43): where commands write, what the daemon alone writes, and what
+ * is held. A desk that is not a real folder is a warning (the daemon moves it aside at start).
+ */
+function deskLayout(cfg: Config): CheckResult {
+  const desk = join(cfg.workspace, DESK);
+  const st = lstatSync(desk, { throwIfNoEntry: false });
+  let others = 0;
+  try {
+    others = readdirSync(cfg.workspace).filter((n) => n !== DESK && zoneOf(n) === "other").length;
+  } catch {
+    /* no workspace yet: the daemon makes it */
+  }
+  const allowed = cfg.tools.exec.sandbox.desk_allow;
+  const detail =
+    `commands run in ${desk}/ and write only there; what they leave that is not plain data is held and asked about ` +
+    `(allowed without asking: ${allowed.length ? allowed.join(", ") : "nothing"}, tools.exec.sandbox.desk_allow). ` +
+    `The mind (${[...MIND_FILES.slice(0, 3), "...", ...MIND_DIRS.map((d) => `${d}/`)].join(", ")}) is written only by the daemon's tools and by you` +
+    (others ? `; ${others} other file(s) of yours in the workspace are read-only to commands` : "");
+  if (st && !st.isDirectory())
+    return { status: "warn", name: "workspace layout", detail: `${desk} is not a folder (a link?); the daemon moves it aside at start. ${detail}` };
+  return { status: "ok", name: "workspace layout", detail };
 }

@@ -14,6 +14,7 @@ import { acquireInstanceLock, type InstanceLock } from "../store/lock.js";
 import { openDatabase, type Db } from "../store/db.js";
 import { setRefusalLogger } from "../workspace/refusal-log.js";
 import { narrowModes, octal, privateUmask } from "./private-modes.js";
+import { settleDeskLayout } from "./desk-layout.js";
 import { allMigrations } from "./migrations.js";
 import { EventBus } from "../core/event-bus.js";
 import { systemClock, type Clock } from "../core/clock.js";
@@ -103,6 +104,7 @@ export class Daemon {
       });
       logger.info({ file: `${cfg.data_dir}/familiar.db` }, "store opened");
       logNarrowed(logger, narrowModes(cfg.data_dir, cfg.workspace, loaded.file));
+      settleDeskLayout(cfg.workspace, db, logger);
       const bus = new EventBus();
       manager.onError((message) => bus.emit("config.error", { message }));
       const ctx: CoreContext = {

@@ -1,10 +1,12 @@
 /**
- * The `exec` tool: runs a shell command in the workspace under `tools.exec` policy.
+ * The `exec` tool: runs a shell command on the desk (`<workspace>/desk/`) under `tools.exec` policy.
  *
  * Two modes, decided per call (and logged at start-up by the tools service):
  * - sandboxed (`tools.exec.sandbox.enabled` and a working bwrap): every command runs under bubblewrap
  *   (sandbox/bwrap-args.ts) and runs WITHOUT asking: the kernel is the boundary, so the assistant can
- *   use the shell freely on its workspace. `security: deny` and `ask: always` still apply;
+ *   use the shell freely on its desk, the one place it can write (the rest of the workspace is
+ *   read-only to it). What it leaves there that is not plain data is held and asked about once
+ *   (desk-guard.ts). `security: deny` and `ask: always` still apply;
  * - unsandboxed: every command asks the owner first unless `security: full`; the allow list is only a
  *   convenience for commands that take no path and run no program, and refuses what it cannot judge.
  * A command needing approval that is denied or expires is an error result, never a hang.
@@ -20,16 +22,16 @@ import { sandboxInvocation, sandboxSpec } from "./sandbox/sandbox-command.js";
 import { PROXY_MOUNT, PROXY_WRAPPER, proxyEnv, startEgressProxy } from "./egress/egress-proxy.js";
 import { probeSandbox, type SandboxStatus } from "./sandbox/sandbox-probe.js";
 import { CGROUP_ENTER_FAILED, createCommandCgroup, inCgroup, probeCgroup } from "./sandbox/sandbox-cgroup.js";
-import { snapshotOwnerFiles } from "./sandbox/planted-files.js";
 import { workspaceUsage } from "./sandbox/workspace-usage.js";
-import { guardPlanted } from "./plant-guard.js";
+import { deskAllowed, settleDesk, watchDesk } from "./desk-guard.js";
+import { ensureDesk } from "../workspace/zones.js";
 import { defineTool, ToolError, type Tool, type ToolContext, type ToolResult } from "./tool.js";
 
 export { commandEnv, runShell } from "./run-process.js";
 
 const schema = z
   .object({
-    command: z.string().min(1).describe("sh -c command, run in the workspace"),
+    command: z.string().min(1).describe("sh -c command, run on the desk (workspace folder desk/)"),
     timeout_s: z.number().int().min(1).optional(),
   })
   .strict();
@@ -100,12 +102,13 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
     name: "exec",
     group: "exec",
     description:
-      "Run a shell command; returns exit code and output. Sandboxed: the workspace is writable, the system read-only.",
+      "Run a shell command; returns exit code and output. It runs in desk/ (the workspace's desk, the only writable folder); the rest of the workspace and the system are read-only.",
     schema,
     async execute(args, signal, ctx) {
       const full = config();
       const cfg = full.tools.exec;
-      const cwd = await realpath(resolve(ctx.workspace)).catch(() => resolve(ctx.workspace));
+      const root = await realpath(resolve(ctx.workspace)).catch(() => resolve(ctx.workspace));
+      const cwd = ensureDesk(root).desk;
       const sandbox = await liveSandbox(full);
       let verdict: ExecVerdict;
       if (cfg.security === "deny")
@@ -117,12 +120,12 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       if (verdict.action === "deny") throw new ToolError("EXEC_DENIED", `refused: ${verdict.reason}`);
       if (verdict.action === "ask") await askOwner(ctx, args.command, verdict.reason, signal);
       const timeoutS = Math.min(args.timeout_s ?? cfg.timeout_s, cfg.timeout_s);
-      const budget = sandbox ? overBudget(cwd, cfg.sandbox.workspace_disk_mb) : undefined;
+      const budget = sandbox ? overBudget(root, cfg.sandbox.workspace_disk_mb) : undefined;
       if (budget)
         throw new ToolError("EXEC_DISK_BUDGET", `refused: ${budget}; delete files before running commands`);
-      // Invariant 4: what the command leaves behind for the owner's tools is compared afterwards.
+      // The desk fails closed: what the command leaves that is not plain data is held afterwards.
       const dataDir = await realpath(resolve(full.data_dir)).catch(() => resolve(full.data_dir));
-      const before = sandbox ? snapshotOwnerFiles(cwd, [dataDir]) : undefined;
+      const watch = sandbox ? watchDesk(cwd, deskAllowed(full)) : undefined;
       // With network on, it leaves through the daemon's egress proxy (containment.egress.proxy).
       const proxy =
         sandbox && cfg.sandbox.network && full.containment.egress.proxy
@@ -141,7 +144,7 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       try {
         const spec = sandbox
           ? sandboxSpec(full, sandbox, {
-              workspace: cwd,
+              workspace: root,
               network: cfg.sandbox.network,
               hide: opts.hide?.() ?? [],
               cpuS: timeoutS,
@@ -178,11 +181,11 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       const result = formatRun(r, timeoutS);
       if (limited)
         result.content += `\n[the command's processes together reached their memory limit of ${cfg.sandbox.total_memory_mb} MB (tools.exec.sandbox.total_memory_mb), /tmp included]`;
-      if (before) {
-        const planted = await guardPlanted(cwd, before, snapshotOwnerFiles(cwd, [dataDir]), dataDir, ctx);
-        if (planted) result.content += planted.note;
+      if (watch) {
+        const held = await settleDesk(watch, dataDir, ctx);
+        if (held) result.content += held.note;
       }
-      const after = sandbox ? overBudget(cwd, cfg.sandbox.workspace_disk_mb) : undefined;
+      const after = sandbox ? overBudget(root, cfg.sandbox.workspace_disk_mb) : undefined;
       if (after) return { isError: true, content: `${result.content}\n[${after}: delete files now]` };
       return result;
     },

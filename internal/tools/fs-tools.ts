@@ -2,14 +2,20 @@
  * File tools confined to the workspace: read_file, write_file, edit_file, list_dir.
  * Every path is opened with {@link openBeneath}: component by component from the workspace root, no
  * `..`, never following a symlink out of it, so a swap between a check and the open cannot escape.
- * Writes to files that make the owner's own tools run code (`.git/config`, `.envrc`...) ask first.
+ *
+ * Writes follow the zones (workspace/zones.ts): the desk freely, except what another program would
+ * run or obey there (a dot name, repository metadata, a manifest, another assistant's instructions:
+ * workspace/desk-rules.ts), which asks first; the mind (prompt files, memory, skills, agents), whose
+ * configuring files are sinks while the session is tainted (taint/sinks.ts); nothing else (the
+ * owner's own files and the daemon's inbox are not the model's to write).
  */
 import { constants } from "node:fs";
 import { lstat, open, readdir, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { beneathSupported, openBeneath } from "./safe-open.js";
-import { ownerToolFileReason } from "./sandbox/owner-tool-files.js";
+import { CATEGORY_WHY, holdReason } from "../workspace/desk-rules.js";
+import { DESK, zoneOf } from "../workspace/zones.js";
 import { defineTool, ToolError, type Tool, type ToolContext } from "./tool.js";
 
 /** Files larger than this are refused by read_file/edit_file (use line ranges on smaller files). */
@@ -41,26 +47,37 @@ async function using<T>(h: { handle: FileHandle }, fn: (fh: FileHandle) => Promi
   }
 }
 
+/** Desk categories a file tool's write asks about (`code` is what the model writes all day). */
+const ASK_ON_DESK = new Set(["hidden", "vcs", "packages", "instructions", "link"]);
+
 /**
- * The approval gate for files that make the owner's own tools run code (owner-tool-files.ts): asked
- * even with the sandbox on, since the owner's `git status` runs outside any sandbox.
+ * The gate of write_file and edit_file (see the module comment): refuses a path outside the desk and
+ * the mind, and asks before a desk file another program would run or obey.
  */
-function ownerToolGate(ctx: ToolContext, tool: string, content: string) {
+function writeGate(ctx: ToolContext, tool: string, content: string) {
   return async (rel: string): Promise<void> => {
-    const reason = ownerToolFileReason(rel);
-    if (!reason) return;
+    const zone = zoneOf(rel);
+    const first = (rel.split("/")[0] ?? "").toLowerCase();
+    if (zone === "other" || (zone === "desk" && first === rel.toLowerCase()))
+      throw new ToolError(
+        "WRITE_OUTSIDE_DESK",
+        `"${rel}" is not on the desk: write your files under ${DESK}/ (the folder commands run in); ` +
+          "the rest of the workspace belongs to the owner",
+      );
+    if (zone === "mind" && first === "inbox")
+      throw new ToolError("WRITE_INBOX", `"${rel}" is in inbox/, which only the daemon writes (files sent in chats)`);
+    if (zone !== "desk") return;
+    const category = holdReason({ rel: rel.slice(rel.indexOf("/") + 1), kind: "file", mode: 0o600 });
+    if (!category || !ASK_ON_DESK.has(category)) return;
+    const reason = CATEGORY_WHY[category];
     if (!(ctx.approvalTarget ?? ctx.replyTarget))
       throw new ToolError(
         "FILE_NEEDS_APPROVAL",
-        `refused: ${reason}, and this session has no channel to ask the owner on`,
+        `refused: ${rel} is one of the ${reason}, and this session has no channel to ask the owner on`,
       );
-    const preview =
-      content.length > 600
-        ? `${content.slice(0, 600)}\n[... ${content.length - 600} more characters]`
-        : content;
     const decision = await ctx.requestApproval({
       kind: "file",
-      summary: `${tool} ${rel}\n(${reason})\n---\n${preview}`,
+      summary: `${tool} ${rel}\n(${category}: ${reason})\n---\n${content}`,
     });
     if (decision === "denied") throw new ToolError("FILE_DENIED", `the owner denied writing ${rel}`);
     if (decision === "expired")
@@ -158,13 +175,14 @@ export function createFsTools(): Tool[] {
   const writeTool = defineTool({
     name: "write_file",
     group: "fs",
-    description: "Create, overwrite or append to a workspace text file.",
+    description:
+      "Create, overwrite or append to a text file on the desk (desk/..., where commands run) or in your mind (MEMORY.md, memory/, skills/, agents/, the prompt files).",
     schema: writeSchema,
     async execute(args, _signal, ctx) {
       const opened = await openBeneath(ctx.workspace, args.path, {
         mode: args.append ? "a" : "w",
         mkdirs: true,
-        beforeOpen: ownerToolGate(ctx, "write_file", args.content),
+        beforeOpen: writeGate(ctx, "write_file", args.content),
       });
       await using(opened, async (fh) => {
         const st = await fh.stat();
@@ -186,7 +204,7 @@ export function createFsTools(): Tool[] {
     async execute(args, _signal, ctx) {
       const opened = await openBeneath(ctx.workspace, args.path, {
         mode: "rw",
-        beforeOpen: ownerToolGate(ctx, "edit_file", `replace:\n${args.old_text}\nwith:\n${args.new_text}`),
+        beforeOpen: writeGate(ctx, "edit_file", `replace:\n${args.old_text}\nwith:\n${args.new_text}`),
       });
       return using(opened, (fh) => editHandle(fh, args));
     },

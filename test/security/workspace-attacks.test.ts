@@ -1,15 +1,15 @@
 /**
- * Issue 31: the workspace is untrusted ground (docs/security.md, invariants 1, 2, 5, 6). The attacks
- * run as a prompt-injected model would run them: the fake model plays the injected model, and its
- * `exec` tool calls plant links in the workspace through the real daemon (`familiar run`) and the real
- * bubblewrap sandbox, on the shipped defaults (no approval). Then an ordinary turn or tool call makes
- * the daemon read or write the planted place. Each row asserts: no secret reaches the model request,
+ * Issue 31: the workspace is untrusted ground (docs/security.md, invariants 1, 2, 5, 6). Links and
+ * files are planted in the workspace as a sandboxed command could before the desk (issue 43; an
+ * upgraded install may still hold them), then an ordinary turn or tool call of the real daemon
+ * (`familiar run`), driven by the fake model as the injected model, makes it read or write the
+ * planted place. Each row asserts: no secret reaches the model request,
  * the outside target is never written, and the turn still answers.
  *
  * A future feature that reads or writes a workspace file adds its row to {@link LINK_TARGETS} (or a
  * test below). Skipped with the probe's reason where bubblewrap cannot run.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
   chmodSync,
@@ -108,9 +108,15 @@ async function toolTurn(name: string, args: object): Promise<string> {
   return results[0] ?? "";
 }
 
-/** A sandboxed `exec` (no approval on the defaults) run for the injected model. */
-async function sandboxed(command: string): Promise<string> {
-  return toolTurn("exec", { command });
+/**
+ * The planted state, made outside the sandbox: before the desk (issue 43) a sandboxed `exec` could
+ * write the whole workspace, so an install upgraded from then may hold these plants, and the door
+ * must still refuse them. Today's sandbox cannot plant them at all (test/security/desk-attacks.test.ts).
+ */
+async function sandboxed(command: string): Promise<void> {
+  await new Promise<void>((resolve, reject) =>
+    execFile("sh", ["-c", command], { cwd: d.workspace }, (err) => (err ? reject(err) : resolve())),
+  );
 }
 
 /** An ordinary turn after the planting: it must answer, and carry no secret. */
@@ -194,7 +200,6 @@ describe.skipIf(!status.ok)(`the workspace is untrusted ground (issue 31)${skip}
       return systemPrompt().includes(real);
     });
     await sandboxed(`ln -sf '${row.target()}' '${row.file}'`);
-    // The sandbox did plant it: the attack is real, not refused by something else.
     expect(lstatSync(join(d.workspace, row.file)).isSymbolicLink()).toBe(true);
     // Turns until the daemon re-read the file (its stat is cached for a second): every one answers and
     // leaks nothing; then the file is simply left out.

@@ -1,6 +1,6 @@
 /**
- * Issue 18, file tools: a symlink swapped in between a check and the open is never followed, and
- * writes to files that make the owner's own tools run code (.git/config, .envrc...) ask first.
+ * Issue 18, file tools: a symlink swapped in between a check and the open is never followed. Issue 43:
+ * they write the desk and the mind only, and ask before a desk file another program would run or obey.
  */
 import {
   existsSync,
@@ -15,7 +15,6 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ownerToolFileReason } from "../../internal/tools/sandbox/owner-tool-files.js";
 import { createToolsHarness, type ToolsHarness } from "./harness.js";
 
 let h: ToolsHarness | undefined;
@@ -29,7 +28,8 @@ afterEach(async () => {
 describe("file tools open beneath the workspace", () => {
   it("a folder swapped for a symlink out of the workspace mid-call is never followed", async () => {
     h = await createToolsHarness();
-    const ws = h.workspace;
+    const ws = join(h.workspace, "desk");
+    mkdirSync(ws, { recursive: true });
     const out = mkdtempSync(join(tmpdir(), "familiar-swap-"));
     cleanup.push(out);
     writeFileSync(join(out, "secret.txt"), "OUTSIDE");
@@ -56,9 +56,9 @@ describe("file tools open beneath the workspace", () => {
     const seen = new Set<string>();
     try {
       for (let i = 0; i < 300; i++) {
-        const r = await h.call("read_file", { path: "d/secret.txt" });
+        const r = await h.call("read_file", { path: "desk/d/secret.txt" });
         seen.add(r.isError ? "error" : r.content);
-        const w = await h.call("write_file", { path: "d/planted.txt", content: "x" });
+        const w = await h.call("write_file", { path: "desk/d/planted.txt", content: "x" });
         seen.add(w.isError ? "error" : "wrote");
       }
     } finally {
@@ -94,42 +94,32 @@ describe("file tools open beneath the workspace", () => {
   });
 });
 
-describe("writes to files that make the owner's tools run code", () => {
-  it("classifies .git, editor, direnv, npm and hook files, case-insensitively", () => {
-    for (const p of [
-      ".git/config",
-      ".GIT/hooks/pre-commit",
-      "sub/.git/config",
-      ".git",
-      ".envrc",
-      "proj/.envrc",
-      ".vscode/tasks.json",
-      ".gitattributes",
-      ".gitmodules",
-      ".npmrc",
-      ".husky/pre-commit",
-      "mise.toml",
-      ".idea/workspace.xml",
-      ".\\.git\\config",
-    ])
-      expect(ownerToolFileReason(p), p).toBeDefined();
-    for (const p of [
-      "notes.md",
-      "src/git.ts",
-      "package.json",
-      "Makefile",
-      ".github/workflows/ci.yml",
-      "gitconfig",
-    ])
-      expect(ownerToolFileReason(p), p).toBeUndefined();
+describe("writes follow the zones: the desk, the mind, nothing else", () => {
+  it("refuses the owner's files and the inbox, writes the desk and the mind", async () => {
+    h = await createToolsHarness();
+    writeFileSync(join(h.workspace, "owner-notes.md"), "mine\n");
+    const outside = await h.call("write_file", { path: "owner-notes.md", content: "x" });
+    expect(outside.isError).toBe(true);
+    expect(outside.content).toContain("write your files under desk/");
+    expect(readFileSync(join(h.workspace, "owner-notes.md"), "utf8")).toBe("mine\n");
+    for (const path of [".envrc", "package.json", "proj/.git/config", "desk", "inbox/telegram/x.txt"]) {
+      const r = await h.call("write_file", { path, content: "x" });
+      expect(r.isError, path).toBe(true);
+      expect(existsSync(join(h.workspace, path)), path).toBe(false);
+    }
+    expect((await h.call("write_file", { path: "desk/notes/todo.md", content: "x" })).isError).toBeFalsy();
+    expect((await h.call("write_file", { path: "desk/analyse.py", content: "print(1)" })).isError).toBeFalsy();
+    expect((await h.call("write_file", { path: "memory/2026-01-01.md", content: "- x" })).isError).toBeFalsy();
+    expect(readFileSync(join(h.workspace, "desk/notes/todo.md"), "utf8")).toBe("x");
   });
 
-  it("asks before write_file / edit_file touch them, through a symlink too; writes when approved", async () => {
+  it("asks before a desk file another program runs or obeys, through a symlink too; writes when approved", async () => {
     h = await createToolsHarness();
     const harness = h;
-    mkdirSync(join(h.workspace, ".git"));
-    writeFileSync(join(h.workspace, ".git/config"), "[core]\n");
-    symlinkSync(".git/config", join(h.workspace, "innocent.txt"));
+    const desk = join(h.workspace, "desk");
+    mkdirSync(join(desk, ".git"), { recursive: true });
+    writeFileSync(join(desk, ".git/config"), "[core]\n");
+    symlinkSync(".git/config", join(desk, "innocent.txt"));
     const decide = async (tool: string, args: unknown, answer: "approved" | "denied") => {
       const n = harness.channel.sent.length;
       const p = harness.call(tool, args);
@@ -138,26 +128,30 @@ describe("writes to files that make the owner's tools run code", () => {
       harness.parts.approvals.resolve(msg?.opts?.approvalId ?? "", answer);
       return { text: msg?.text ?? "", result: await p };
     };
-    const a = await decide("write_file", { path: ".git/HEAD", content: "ref: refs/heads/main\n" }, "denied");
-    expect(a.text).toContain("write_file .git/HEAD");
-    expect(a.result).toEqual({ isError: true, content: "the owner denied writing .git/HEAD" });
-    expect(existsSync(join(h.workspace, ".git/HEAD"))).toBe(false);
+    const a = await decide("write_file", { path: "desk/.git/HEAD", content: "ref: refs/heads/main\n" }, "denied");
+    expect(a.text).toContain("write_file desk/.git/HEAD");
+    expect(a.result).toEqual({ isError: true, content: "the owner denied writing desk/.git/HEAD" });
+    expect(existsSync(join(desk, ".git/HEAD"))).toBe(false);
     const b = await decide(
       "edit_file",
-      { path: "innocent.txt", old_text: "[core]", new_text: '[core]\n\tfsmonitor = "x"' },
+      { path: "desk/innocent.txt", old_text: "[core]", new_text: '[core]\n\tfsmonitor = "x"' },
       "denied",
     );
-    expect(b.text).toContain("edit_file .git/config");
-    expect(readFileSync(join(h.workspace, ".git/config"), "utf8")).toBe("[core]\n");
-    const c = await decide("write_file", { path: ".envrc", content: "use nix\n" }, "approved");
+    expect(b.text).toContain("edit_file desk/.git/config");
+    expect(readFileSync(join(desk, ".git/config"), "utf8")).toBe("[core]\n");
+    for (const path of ["desk/package.json", "desk/a/b/c/d/GEMINI.md", "desk/node_modules/x/index.js"]) {
+      const r = await decide("write_file", { path, content: "{}" }, "denied");
+      expect(r.result.isError, path).toBe(true);
+    }
+    const c = await decide("write_file", { path: "desk/.envrc", content: "use nix\n" }, "approved");
     expect(c.result.isError).toBeFalsy();
-    expect(readFileSync(join(h.workspace, ".envrc"), "utf8")).toBe("use nix\n");
-    // Ordinary files do not ask; with no channel to ask on, a protected write is refused.
+    expect(readFileSync(join(desk, ".envrc"), "utf8")).toBe("use nix\n");
+    // Ordinary files do not ask; with no channel to ask on, a held kind is refused.
     const n = h.channel.sent.length;
-    expect((await h.call("write_file", { path: "notes.md", content: "x" })).isError).toBeFalsy();
+    expect((await h.call("write_file", { path: "desk/notes.md", content: "x" })).isError).toBeFalsy();
     const none = await h.call(
       "write_file",
-      { path: ".vscode/tasks.json", content: "{}" },
+      { path: "desk/.vscode/tasks.json", content: "{}" },
       { ctx: { replyTarget: undefined } },
     );
     expect(none.content).toContain("no channel to ask the owner on");

@@ -67,34 +67,41 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     h = await createToolsHarness();
     const r = await h.call("exec", { command: "sh -c 'echo hi > made.txt && ls'" });
     expect(r).toEqual({ content: "exit code 0\nmade.txt\n", isError: false });
-    expect(readFileSync(join(h.workspace, "made.txt"), "utf8")).toBe("hi\n");
+    expect(readFileSync(join(h.workspace, "desk", "made.txt"), "utf8")).toBe("hi\n");
     expect(h.channel.sent).toHaveLength(0);
-    // `git init` creates .git/config and hooks: one question (sandbox-planted.test.ts), then git works.
+    // `git init` creates .git/config and hooks: one question (desk-attacks.test.ts), then git works.
     const git = h.call("exec", {
       command:
         "git init -q repo && cd repo && echo x > a.txt && git add a.txt && git -c user.name=F -c user.email=f@example.com commit -qm first && git log --format=%s",
     });
     await h.channel.waitFor(1);
     h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "approved");
-    expect((await git).content).toMatch(/^exit code 0\nfirst\n\n\[the owner kept repo\/\.git\/config/);
+    expect((await git).content).toMatch(/^exit code 0\nfirst\n\n\[the owner kept \d+ files \(hidden\)\]/);
   });
 
   it.skipIf(!has("python3"))("runs python3", async () => {
     h = await createToolsHarness();
     const r = await h.call("exec", { command: "python3 -c 'import os; print(6*7, os.getcwd())'" });
-    expect(r.content).toBe(`exit code 0\n42 ${h.workspace}\n`);
+    expect(r.content).toBe(`exit code 0\n42 ${join(h.workspace, "desk")}\n`);
   });
 
-  it.skipIf(!has("cc") || !has("make"))("runs a small build (make + cc) in the workspace", async () => {
+  it.skipIf(!has("cc") || !has("make"))("runs a small build (make + cc) on the desk; the program it makes asks once", async () => {
     h = await createToolsHarness();
+    mkdirSync(join(h.workspace, "desk"), { recursive: true });
     writeFileSync(
-      join(h.workspace, "hello.c"),
+      join(h.workspace, "desk", "hello.c"),
       '#include <stdio.h>\nint main(void){puts("built");return 0;}\n',
     );
-    writeFileSync(join(h.workspace, "Makefile"), "hello: hello.c\n\tcc -o hello hello.c\n");
-    const r = await h.call("exec", { command: "make -s && ./hello" });
-    expect(r).toEqual({ content: "exit code 0\nbuilt\n", isError: false });
-    expect(h.channel.sent).toHaveLength(0);
+    writeFileSync(join(h.workspace, "desk", "Makefile"), "hello: hello.c\n\tcc -o hello hello.c\n");
+    const r = h.call("exec", { command: "make -s && ./hello" });
+    await h.channel.waitFor(1);
+    expect(h.channel.sent[0]?.text).toMatch(/hello \([\d.]+ KB, executable\)/);
+    h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "approved");
+    expect((await r).content).toMatch(/^exit code 0\nbuilt\n/);
+    // Kept: the next run finds it built, writes plain output, asks nothing.
+    const again = await h.call("exec", { command: "make -s && ./hello > out.txt && cat out.txt" });
+    expect(again).toEqual({ content: "exit code 0\nbuilt\n", isError: false });
+    expect(h.channel.sent).toHaveLength(1);
   });
 
   it("keeps the daemon's /proc/<pid>/environ and secrets out of sight", async () => {
@@ -177,50 +184,32 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     expect(hits).toBe(1);
   });
 
-  it("the git fsmonitor chain cannot write outside the workspace or rewrite the owner's .git/config", async () => {
+  it("the git fsmonitor chain cannot write outside the desk or rewrite the owner's .git/config", async () => {
     h = await createToolsHarness();
     const out = outsideDir();
     execFileSync("git", ["init", "-q", h.workspace]);
-    // write_file into .git/ asks the owner even in the sandbox; denied, nothing is written.
-    const asked = h.call("write_file", { path: ".git/config", content: '[core]\n\tfsmonitor = "touch x"\n' });
-    await h.channel.waitFor(1);
-    expect(h.channel.sent[0]?.text).toContain("write_file .git/config");
-    h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "denied");
-    expect((await asked).content).toBe("the owner denied writing .git/config");
+    // The owner's repository is outside the desk: write_file refuses it outright.
+    const asked = await h.call("write_file", { path: ".git/config", content: '[core]\n\tfsmonitor = "touch x"\n' });
+    expect(asked.content).toContain("is not on the desk");
     expect(readFileSync(join(h.workspace, ".git/config"), "utf8")).not.toContain("fsmonitor");
-    // Planted anyway (as an approved write would): git status runs it inside the sandbox only.
+    // Planted anyway (by the owner, say): git status on the desk runs it inside the sandbox only.
     writeFileSync(
       join(h.workspace, ".git/config"),
-      `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${out}/PWNED; touch PWNED-inside"\n`,
+      `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${out}/PWNED; touch ../PWNED-inside"\n`,
     );
     await h.call("exec", { command: "git status" });
     expect(existsSync(join(out, "PWNED"))).toBe(false);
-    // The command cannot plant one itself: the owner's .git/config and hooks are read-only inside.
+    expect(existsSync(join(h.workspace, "PWNED-inside"))).toBe(false);
+    // The command can neither change the owner's repository nor swap it: the workspace is read-only.
     const plant = await h.call("exec", {
-      command: "git config core.pager 'touch PAGER'; echo evil > .git/hooks/pre-commit; echo done",
+      command:
+        "git -C .. config core.pager 'touch PAGER'; echo evil > ../.git/hooks/pre-commit; mv ../.git ../.git-old; echo done",
     });
-    expect(plant.content).toMatch(/Read-only file system|could not lock|Permission denied/i);
+    expect(plant.content).toMatch(/Read-only file system/i);
     expect(readFileSync(join(h.workspace, ".git/config"), "utf8")).not.toContain("PAGER");
     expect(existsSync(join(h.workspace, ".git/hooks/pre-commit"))).toBe(false);
-    // Nor swap the repository for a planted one: .git and the folders holding a repository are pinned.
-    execFileSync("git", ["init", "-q", join(h.workspace, "proj")]);
-    const swap = await h.call("exec", {
-      command:
-        "mv .git .git-old; mv proj proj-old; mv proj/.git proj/.git-old; rm -rf proj/.git; git init -q proj; git -C proj config core.fsmonitor 'touch PWNED'; echo tried",
-    });
-    expect(swap.content).toContain("Device or resource busy");
     expect(existsSync(join(h.workspace, ".git-old"))).toBe(false);
-    expect(existsSync(join(h.workspace, "proj-old"))).toBe(false);
-    expect(readFileSync(join(h.workspace, "proj/.git/config"), "utf8")).not.toContain("fsmonitor");
-    // A protected path turned into a symlink out of the workspace is not bound (bwrap follows
-    // symlinks in a bind source): the sandbox must not start showing the link's target.
-    const secret = outsideDir();
-    writeFileSync(join(secret, "id_rsa"), "PRIVATE KEY");
-    rmSync(join(h.workspace, "proj/.git/hooks"), { recursive: true });
-    symlinkSync(secret, join(h.workspace, "proj/.git/hooks"));
-    const peek = await h.call("exec", { command: "cat proj/.git/hooks/id_rsa; ls proj/.git/hooks/" });
-    expect(peek.content).not.toContain("PRIVATE KEY");
-    expect(peek.content).not.toContain("id_rsa\n");
+    expect(h.channel.sent).toHaveLength(0);
   });
 
   it("limits output, file size and memory inside the sandbox", async () => {
@@ -230,7 +219,7 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     // SIGXFSZ (25) stops the writer at the limit.
     const big = await h.call("exec", { command: "head -c 3000000 /dev/zero > big.bin; echo rc=$?" });
     expect(big.content).toContain("rc=153");
-    expect(readFileSync(join(h.workspace, "big.bin")).length).toBe(1024 * 1024);
+    expect(readFileSync(join(h.workspace, "desk", "big.bin")).length).toBe(1024 * 1024);
     const mem = await h.call("exec", {
       command: "python3 -c 'x = bytearray(512 * 1024 * 1024); print(len(x))' || echo refused",
     });
@@ -262,7 +251,7 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     mkdirSync(join(dir, "ws"));
     h = await createToolsHarness({ data_dir: join(dir, "ws", "data"), workspace: join(dir, "ws") });
     writeFileSync(join(h.workspace, "note.txt"), "visible");
-    const r = await h.call("exec", { command: "ls data; cat note.txt" });
+    const r = await h.call("exec", { command: "ls ../data; cat ../note.txt" });
     expect(r.content).toBe("exit code 0\nvisible");
     // The config file the daemon was started with cannot be read (workspace: . puts it inside).
     writeFileSync(join(h.workspace, "config.yaml"), "api_key: sk-config-secret\n");
@@ -273,7 +262,7 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
       hide: [join(h.workspace, "config.yaml")],
       cpuS: 10,
     });
-    const cmd = "wc -c < config.yaml; cat config.yaml";
+    const cmd = "wc -c < ../config.yaml; cat ../config.yaml";
     const run = await runShell(cmd, {
       cwd: h.workspace,
       timeoutMs: 10_000,
@@ -282,7 +271,7 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
       invocation: sandboxInvocation(status, spec, ["/bin/sh", "-c", cmd]),
     });
     expect(run.output).not.toContain("sk-config-secret");
-    expect(run.output).toContain("cat: config.yaml: Permission denied");
+    expect(run.output).toContain("cat: ../config.yaml: Permission denied");
   });
 });
 

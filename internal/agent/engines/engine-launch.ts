@@ -5,8 +5,8 @@
  *   to reach its own API (for `claude-cli`: `ANTHROPIC_*`, `CLAUDE_*`, `DISABLE_*`, proxies and CA
  *   files), plus the names the owner lists in `pass_env` in config.yaml. Other providers' keys, bot
  *   tokens and `FAMILIAR_*` never reach it, whatever `pass_env` says for `FAMILIAR_*`.
- * - Sandbox: by default the program runs in the same bubblewrap sandbox as `exec` (the workspace
- *   read-write, the system read-only, the data dir, config and owner's home out of sight), with the
+ * - Sandbox: by default the program runs in the same bubblewrap sandbox as `exec` (on the desk, the
+ *   only writable part of the workspace; the system read-only, the data dir, config and owner's home out of sight), with the
  *   host network shared (it must reach its API; an egress filter is not part of this), its
  *   program's folder bound read-only, and a HOME of its own in `<data_dir>/engines/<agent>/home`
  *   (read-write: the CLI keeps sessions there; never the owner's `~/.claude`, whose settings the
@@ -125,7 +125,7 @@ export function engineLauncher(
     );
     return {
       ...inv,
-      env: { ...env, PATH: `${nodeBin}:${SANDBOX_PATH}`, HOME: home, TMPDIR: "/tmp", PWD: workspace },
+      env: { ...env, PATH: `${nodeBin}:${SANDBOX_PATH}`, HOME: home, TMPDIR: "/tmp", PWD: spec.desk },
     };
   };
 }

@@ -15,8 +15,8 @@ import type { LoopOutcome } from "../loop.js";
 import { parseSessionKey } from "../../session/keys.js";
 import { probeSandbox, type SandboxStatus } from "../../tools/sandbox/sandbox-probe.js";
 import { EngineLaunchError, engineLauncher, wantsSandbox } from "./engine-launch.js";
-import { snapshotOwnerFiles } from "../../tools/sandbox/planted-files.js";
-import { guardPlanted } from "../../tools/plant-guard.js";
+import { deskAllowed, settleDesk, watchDesk } from "../../tools/desk-guard.js";
+import { deskOf, ensureDesk } from "../../workspace/zones.js";
 
 const DEFAULT_IDLE_TTL_MS = 30 * 60_000;
 
@@ -58,20 +58,14 @@ export class EngineRegistry {
     const status = wantsSandbox(opts.agent) ? await probeSandbox() : undefined;
     try {
       if (!status?.ok) return yield* run(status);
-      // Invariant 4 for the CLI's own tools (its Bash, its file edits): what the turn left behind
-      // for the owner's tools is quarantined and asked about, as after an exec command.
+      // The desk fails closed for the CLI's own tools too (its Bash, its file edits): what the turn
+      // left there that is not plain data is held and asked about, as after an exec command.
       const cfg = this.ctx.config();
-      const root = realpathSync(resolve(cfg.workspace));
+      const desk = ensureDesk(realpathSync(resolve(cfg.workspace))).desk;
       const dataDir = existsSync(cfg.data_dir) ? realpathSync(cfg.data_dir) : resolve(cfg.data_dir);
-      const before = snapshotOwnerFiles(root, [dataDir]);
+      const watch = watchDesk(desk, deskAllowed(cfg));
       const outcome = yield* run(status);
-      const planted = await guardPlanted(
-        root,
-        before,
-        snapshotOwnerFiles(root, [dataDir]),
-        dataDir,
-        opts.toolContext,
-      );
+      const planted = await settleDesk(watch, dataDir, opts.toolContext);
       if (!planted) return outcome;
       yield { type: "text_delta", runId: opts.runId, delta: planted.note };
       return { ...outcome, text: outcome.text + planted.note };
@@ -124,7 +118,7 @@ export class EngineRegistry {
       args: agent.args,
       timeoutMs: (agent.timeout_s ?? 120) * 1000,
       maxOutputChars: cfg.tools.exec.max_output_chars,
-      cwd: cfg.workspace,
+      cwd: deskOf(cfg.workspace),
       clock: this.ctx.clock,
       launch: engineLauncher(cfg, agent, "cli", status),
     });
@@ -160,7 +154,7 @@ export class EngineRegistry {
       ...(agent.system_prompt ? { systemPrompt: agent.system_prompt } : {}),
       idleTtlMs: agent.idle_ttl ?? DEFAULT_IDLE_TTL_MS,
       partialMessages: true,
-      cwd: cfg.workspace,
+      cwd: deskOf(cfg.workspace),
       db: this.ctx.db,
       logger: this.ctx.logger,
       normalizeUsage: this.normalizeUsage,

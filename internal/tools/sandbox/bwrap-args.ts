@@ -4,15 +4,15 @@
  * What the command sees (the boundary is the kernel, not a parse of the shell text):
  * - the system read-only: `/usr`, `/bin`, `/sbin`, `/lib*`, `/opt`, and `/etc` minus the files that
  *   hold secrets (shadow passwords, SSH host keys, TLS private keys, sudoers, Kerberos keytabs);
- * - the workspace read-write, the granted `ro` / `rw` paths, a private `/tmp` (also its HOME);
+ * - the workspace READ-ONLY except its desk (`<workspace>/desk/`, read-write, the working
+ *   directory), the granted `ro` / `rw` paths, a private `/tmp` (also its HOME);
  * - its own PID namespace with its own `/proc` (the daemon's `/proc/<pid>/environ` is out of sight),
  *   its own IPC/UTS namespaces, and no network at all unless `network` is set;
  * - nothing else: not the data dir, the config file, the owner's home (`~/.ssh`, `~/.config`,
  *   shell history), other users' homes, `/run` (the Docker and D-Bus sockets) or `/var`;
  * - `hide` masks paths that would otherwise show through a bound folder (the data dir inside the
- *   workspace, the config file next to it); `readOnly` re-binds files inside the workspace that make
- *   the owner's own tools run code (`.git/config`, `.git/hooks`, `.envrc`...) read-only, and `pins`
- *   the folders holding them in place (a mount point cannot be renamed: no swapping the repository).
+ *   workspace, the config file next to it). The desk is bound from a descriptor opened without
+ *   following links (`pins`), so a link at its name can never widen what is writable.
  * Limits: `prlimit` (util-linux) sets CPU seconds, data memory (RLIMIT_DATA: heap and private writable
  * mappings; not the address space, which Node/Go/Java reserve by the gigabyte for WebAssembly and
  * guard regions without using it), file size and process count inside.
@@ -43,8 +43,10 @@ export interface BwrapFeatures {
 
 /** Everything that decides one sandbox's view of the machine. */
 export interface SandboxSpec {
-  /** Real absolute path of the workspace (bound read-write, the working directory). */
+  /** Real absolute path of the workspace (bound read-only). */
   workspace: string;
+  /** Real absolute path of the desk inside it (bound read-write from `pins`; the working directory). */
+  desk: string;
   network: boolean;
   ro: readonly string[];
   rw: readonly string[];
@@ -52,7 +54,7 @@ export interface SandboxSpec {
   rwAfterHide?: readonly string[];
   /** Paths to mask if a bound folder would show them (directories become empty, files unreadable). */
   hide: readonly string[];
-  /** Folders inside the workspace bound onto themselves so they cannot be renamed or removed. */
+  /** Folders inside the workspace bound read-write onto themselves (the desk). */
   pins: readonly string[];
   /** Paths inside bound folders to re-bind read-only. */
   readOnly: readonly string[];
@@ -106,12 +108,14 @@ export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 const PASS_ENV = ["LANG", "LC_ALL", "LC_CTYPE", "TZ"];
 
 /** The scrubbed environment a sandboxed command starts with. */
-export function sandboxEnv(base: NodeJS.ProcessEnv, workspace: string): NodeJS.ProcessEnv {
+export function sandboxEnv(base: NodeJS.ProcessEnv, desk: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: SANDBOX_PATH,
     HOME: "/tmp",
     TMPDIR: "/tmp",
-    PWD: workspace,
+    PWD: desk,
+    // Python would leave __pycache__/*.pyc beside every module it imports: code, held on the desk.
+    PYTHONDONTWRITEBYTECODE: "1",
     TERM: "dumb",
     USER: "familiar",
     LOGNAME: "familiar",
@@ -153,7 +157,9 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
   if (spec.network && !spec.proxy && existsSync("/run/systemd/resolve"))
     a.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
   for (const p of spec.ro) a.push("--ro-bind-try", p, p);
-  a.push("--bind", spec.workspace, spec.workspace);
+  // INVARIANT (docs/security.md, "Zones"): the workspace is read-only; only the desk, bound below
+  // from a descriptor, is writable.
+  a.push("--ro-bind", spec.workspace, spec.workspace);
   for (const p of spec.rw) a.push("--bind-try", p, p);
   // Masks after every granted path (an `rw: [~]` must not show the data dir inside it), and only
   // then the daemon's own grants inside masked places (a CLI engine's home in the data dir).
@@ -174,7 +180,7 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
     a.push("--ro-bind", spec.proxy.node, spec.proxy.node, "--bind", spec.proxy.dir, spec.proxy.mount);
   // Last, after every mount point was created on it: the root tmpfs is not a place to write to.
   a.push("--remount-ro", "/");
-  a.push("--chdir", spec.workspace, "--");
+  a.push("--chdir", spec.desk, "--");
   if (spec.prlimit) {
     const l = spec.limits;
     a.push(

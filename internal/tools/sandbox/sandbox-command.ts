@@ -1,5 +1,5 @@
 /**
- * Turns "run this program in the workspace" into the bwrap invocation that does it inside the
+ * Turns "run this program on the desk" into the bwrap invocation that does it inside the
  * sandbox, from `tools.exec.sandbox` and the paths that must stay out of sight.
  */
 import { realpathSync } from "node:fs";
@@ -7,7 +7,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { Config } from "../../config/schema.js";
 import { bwrapArgs, sandboxEnv, type SandboxSpec } from "./bwrap-args.js";
-import { findOwnerToolFiles } from "./owner-tool-files.js";
+import { ensureDesk } from "../../workspace/zones.js";
 import { openBinds } from "./pinned-fds.js";
 import type { SandboxStatus } from "./sandbox-probe.js";
 
@@ -73,15 +73,17 @@ export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOption
   const hide = [resolve(cfg.data_dir), homedir(), ...o.hide.map((p) => resolve(p))].filter((p) =>
     roots.some((r) => within(r, p)),
   );
-  const owner = findOwnerToolFiles(o.workspace);
+  // The desk is the one writable place; a missing one is made, a link at its name moved aside.
+  const { desk } = ensureDesk(o.workspace);
   return {
     workspace: o.workspace,
+    desk,
     network: o.network,
     ro,
     rw,
     hide,
-    pins: owner.pins,
-    readOnly: owner.readOnly,
+    pins: [desk],
+    readOnly: [],
     limits: {
       cpuS: o.cpuS,
       memoryMb: sb.memory_mb,
@@ -95,8 +97,8 @@ export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOption
 }
 
 /**
- * The bwrap invocation running `argv` in the sandbox (status must be `ok`). With `passFds` the
- * workspace's protected paths are opened here and handed to bwrap as descriptors (see pinned-fds.ts);
+ * The bwrap invocation running `argv` in the sandbox (status must be `ok`). With `passFds` the desk
+ * is opened here and handed to bwrap as a descriptor (see pinned-fds.ts);
  * the caller must spawn with `fds` or close them.
  */
 export function sandboxInvocation(
@@ -106,7 +108,7 @@ export function sandboxInvocation(
   opts: { passFds?: boolean } = {},
 ): Invocation {
   if (!status.ok || !status.bwrap) throw new Error("sandbox is not available");
-  const env = sandboxEnv(process.env, spec.workspace);
+  const env = sandboxEnv(process.env, spec.desk);
   if (!opts.passFds) return { file: status.bwrap, args: bwrapArgs(spec, argv), env };
   const opened = openBinds(spec.workspace, spec.pins, spec.readOnly, 3);
   const args = bwrapArgs({ ...spec, pinFds: opened.pinFds, readOnlyFds: opened.readOnlyFds }, argv);

@@ -78,6 +78,7 @@ async function doProbe(): Promise<SandboxStatus> {
   };
   const spec: SandboxSpec = {
     workspace: "/tmp",
+    desk: "/tmp",
     network: false,
     ro: [],
     rw: [],

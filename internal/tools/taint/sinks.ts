@@ -7,6 +7,7 @@
  * Invariant: a call this module cannot read (bad JSON, unknown shape) of a sink tool is a sink:
  * classification fails closed.
  */
+import { zoneOf } from "../../workspace/zones.js";
 import type { Config } from "../../config/schema.js";
 import type { SinkKind } from "./grant-store.js";
 
@@ -28,9 +29,6 @@ export interface SinkEnv {
   agentHasSinks: (agentId: string | undefined) => boolean;
 }
 
-/** Workspace files whose change alters what agents do on their own: prompts, agents, skills, heartbeat. */
-const CONFIG_FILES = new Set(["agents.md", "soul.md", "tools.md", "heartbeat.md", "user.md", "identity.md"]);
-const CONFIG_DIRS = ["agents/", "skills/"];
 
 const preview = (s: unknown, n = 120): string => {
   const t = typeof s === "string" ? s : JSON.stringify(s ?? "");
@@ -49,11 +47,16 @@ function relPath(p: string, workspace: string): string {
   return r.replace(/^(\.\/)+/, "").replace(/^\/+/, "");
 }
 
-/** True when a path names a workspace file that configures agents (see {@link CONFIG_FILES}). */
+/**
+ * True when a path names a file of the mind that configures agents: every mind path (prompt files,
+ * `HEARTBEAT.md`, `agents/`, `skills/`, templates, prompts; workspace/zones.ts) except memory, whose
+ * writes are labelled with the writer's taint instead.
+ */
 export function isConfigPath(p: string, workspace: string): boolean {
-  const r = relPath(p, workspace).toLowerCase();
-  if (CONFIG_FILES.has(r)) return true;
-  return CONFIG_DIRS.some((d) => r.startsWith(d) || r === d.slice(0, -1));
+  const r = relPath(p, workspace);
+  if (zoneOf(r) !== "mind") return false;
+  const first = (r.split("/").find((x) => x && x !== ".") ?? "").toLowerCase();
+  return first !== "memory.md" && first !== "memory";
 }
 
 /** The MCP server of a tool name `mcp__<server>__<tool>`, if it is one. */
