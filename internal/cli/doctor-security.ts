@@ -91,6 +91,10 @@ function deskLayout(cfg: Config): CheckResult {
     `The mind (${[...MIND_FILES.slice(0, 3), "...", ...MIND_DIRS.map((d) => `${d}/`)].join(", ")}) is written only by the daemon's tools and by you` +
     (others ? `; ${others} other file(s) of yours in the workspace are read-only to commands` : "");
   if (st && !st.isDirectory())
-    return { status: "warn", name: "workspace layout", detail: `${desk} is not a folder (a link?); the daemon moves it aside at start. ${detail}` };
+    return {
+      status: "warn",
+      name: "workspace layout",
+      detail: `${desk} is not a folder (a link?); the daemon moves it aside at start. ${detail}`,
+    };
   return { status: "ok", name: "workspace layout", detail };
 }

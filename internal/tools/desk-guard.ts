@@ -48,7 +48,8 @@ export interface DeskOutcome {
 
 /** Control characters and bidirectional marks, made visible: a held name must not drive a screen. */
 // eslint-disable-next-line no-control-regex
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+const UNSAFE =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
 function visible(s: string, newlines = false): string {
   const out = s.replace(UNSAFE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
   return newlines ? out.replace(/\n/g, "\\n") : out;
@@ -79,15 +80,24 @@ function describe(rec: HeldRecord): string {
 function preview(h: Held, rec: HeldRecord): string | undefined {
   const bytes = heldBytes(h, rec);
   if (!bytes || bytes.subarray(0, 4096).includes(0)) return undefined;
-  const lines = bytes.subarray(0, PREVIEW_CHARS * 2).toString("utf8").split("\n").slice(0, PREVIEW_LINES);
-  const text = lines.map((l) => visible(l)).join("\n").slice(0, PREVIEW_CHARS).trimEnd();
+  const lines = bytes
+    .subarray(0, PREVIEW_CHARS * 2)
+    .toString("utf8")
+    .split("\n")
+    .slice(0, PREVIEW_LINES);
+  const text = lines
+    .map((l) => visible(l))
+    .join("\n")
+    .slice(0, PREVIEW_CHARS)
+    .trimEnd();
   return `--- ${visible(rec.rel, true)}\n${text}`;
 }
 
 /** The question: every held entry by category (the first {@link LISTED} files by name), previews. */
 export function heldQuestion(h: Held): string {
   const byCat = new Map<string, HeldRecord[]>();
-  for (const r of h.records) if (r.kind !== "dir") byCat.set(r.category, [...(byCat.get(r.category) ?? []), r]);
+  for (const r of h.records)
+    if (r.kind !== "dir") byCat.set(r.category, [...(byCat.get(r.category) ?? []), r]);
   const files = h.records.filter((r) => r.kind !== "dir");
   const total = files.reduce((s, r) => s + r.size, 0);
   const lines = [
@@ -101,7 +111,8 @@ export function heldQuestion(h: Held): string {
       if (listed++ < LISTED) lines.push(`  ${describe(r)}`);
     }
   }
-  if (listed > LISTED) lines.push(`  … and ${listed - LISTED} more, every one listed in ${join(h.dir, "manifest.json")}`);
+  if (listed > LISTED)
+    lines.push(`  … and ${listed - LISTED} more, every one listed in ${join(h.dir, "manifest.json")}`);
   lines.push(`Full content: ${join(h.dir, "files")}`);
   const shown = files
     .filter((r) => r.kind === "file" && !r.rel.endsWith(".sample"))
@@ -113,14 +124,23 @@ export function heldQuestion(h: Held): string {
 
 /** Entries that could not be held, in words. */
 function failedNote(failed: readonly string[]): string {
-  return failed.length ? ` (${failed.length} could not be held: ${failed.slice(0, 5).map((f) => visible(f, true)).join(", ")})` : "";
+  return failed.length
+    ? ` (${failed.length} could not be held: ${failed
+        .slice(0, 5)
+        .map((f) => visible(f, true))
+        .join(", ")})`
+    : "";
 }
 
 /**
  * After the command: holds what is not plain data and asks the owner. Undefined when the command left
  * only plain data (the usual case: no question, no note).
  */
-export async function settleDesk(w: DeskWatch, dataDir: string, ctx: ToolContext): Promise<DeskOutcome | undefined> {
+export async function settleDesk(
+  w: DeskWatch,
+  dataDir: string,
+  ctx: ToolContext,
+): Promise<DeskOutcome | undefined> {
   const after = snapshotDesk(w.desk, w.allowed);
   const changed = heldChanges(w.before, after, w.allowed);
   const partial = after.complete ? "" : "\n[the desk grew past what can be checked: delete files from it]";
@@ -132,7 +152,8 @@ export async function settleDesk(w: DeskWatch, dataDir: string, ctx: ToolContext
     "desk: held what a command left that is not plain data",
   );
   const what = `${count} file${count === 1 ? "" : "s"} (${[...new Set(h.records.map((r) => r.category))].join(", ")})`;
-  if (h.records.length === 0) return { note: `\n[could not hold what the command left${failedNote(h.failed)}]${partial}`, kept: false };
+  if (h.records.length === 0)
+    return { note: `\n[could not hold what the command left${failedNote(h.failed)}]${partial}`, kept: false };
   if (!(ctx.approvalTarget ?? ctx.replyTarget))
     return {
       note: `\n[the command left ${what} that are not plain data; held in the data dir: no channel to ask the owner on${failedNote(h.failed)}]${partial}`,
@@ -148,5 +169,8 @@ export async function settleDesk(w: DeskWatch, dataDir: string, ctx: ToolContext
     drop(h);
     return { note: `\n[the owner declined: ${what} deleted]${partial}`, kept: false };
   }
-  return { note: `\n[the owner did not answer: ${what} held in the data dir, not on the desk]${partial}`, kept: false };
+  return {
+    note: `\n[the owner did not answer: ${what} held in the data dir, not on the desk]${partial}`,
+    kept: false,
+  };
 }

@@ -65,7 +65,10 @@ function writeGate(ctx: ToolContext, tool: string, content: string) {
           "the rest of the workspace belongs to the owner",
       );
     if (zone === "mind" && first === "inbox")
-      throw new ToolError("WRITE_INBOX", `"${rel}" is in inbox/, which only the daemon writes (files sent in chats)`);
+      throw new ToolError(
+        "WRITE_INBOX",
+        `"${rel}" is in inbox/, which only the daemon writes (files sent in chats)`,
+      );
     if (zone !== "desk") return;
     const category = holdReason({ rel: rel.slice(rel.indexOf("/") + 1), kind: "file", mode: 0o600 });
     if (!category || !ASK_ON_DESK.has(category)) return;

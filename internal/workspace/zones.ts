@@ -75,6 +75,7 @@ export function ensureDesk(workspace: string, now: () => Date = () => new Date()
     movedAside = `${desk}.moved-${now().toISOString().replace(/[:.]/g, "-")}`;
     renameSync(desk, movedAside);
   }
-  mkdirSync(desk, { mode: 0o700 });
+  // Recursive: a workspace that does not exist yet is made with it, owner-only.
+  mkdirSync(desk, { recursive: true, mode: 0o700 });
   return { desk, created: true, ...(movedAside ? { movedAside } : {}) };
 }

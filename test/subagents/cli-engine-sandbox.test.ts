@@ -123,25 +123,27 @@ describe.skipIf(!status.ok)(`claude-cli runs inside the sandbox${skip}`, () => {
     expect(existsSync(join(out, "planted"))).toBe(false);
   });
 
-  it("a new .envrc left by the CLI's own tools is quarantined and asked about, like after exec", async () => {
+  it("a new .envrc left by the CLI's own tools on the desk is held and asked about, like after exec; the mind is read-only", async () => {
     h = await createSubagentHarness({
       models: modelsConfig(fake.baseUrl),
       agents: { main: { engine: "claude-cli", command: FAKE_CLAUDE } },
     });
     const ws = h.core.ctx.config().workspace;
-    const turn = ask(h, `WRITE:${join(ws, ".envrc")}`);
+    const desk = join(ws, "desk");
+    const turn = ask(h, `WRITE:${join(desk, ".envrc")}`);
     await h.channel.waitFor(1);
     const q = h.channel.sent[0];
     expect(q?.text).toContain("Approval needed (planted)");
-    expect(q?.text).toContain("the command created .envrc");
+    expect(q?.text).toContain(".envrc (");
     h.tools.approvals.resolve(q?.opts?.approvalId ?? "", "denied");
     const r = await turn;
     expect(r.text).toContain("WROTE");
-    expect(r.text).toContain("[the owner declined: .envrc deleted]");
-    expect(existsSync(join(ws, ".envrc"))).toBe(false);
-    // A turn that plants nothing asks nothing.
-    const plain = await ask(h, `WRITE:${join(ws, "notes.txt")}`);
+    expect(r.text).toContain("[the owner declined: 1 file (hidden) deleted]");
+    expect(existsSync(join(desk, ".envrc"))).toBe(false);
+    // A turn that writes plain data asks nothing; one that writes the mind cannot.
+    const plain = await ask(h, `WRITE:${join(desk, "notes.txt")}`);
     expect(plain.text).toContain("WROTE");
+    expect((await ask(h, `WRITE:${join(ws, "AGENTS.md")}`)).text).toMatch(/WRITE-FAILED=EROFS/);
     expect(h.channel.sent.filter((m) => m.text.includes("Approval needed"))).toHaveLength(1);
   });
 

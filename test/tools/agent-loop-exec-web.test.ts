@@ -88,7 +88,7 @@ function alive(pid: number): boolean {
 
 const pidFile = (): number => {
   try {
-    return Number(readFileSync(`${h!.workspace}/pid.txt`, "utf8").trim()) || 0;
+    return Number(readFileSync(`${h!.workspace}/desk/pid.txt`, "utf8").trim()) || 0;
   } catch {
     return 0;
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -83,7 +83,7 @@ describe("exec tool", () => {
     h = await createToolsHarness();
     const r = await h.call("exec", { command: "pwd" });
     expect(r.isError).toBeFalsy();
-    expect(r.content).toBe(`exit code 0\n${h.workspace}\n`);
+    expect(r.content).toBe(`exit code 0\n${h.workspace}/desk\n`);
     expect(h.channel.sent).toHaveLength(0);
   });
 
@@ -112,7 +112,7 @@ describe("exec tool", () => {
     expect(h.parts.approvals.resolve(id, "approved")).toBe(true);
     const r = await p;
     expect(r.content).toBe("exit code 0\n(no output)");
-    expect(readFileSync(`${h.workspace}/out.txt`, "utf8")).toBe("approved\n");
+    expect(readFileSync(`${h.workspace}/desk/out.txt`, "utf8")).toBe("approved\n");
     expect(h.parts.approvals.resolve(id, "approved")).toBe(false);
   });
 
@@ -123,7 +123,7 @@ describe("exec tool", () => {
     h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "denied");
     const r = await p;
     expect(r).toEqual({ isError: true, content: "the owner denied this command" });
-    expect(() => readFileSync(`${h?.workspace}/denied.txt`)).toThrow();
+    expect(() => readFileSync(`${h?.workspace}/desk/denied.txt`)).toThrow();
   });
 
   it("expires an unanswered request on the clock", async () => {
@@ -165,7 +165,7 @@ describe("exec tool", () => {
     const r = await h.call("exec", { command: "sleep 60 & echo $! > pid.txt; wait", timeout_s: 1 });
     expect(r.isError).toBe(true);
     expect(r.content).toContain("timed out after 1s");
-    const pid = Number(readFileSync(`${h.workspace}/pid.txt`, "utf8").trim());
+    const pid = Number(readFileSync(`${h.workspace}/desk/pid.txt`, "utf8").trim());
     expect(pid).toBeGreaterThan(0);
     await waitFor(() => !alive(pid), 10_000, "the sleep grandchild to die");
   });
@@ -176,7 +176,7 @@ describe("exec tool", () => {
     const p = h.call("exec", { command: "sleep 60 & echo $! > pid.txt; wait" }, { signal: ac.signal });
     const pid = await waitFor(() => {
       try {
-        return Number(readFileSync(`${h?.workspace}/pid.txt`, "utf8").trim()) || 0;
+        return Number(readFileSync(`${h?.workspace}/desk/pid.txt`, "utf8").trim()) || 0;
       } catch {
         return 0;
       }
@@ -200,7 +200,7 @@ describe("exec tool", () => {
       expect(r.content).not.toContain("123:abc");
       expect(r.content).not.toContain("FAMILIAR_TEST_PLAIN");
       expect(r.content).toContain("EXEC_TEST_PLAIN=plain-value");
-      expect(r.content).toContain(`PWD=${h.workspace}`);
+      expect(r.content).toContain(`PWD=${h.workspace}/desk`);
     } finally {
       delete process.env.FAMILIAR_TEST_API_KEY;
       delete process.env.FAMILIAR_TEST_PLAIN;
@@ -230,7 +230,8 @@ describe("exec tool", () => {
     // A symlink out of the workspace is outside too.
     const outside = mkdtempSync(join(tmpdir(), "familiar-exec-outside-"));
     writeFileSync(join(outside, "secret.txt"), "s3cret");
-    symlinkSync(outside, join(h.workspace, "link"));
+    mkdirSync(join(h.workspace, "desk"), { recursive: true });
+    symlinkSync(outside, join(h.workspace, "desk", "link"));
     try {
       await askedAndDenied("cat link/secret.txt");
       // ...also when a glob reaches it: through the symlinked folder, or matching the link itself.
@@ -243,10 +244,10 @@ describe("exec tool", () => {
       await askedAndDenied("grep -Rn s3cret .");
     } finally {
       rmSync(outside, { recursive: true, force: true });
-      rmSync(join(h.workspace, "link"));
+      rmSync(join(h.workspace, "desk", "link"));
     }
     // Inside the workspace the allow list still runs at once, globs included.
-    writeFileSync(join(h.workspace, "n.txt"), "inside");
+    writeFileSync(join(h.workspace, "desk", "n.txt"), "inside");
     expect((await h.call("exec", { command: "cat n.txt" })).content).toBe("exit code 0\ninside");
     expect((await h.call("exec", { command: "cat *.txt" })).content).toBe("exit code 0\ninside");
     // With the escaping link gone, the recursive grep runs at once (grep -r never follows links).

@@ -108,8 +108,12 @@ describe("writes follow the zones: the desk, the mind, nothing else", () => {
       expect(existsSync(join(h.workspace, path)), path).toBe(false);
     }
     expect((await h.call("write_file", { path: "desk/notes/todo.md", content: "x" })).isError).toBeFalsy();
-    expect((await h.call("write_file", { path: "desk/analyse.py", content: "print(1)" })).isError).toBeFalsy();
-    expect((await h.call("write_file", { path: "memory/2026-01-01.md", content: "- x" })).isError).toBeFalsy();
+    expect(
+      (await h.call("write_file", { path: "desk/analyse.py", content: "print(1)" })).isError,
+    ).toBeFalsy();
+    expect(
+      (await h.call("write_file", { path: "memory/2026-01-01.md", content: "- x" })).isError,
+    ).toBeFalsy();
     expect(readFileSync(join(h.workspace, "desk/notes/todo.md"), "utf8")).toBe("x");
   });
 
@@ -128,7 +132,11 @@ describe("writes follow the zones: the desk, the mind, nothing else", () => {
       harness.parts.approvals.resolve(msg?.opts?.approvalId ?? "", answer);
       return { text: msg?.text ?? "", result: await p };
     };
-    const a = await decide("write_file", { path: "desk/.git/HEAD", content: "ref: refs/heads/main\n" }, "denied");
+    const a = await decide(
+      "write_file",
+      { path: "desk/.git/HEAD", content: "ref: refs/heads/main\n" },
+      "denied",
+    );
     expect(a.text).toContain("write_file desk/.git/HEAD");
     expect(a.result).toEqual({ isError: true, content: "the owner denied writing desk/.git/HEAD" });
     expect(existsSync(join(desk, ".git/HEAD"))).toBe(false);

@@ -95,8 +95,8 @@ describe.skipIf(!status.ok)(`the sandbox's RAM and disk are bounded${skip}`, () 
       isError: true,
       content: expect.stringMatching(/refused: the workspace uses 1[2-3] MB, over its budget of 8 MB/),
     });
-    writeFileSync(join(h.workspace, "ok.txt"), "x");
-    rmSync(join(h.workspace, "big.bin"));
+    writeFileSync(join(h.workspace, "desk", "ok.txt"), "x");
+    rmSync(join(h.workspace, "desk", "big.bin"));
     expect((await h.call("exec", { command: "cat ok.txt" })).content).toBe("exit code 0\nx");
   });
 });

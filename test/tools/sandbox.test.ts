@@ -85,24 +85,27 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     expect(r.content).toBe(`exit code 0\n42 ${join(h.workspace, "desk")}\n`);
   });
 
-  it.skipIf(!has("cc") || !has("make"))("runs a small build (make + cc) on the desk; the program it makes asks once", async () => {
-    h = await createToolsHarness();
-    mkdirSync(join(h.workspace, "desk"), { recursive: true });
-    writeFileSync(
-      join(h.workspace, "desk", "hello.c"),
-      '#include <stdio.h>\nint main(void){puts("built");return 0;}\n',
-    );
-    writeFileSync(join(h.workspace, "desk", "Makefile"), "hello: hello.c\n\tcc -o hello hello.c\n");
-    const r = h.call("exec", { command: "make -s && ./hello" });
-    await h.channel.waitFor(1);
-    expect(h.channel.sent[0]?.text).toMatch(/hello \([\d.]+ KB, executable\)/);
-    h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "approved");
-    expect((await r).content).toMatch(/^exit code 0\nbuilt\n/);
-    // Kept: the next run finds it built, writes plain output, asks nothing.
-    const again = await h.call("exec", { command: "make -s && ./hello > out.txt && cat out.txt" });
-    expect(again).toEqual({ content: "exit code 0\nbuilt\n", isError: false });
-    expect(h.channel.sent).toHaveLength(1);
-  });
+  it.skipIf(!has("cc") || !has("make"))(
+    "runs a small build (make + cc) on the desk; the program it makes asks once",
+    async () => {
+      h = await createToolsHarness();
+      mkdirSync(join(h.workspace, "desk"), { recursive: true });
+      writeFileSync(
+        join(h.workspace, "desk", "hello.c"),
+        '#include <stdio.h>\nint main(void){puts("built");return 0;}\n',
+      );
+      writeFileSync(join(h.workspace, "desk", "Makefile"), "hello: hello.c\n\tcc -o hello hello.c\n");
+      const r = h.call("exec", { command: "make -s && ./hello" });
+      await h.channel.waitFor(1);
+      expect(h.channel.sent[0]?.text).toMatch(/hello \([\d.]+ KB, executable\)/);
+      h.parts.approvals.resolve(h.channel.sent[0]?.opts?.approvalId ?? "", "approved");
+      expect((await r).content).toMatch(/^exit code 0\nbuilt\n/);
+      // Kept: the next run finds it built, writes plain output, asks nothing.
+      const again = await h.call("exec", { command: "make -s && ./hello > out.txt && cat out.txt" });
+      expect(again).toEqual({ content: "exit code 0\nbuilt\n", isError: false });
+      expect(h.channel.sent).toHaveLength(1);
+    },
+  );
 
   it("keeps the daemon's /proc/<pid>/environ and secrets out of sight", async () => {
     process.env.FAMILIAR_SANDBOX_TEST_KEY = "sk-daemon-secret";
@@ -189,7 +192,10 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
     const out = outsideDir();
     execFileSync("git", ["init", "-q", h.workspace]);
     // The owner's repository is outside the desk: write_file refuses it outright.
-    const asked = await h.call("write_file", { path: ".git/config", content: '[core]\n\tfsmonitor = "touch x"\n' });
+    const asked = await h.call("write_file", {
+      path: ".git/config",
+      content: '[core]\n\tfsmonitor = "touch x"\n',
+    });
     expect(asked.content).toContain("is not on the desk");
     expect(readFileSync(join(h.workspace, ".git/config"), "utf8")).not.toContain("fsmonitor");
     // Planted anyway (by the owner, say): git status on the desk runs it inside the sandbox only.

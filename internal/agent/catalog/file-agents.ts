@@ -21,6 +21,7 @@
  * ({@link workspacePowerKey}, {@link workspaceToolCeiling}, {@link cliProgramKey}) sit beside the
  * loader that applies them, so the invariant-2 boundary for agent files is reviewed in one place.
  */
+import { zoneOf } from "../../workspace/zones.js";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { z } from "zod";
@@ -56,6 +57,12 @@ export function workspacePowerKey(def: {
   const f = def.prompt_file;
   if (f !== undefined && (f.startsWith("/") || /^[a-zA-Z]:[\\/]/.test(f) || f.split(/[\\/]+/).includes("..")))
     return { key: "prompt_file", why: `"${f}" is not a relative path inside the workspace` };
+  // The desk is where commands write: a prompt read from it would be the sandbox's to write.
+  if (f !== undefined && zoneOf(f) === "desk")
+    return {
+      key: "prompt_file",
+      why: `"${f}" is on the desk, which commands can write; keep prompt files in templates/ or prompts/`,
+    };
   return undefined;
 }
 

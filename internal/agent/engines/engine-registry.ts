@@ -56,6 +56,8 @@ export class EngineRegistry {
     run: (status: SandboxStatus | undefined) => AsyncGenerator<AgentEvent, LoopOutcome>,
   ): AsyncGenerator<AgentEvent, LoopOutcome> {
     const status = wantsSandbox(opts.agent) ? await probeSandbox() : undefined;
+    // The CLI's working directory, sandboxed or not.
+    ensureDesk(resolve(this.ctx.config().workspace));
     try {
       if (!status?.ok) return yield* run(status);
       // The desk fails closed for the CLI's own tools too (its Bash, its file edits): what the turn

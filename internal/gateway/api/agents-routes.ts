@@ -3,6 +3,7 @@
  * create, edit and delete API agents (stored in SQLite; delete cascades to their sessions and
  * messages), the template catalog, and the one-shot chat that stores nothing.
  */
+import { zoneOf } from "../../workspace/zones.js";
 import { isAbsolute, normalize } from "node:path";
 import { z } from "zod";
 import { RESERVED_AGENT_KEYS } from "../../agent/agents.js";
@@ -79,6 +80,13 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
           400,
           "invalid_body",
           "prompt_file: must be a relative path inside the workspace",
+          "prompt_file",
+        );
+      if (zoneOf(f) === "desk")
+        throw apiError(
+          400,
+          "invalid_body",
+          "prompt_file: must not be on the desk (commands can write it); use templates/ or prompts/",
           "prompt_file",
         );
     }

@@ -112,7 +112,13 @@ function copyOut(src: number, to: string): string {
 
 /** Holds one non-folder entry: copy (or record), then remove the desk's name. */
 function holdOne(desk: string, e: HeldEntry, files: string): HeldRecord | undefined {
-  const rec: HeldRecord = { rel: e.rel, kind: e.kind, category: e.category, mode: e.mode & 0o777, size: e.size };
+  const rec: HeldRecord = {
+    rel: e.rel,
+    kind: e.kind,
+    category: e.category,
+    mode: e.mode & 0o777,
+    size: e.size,
+  };
   const parent = parentFd(desk, e.rel, false);
   if (parent === undefined) return undefined;
   const at = `/proc/self/fd/${parent}/${base(e.rel)}`;

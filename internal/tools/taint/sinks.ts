@@ -29,7 +29,6 @@ export interface SinkEnv {
   agentHasSinks: (agentId: string | undefined) => boolean;
 }
 
-
 const preview = (s: unknown, n = 120): string => {
   const t = typeof s === "string" ? s : JSON.stringify(s ?? "");
   return t.length > n ? `${t.slice(0, n)}…` : t;
