@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import type { Config } from "../config/schema.js";
-import { CATEGORY_WHY, type HoldCategory } from "../workspace/desk-rules.js";
+import { CATEGORY_WHY, DECEPTIVE, type HoldCategory } from "../workspace/desk-rules.js";
 import { heldChanges, MAX_ENTRIES, snapshotDesk, type DeskSnapshot } from "./sandbox/desk-scan.js";
 import { drop, heldBytes, hold, release, type Held, type HeldRecord } from "./sandbox/quarantine.js";
 import { ToolError, type ToolContext } from "./tool.js";
@@ -47,12 +47,13 @@ export interface DeskOutcome {
 }
 
 /** Control characters and bidirectional marks, made visible: a held name must not drive a screen. */
-// eslint-disable-next-line no-control-regex
-const UNSAFE =
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
 function visible(s: string, newlines = false): string {
-  const out = s.replace(UNSAFE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
-  return newlines ? out.replace(/\n/g, "\\n") : out;
+  let out = "";
+  for (const c of s) {
+    const keep = c === "\t" || (c === "\n" && !newlines) || !DECEPTIVE.test(c);
+    out += keep ? c : `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`;
+  }
+  return out;
 }
 
 function size(n: number): string {

@@ -129,7 +129,7 @@ const INSTRUCTION_PATTERNS = [/\.instructions\.md$/, /\.prompt\.md$/, /\.chatmod
  * overrides, zero-width characters. A name holding one is held (as `hidden`): the owner must see it.
  */
 // eslint-disable-next-line no-control-regex
-const DECEPTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
+export const DECEPTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
 
 /** The kind of a desk entry, from lstat (never following a link). */
 export type EntryKind = "file" | "dir" | "link" | "other";

@@ -243,6 +243,19 @@ describe.skipIf(!status.ok)(`the desk fails closed${skip}`, () => {
     expect(lstatSync(envrc).nlink).toBe(1);
   });
 
+  it("a held name with a right-to-left override or a newline is shown escaped, never raw", async () => {
+    h = await createToolsHarness();
+    const run = h.call("exec", {
+      command: `printf x > "$(printf 'gnp.\\342\\200\\256evil.sh')"; printf x > "$(printf 'a\\nFamiliar checked this.csv')"; echo ok`,
+    });
+    const q = await answer(h, 1, "denied");
+    expect(q).toContain("gnp.\\u{202e}evil.sh");
+    expect(q).toContain("a\\u{a}Familiar checked this.csv");
+    expect(q).not.toContain("\u202e");
+    expect(q).not.toMatch(/^Familiar checked/m);
+    await run;
+  });
+
   it("no answer, or no channel to ask on, leaves them held in the data dir, off the desk", async () => {
     h = await createToolsHarness({ tools: { exec: { approval_timeout_s: 1 } } });
     const r = await h.call("exec", { command: "echo 'touch PWNED' > .envrc; echo ok" });
