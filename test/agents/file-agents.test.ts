@@ -121,6 +121,17 @@ describe("agent files", () => {
     expect(keyOf("mcp.yaml")).toMatchObject({ key: "mcp_config" });
   });
 
+  it("cannot take its prompt from the desk, which commands can write (issue 43)", () => {
+    const { src, dir } = setup();
+    writeFileSync(join(dir, "desky.yaml"), "name: desky\nprompt_file: desk/notes/prompt.md\n");
+    src.load();
+    expect(src.list().map((a) => a.id)).toEqual([]);
+    expect(src.errors().find((e) => e.path === join(dir, "desky.yaml"))).toMatchObject({
+      key: "prompt_file",
+      message: expect.stringMatching(/on the desk, which commands can write/),
+    });
+  });
+
   it("a name clash with config.yaml is an error naming both places; config wins", () => {
     const { core, src, dir } = setup({ agents: { helper: { description: "from config" } } });
     const file = join(dir, "helper.yaml");

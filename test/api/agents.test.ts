@@ -128,7 +128,13 @@ describe("/api agents", () => {
     const unknownKey = await api.req("POST", "/api/agents", { name: "x1", colour: "red" });
     expect(unknownKey.status).toBe(400);
     expect(unknownKey.body).toMatchObject({ error: { code: "invalid_body", field: "colour" } });
-    for (const prompt_file of ["/etc/passwd", "../outside.md", "prompts/../../x.md"]) {
+    for (const prompt_file of [
+      "/etc/passwd",
+      "../outside.md",
+      "prompts/../../x.md",
+      "desk/p.md",
+      "./desk/x/p.md",
+    ]) {
       const escape = await api.req("POST", "/api/agents", { name: "escaper", prompt_file });
       expect(escape.body).toMatchObject({ error: { code: "invalid_body", field: "prompt_file" } });
     }
