@@ -295,7 +295,7 @@ export function buildProgram(): Command {
   memory
     .command("tainted [action] [ids...]")
     .description(
-      "memory entries written by conversations that had read untrusted text: list them, or purge (all, or the given ids) from the memory files",
+      "what conversations that had read untrusted text wrote: list (entries and labelled files and jobs), purge (all, or the given ids) from the memory files, or clear <path|job:id> to vouch for it",
     )
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
     .option("--all", "list purged entries too")

@@ -64,6 +64,12 @@ export interface InboundMessage {
    * appended and the turn keeps its request id, so its answer pairs with the stored message.
    */
   resume?: { sessionId: string; messageId: number; requestId: string };
+  /**
+   * Stored things this message's text comes from (a cron job's message, a subagent's result): a
+   * label on any of them taints the turn from its first step (docs/security.md, "Labels follow the
+   * data"). By identity: a job id, the session key whose answer is announced.
+   */
+  reads?: { jobs?: string[]; sessionKeys?: string[] };
   /** Extra system prompt text for this turn only. */
   extraSystem?: string;
   /** Housekeeping turn (the pre-compaction memory flush): its events are not broadcast on the bus. */

@@ -16,6 +16,7 @@ export type TaintKind =
   | "mcp_tool"
   | "inbox_file"
   | "tainted_memory"
+  | "tainted_data"
   | "tainted_subagent"
   | "exec_network"
   | "inherited";
@@ -44,6 +45,7 @@ export const TAINT_KINDS: readonly TaintKind[] = [
   "mcp_tool",
   "inbox_file",
   "tainted_memory",
+  "tainted_data",
   "tainted_subagent",
   "exec_network",
   "inherited",
@@ -70,6 +72,8 @@ export function describeTaint(s: TaintInput): string {
       return `read the inbox file ${s.detail}`;
     case "tainted_memory":
       return `read memory written by a tainted conversation (${s.detail})`;
+    case "tainted_data":
+      return `read data written by a tainted conversation (${s.detail})`;
     case "tainted_subagent":
       return `got the answer of a tainted subagent (${s.detail})`;
     case "exec_network":

@@ -68,6 +68,8 @@ export async function executeRun(
       // A cheap model for background work; the agent's model when the job names none.
       ...(job.model ? { model: job.model } : {}),
       originLabel: `scheduled job "${job.id}"`,
+      // By identity: a label on the job (a tainted session wrote it) taints the run from its start.
+      reads: { jobs: [job.id] },
       ...(target && target !== "none" ? { replyTarget: target } : {}),
     });
     const result = await handle.result;

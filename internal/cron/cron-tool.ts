@@ -113,7 +113,7 @@ export function createCronTool(service: CronService, opts: CronToolOptions = {})
             for (const k of ["cron", "every", "at", "timezone", "missed"] as const)
               if (args[k] !== undefined) input[k] = args[k];
             const job = service.add(input);
-            return `added ${line(job)}`;
+            return { content: `added ${line(job)}`, writes: { jobs: [job.id] } };
           }
           case "remove": {
             if (!args.id) throw new ToolError("invalid_args", "remove needs an id");

@@ -109,7 +109,7 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
         // The note is on disk; the index catches up on the next search.
         ctx.logger.warn({ err: (err as Error).message }, "memory index update failed");
       }
-      return `saved to ${rel}`;
+      return { content: `saved to ${rel}`, writes: { files: [rel] } };
     },
   });
 
@@ -135,7 +135,12 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
         ...(sources ? { sources } : {}),
       });
       if (hits.length === 0) return `nothing in memory matches "${args.query}"`;
-      return formatHits(hits, deps.config().memory.max_result_chars);
+      // What was read, by identity: a labelled file or a tainted session's transcript taints the reader.
+      const reads = {
+        files: hits.filter((h) => h.source === "file").map((h) => h.where),
+        messageIds: hits.flatMap((h) => (h.session ? [h.session.messageId] : [])),
+      };
+      return { content: formatHits(hits, deps.config().memory.max_result_chars), reads };
     },
   });
 

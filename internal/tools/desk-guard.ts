@@ -133,16 +133,35 @@ function failedNote(failed: readonly string[]): string {
     : "";
 }
 
+/** What a command changed on the desk (desk-relative files and links), for the taint labels. */
+function changedFiles(before: DeskSnapshot, after: DeskSnapshot): string[] {
+  const out: string[] = [];
+  for (const [rel, e] of after.entries)
+    if (e.kind !== "dir" && before.entries.get(rel)?.sig !== e.sig) out.push(rel);
+  return out;
+}
+
 /**
- * After the command: holds what is not plain data and asks the owner. Undefined when the command left
- * only plain data (the usual case: no question, no note).
+ * After the command: holds what is not plain data and asks the owner. `outcome` is undefined when the
+ * command left only plain data (the usual case: no question, no note); `changed` lists every file it
+ * wrote on the desk (desk-relative), held or not.
  */
 export async function settleDesk(
   w: DeskWatch,
   dataDir: string,
   ctx: ToolContext,
-): Promise<DeskOutcome | undefined> {
+): Promise<{ outcome: DeskOutcome | undefined; changed: string[] }> {
   const after = snapshotDesk(w.desk, w.allowed);
+  const changed = changedFiles(w.before, after);
+  return { outcome: await holdAndAsk(w, after, dataDir, ctx), changed };
+}
+
+async function holdAndAsk(
+  w: DeskWatch,
+  after: DeskSnapshot,
+  dataDir: string,
+  ctx: ToolContext,
+): Promise<DeskOutcome | undefined> {
   const changed = heldChanges(w.before, after, w.allowed);
   const partial = after.complete ? "" : "\n[the desk grew past what can be checked: delete files from it]";
   if (changed.length === 0) return partial ? { note: partial, kept: false } : undefined;

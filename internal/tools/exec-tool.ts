@@ -12,7 +12,7 @@
  * A command needing approval that is denied or expires is an error result, never a hang.
  */
 import { realpath } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config/schema.js";
 import { evaluateExec, type ExecVerdict } from "./exec-policy.js";
@@ -24,7 +24,7 @@ import { probeSandbox, type SandboxStatus } from "./sandbox/sandbox-probe.js";
 import { CGROUP_ENTER_FAILED, createCommandCgroup, inCgroup, probeCgroup } from "./sandbox/sandbox-cgroup.js";
 import { workspaceUsage } from "./sandbox/workspace-usage.js";
 import { deskAllowed, settleDesk, watchDesk } from "./desk-guard.js";
-import { ensureDesk } from "../workspace/zones.js";
+import { DESK, ensureDesk } from "../workspace/zones.js";
 import { defineTool, ToolError, type Tool, type ToolContext, type ToolResult } from "./tool.js";
 
 export { commandEnv, runShell } from "./run-process.js";
@@ -81,6 +81,23 @@ async function askOwner(ctx: ToolContext, command: string, reason: string, signa
 }
 
 const MB = 1024 * 1024;
+
+/** The most labelled paths a clean session's command can be kept from seeing (one mount each). */
+const MAX_MASKS = 2000;
+
+/**
+ * What a clean session's command must not see (labelled data, the inbox): absolute paths. Refused
+ * when there are too many to mask: the command would otherwise read tainted data unseen.
+ */
+function cleanMasks(root: string, ctx: ToolContext): string[] {
+  const rel = ctx.sandboxMasks?.() ?? [];
+  if (rel.length > MAX_MASKS)
+    throw new ToolError(
+      "EXEC_TOO_MANY_LABELS",
+      `refused: ${rel.length} files in the workspace were written by tainted conversations, too many to keep out of this clean session's command; read them with read_file, or have the owner clear them (familiar memory tainted)`,
+    );
+  return rel.map((p) => join(root, p));
+}
 
 /** The disk budget problem in words, or undefined when the workspace is within it (or none is set). */
 function overBudget(cwd: string, budgetMb: number): string | undefined {
@@ -148,6 +165,7 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
               network: cfg.sandbox.network,
               hide: opts.hide?.() ?? [],
               cpuS: timeoutS,
+              masks: cleanMasks(root, ctx),
             })
           : undefined;
         const node = proxy ? await realpath(process.execPath) : "";
@@ -182,8 +200,10 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       if (limited)
         result.content += `\n[the command's processes together reached their memory limit of ${cfg.sandbox.total_memory_mb} MB (tools.exec.sandbox.total_memory_mb), /tmp included]`;
       if (watch) {
-        const held = await settleDesk(watch, dataDir, ctx);
-        if (held) result.content += held.note;
+        const settled = await settleDesk(watch, dataDir, ctx);
+        if (settled.outcome) result.content += settled.outcome.note;
+        // What the command wrote on the desk carries the session's taint (containment labels it).
+        if (settled.changed.length) result.writes = { files: settled.changed.map((f) => `${DESK}/${f}`) };
       }
       const after = sandbox ? overBudget(root, cfg.sandbox.workspace_disk_mb) : undefined;
       if (after) return { isError: true, content: `${result.content}\n[${after}: delete files now]` };

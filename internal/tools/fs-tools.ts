@@ -162,16 +162,21 @@ export function createFsTools(): Tool[] {
     async execute(args, _signal, ctx) {
       const opened = await openBeneath(ctx.workspace, args.path, { mode: "r" });
       const text = await using(opened, (fh) => readHandle(fh, args.path));
-      if (args.start_line === undefined && args.end_line === undefined) return text;
+      // Said by identity, so a label on the file (or a folder above it) taints the reader.
+      const reads = { files: [opened.rel] };
+      if (args.start_line === undefined && args.end_line === undefined) return { content: text, reads };
       const lines = text.split("\n");
       const start = args.start_line ?? 1;
       const end = Math.min(args.end_line ?? lines.length, lines.length);
       if (start > lines.length)
         throw new ToolError("LINE_RANGE", `start_line ${start} is past the end (${lines.length} lines)`);
       if (end < start) throw new ToolError("LINE_RANGE", `end_line ${end} is before start_line ${start}`);
-      return (
-        `[${args.path} lines ${start}-${end} of ${lines.length}]\n` + lines.slice(start - 1, end).join("\n")
-      );
+      return {
+        content:
+          `[${args.path} lines ${start}-${end} of ${lines.length}]\n` +
+          lines.slice(start - 1, end).join("\n"),
+        reads,
+      };
     },
   });
 
@@ -194,7 +199,10 @@ export function createFsTools(): Tool[] {
         await fh.writeFile(args.content);
       });
       const shown = opened.rel;
-      return `${args.append ? "appended" : "wrote"} ${Buffer.byteLength(args.content)} bytes to ${shown}`;
+      return {
+        content: `${args.append ? "appended" : "wrote"} ${Buffer.byteLength(args.content)} bytes to ${shown}`,
+        writes: { files: [shown] },
+      };
     },
   });
 
@@ -209,7 +217,8 @@ export function createFsTools(): Tool[] {
         mode: "rw",
         beforeOpen: writeGate(ctx, "edit_file", `replace:\n${args.old_text}\nwith:\n${args.new_text}`),
       });
-      return using(opened, (fh) => editHandle(fh, args));
+      const done = await using(opened, (fh) => editHandle(fh, args));
+      return { content: done, reads: { files: [opened.rel] }, writes: { files: [opened.rel] } };
     },
   });
   const listTool = defineTool({

@@ -54,6 +54,11 @@ export interface ToolContext {
    */
   egress?: (url: URL) => Promise<void>;
   /**
+   * Workspace-relative paths a command of this session must not see (labelled data and the inbox,
+   * while the session is clean: reading them needs a tool that taints). Set by containment.
+   */
+  sandboxMasks?: () => readonly string[];
+  /**
    * Adds deferred tools' schemas to the rest of this turn's model calls (`load_tools`). Set by the
    * agent loop; absent elsewhere, where `load_tools` returns the schemas as text instead.
    */
@@ -69,6 +74,13 @@ export interface ToolResult {
    * right after the tool results (the agent loop); `content` names them for the others.
    */
   images?: { mime: string; data: string }[];
+  /**
+   * What the tool read, by identity (workspace-relative files, transcript message ids): a label on
+   * any of them taints the session (taint/data-labels.ts). A tool that reads stored data says so.
+   */
+  reads?: { files?: string[]; messageIds?: number[] };
+  /** What the tool wrote, by identity: labelled with the session's taint when it is tainted. */
+  writes?: { files?: string[]; jobs?: string[] };
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {

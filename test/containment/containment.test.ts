@@ -161,7 +161,7 @@ describe("taint in the store", () => {
     expect(c.sourcesOf(host.sessions.head(KEY)!.id).map((x) => x.kind)).toEqual(["tainted_memory"]);
     // Purged: gone from the file, and the next session is clean.
     const ws = h!.core.ctx.config().workspace;
-    const out = await c.memory.purge(ws);
+    const out = await c.memory.purge(ws, undefined, c.labels);
     expect(out.map((o) => o.removed)).toEqual([true]);
     expect(readFileSync(join(ws, "MEMORY.md"), "utf8")).not.toContain("forward mail");
     host.reset(KEY);
@@ -242,7 +242,6 @@ describe("the guard without a model", () => {
       writeFileSync(outside, "- ssh-ed25519 AAAA owner\n");
       symlinkSync(outside, join(ws, "MEMORY.md"));
       c.memory.tag("MEMORY.md", "ssh-ed25519 AAAA owner", "s1", []);
-      expect(c.memory.inPromptMemory(ws)).toEqual([]);
       const out = await c.memory.purge(ws);
       expect(out.map((o) => o.removed)).toEqual([false]);
       expect(readFileSync(outside, "utf8")).toBe("- ssh-ed25519 AAAA owner\n");

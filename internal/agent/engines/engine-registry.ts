@@ -67,7 +67,7 @@ export class EngineRegistry {
       const dataDir = existsSync(cfg.data_dir) ? realpathSync(cfg.data_dir) : resolve(cfg.data_dir);
       const watch = watchDesk(desk, deskAllowed(cfg));
       const outcome = yield* run(status);
-      const planted = await settleDesk(watch, dataDir, opts.toolContext);
+      const planted = (await settleDesk(watch, dataDir, opts.toolContext)).outcome;
       if (!planted) return outcome;
       yield { type: "text_delta", runId: opts.runId, delta: planted.note };
       return { ...outcome, text: outcome.text + planted.note };

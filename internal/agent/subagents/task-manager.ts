@@ -321,6 +321,9 @@ export class SubagentTaskManager {
             ...(row.origin_agent_id ? { agentId: row.origin_agent_id } : {}),
             text: body,
             systemEvent: true,
+            // The result is the subagent session's answer: its taint comes with it, whichever session
+            // (a new one after /new) the announcement lands in.
+            reads: { sessionKeys: [sessionKeys.dm(row.agent_id, "subagent", row.id)] },
             ...(row.reply_target ? { replyTarget: row.reply_target } : {}),
             extraSystem:
               "A background task you started has ended (see the system event). Tell the owner the outcome briefly.",

@@ -58,6 +58,8 @@ export interface SandboxSpec {
   pins: readonly string[];
   /** Paths inside bound folders to re-bind read-only. */
   readOnly: readonly string[];
+  /** Masked after every bind, the desk's included (labelled data a clean session must not see). */
+  masks?: readonly string[];
   /** `pins` opened: [descriptor number in the bwrap process, path]. Paths without one are skipped. */
   pinFds?: readonly (readonly [number, string])[];
   /** `readOnly` opened, likewise. */
@@ -176,6 +178,7 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
     for (const p of spec.pins.filter(real)) a.push("--bind", p, p);
     for (const p of spec.readOnly.filter(real)) a.push("--ro-bind", p, p);
   }
+  for (const p of spec.masks ?? []) mask(p, a);
   if (spec.proxy)
     a.push("--ro-bind", spec.proxy.node, spec.proxy.node, "--bind", spec.proxy.dir, spec.proxy.mount);
   // Last, after every mount point was created on it: the root tmpfs is not a place to write to.

@@ -61,6 +61,8 @@ export interface SandboxOptions {
   cpuS: number;
   /** More paths bound read-only (a CLI engine's program), masked like the configured ones. */
   extraRo?: readonly string[];
+  /** Paths inside the workspace or desk masked last (labelled data a clean session must not see). */
+  masks?: readonly string[];
 }
 
 /** The sandbox spec for one command under the current config. */
@@ -84,6 +86,7 @@ export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOption
     hide,
     pins: [desk],
     readOnly: [],
+    ...(o.masks?.length ? { masks: o.masks } : {}),
     limits: {
       cpuS: o.cpuS,
       memoryMb: sb.memory_mb,

@@ -21,7 +21,9 @@ import { describeTaint, type TaintInput, type TaintSource } from "../../core/tai
 import type { Db } from "../../store/db.js";
 import type { Logger } from "../../log/logger.js";
 import type { ApprovalManager, GrantChoice } from "../approvals.js";
-import { ToolError, type ToolContext, type ToolSet } from "../tool.js";
+import { ToolError, type ToolContext, type ToolResult, type ToolSet } from "../tool.js";
+import { zoneOf } from "../../workspace/zones.js";
+import { DataLabels } from "./data-labels.js";
 import { egressVerdict } from "./egress-policy.js";
 import { GrantStore } from "./grant-store.js";
 import { MemoryTaint } from "./memory-taint.js";
@@ -37,6 +39,8 @@ export interface TurnInfo {
   replyTarget?: string | undefined;
   parentRequestId?: string | undefined;
   taint?: readonly TaintInput[] | undefined;
+  /** Stored things the message comes from (InboundMessage.reads). */
+  reads?: { jobs?: string[]; sessionKeys?: string[] } | undefined;
 }
 
 /** A containment event for the trace. */
@@ -66,17 +70,23 @@ export class Containment {
   readonly taint: TaintStore;
   readonly grants: GrantStore;
   readonly memory: MemoryTaint;
+  readonly labels: DataLabels;
   /** Trace writer (set by the agent host). */
   onNote: ((requestId: string, note: ContainmentNote) => void) | undefined;
   /** Whether an agent has sink tools (set by the agent host, which knows the agents). */
   agentHasSinks: (agentId: string | undefined) => boolean = () => true;
   private turns = new Map<string, { sessionId: string; parent: string | undefined; agentId: string }>();
+  private sessionOfMessage;
 
   constructor(private deps: ContainmentDeps) {
     const now = (): number => deps.clock.now();
     this.taint = new TaintStore(deps.db, now);
     this.grants = new GrantStore(deps.db, now);
     this.memory = new MemoryTaint(deps.db, now);
+    this.labels = new DataLabels(deps.db, now);
+    this.sessionOfMessage = deps.db.prepare<[number], { session_id: string }>(
+      "SELECT session_id FROM messages WHERE id = ?",
+    );
   }
 
   enabled(): boolean {
@@ -100,9 +110,71 @@ export class Containment {
     if (parent)
       for (const s of this.taint.sources(parent.sessionId))
         inputs.push({ kind: "inherited", detail: `${msg.parentRequestId}: ${describeTaint(s)}` });
-    for (const t of this.memory.inPromptMemory(this.deps.config().workspace))
-      inputs.push({ kind: "tainted_memory", detail: `${t.path} entry #${t.id}` });
+    inputs.push(...this.promptLabels(), ...this.messageLabels(msg.reads));
     if (inputs.length) this.taint.add(sessionId, inputs.slice(0, 20), requestId);
+  }
+
+  /**
+   * Labelled files of the mind that reach prompts (every file of it but daily notes and the inbox:
+   * prompt files, MEMORY.md, HEARTBEAT.md, skills and agent files): each taints every turn until
+   * the owner clears it. Checked at admission, so a heartbeat or cron run is tainted from its first
+   * step.
+   */
+  private promptLabels(): TaintInput[] {
+    return this.labels
+      .list("file")
+      .filter((l) => zoneOf(l.key) === "mind" && !/^(memory|inbox)(\/|$)/i.test(l.key))
+      .map((l) => ({
+        kind: /^memory\.md$/i.test(l.key) ? "tainted_memory" : "tainted_data",
+        detail: `${l.key} (written by session ${l.sessionId})`,
+      }));
+  }
+
+  /** Labels on what a message comes from: a cron job, a subagent's session. */
+  private messageLabels(reads: TurnInfo["reads"]): TaintInput[] {
+    const out: TaintInput[] = [];
+    for (const job of reads?.jobs ?? [])
+      for (const l of this.labels.on("job", job))
+        out.push({ kind: "tainted_data", detail: `cron job ${job} (written by session ${l.sessionId})` });
+    for (const key of reads?.sessionKeys ?? []) {
+      const head = this.taint.headOf(key);
+      const src = head ? this.taint.sources(head)[0] : undefined;
+      if (src) out.push({ kind: "tainted_subagent", detail: `${key}: ${describeTaint(src)}` });
+    }
+    return out;
+  }
+
+  /** Labels on what a tool read (files by path, transcripts by message). */
+  private readLabels(reads: ToolResult["reads"]): TaintInput[] {
+    const out: TaintInput[] = [];
+    for (const f of reads?.files ?? [])
+      for (const l of this.labels.on("file", f))
+        out.push({
+          kind: /^(memory\.md|memory\/)/i.test(l.key) ? "tainted_memory" : "tainted_data",
+          detail: `${l.key} (written by session ${l.sessionId})`,
+        });
+    const sessions = new Set<string>();
+    for (const id of reads?.messageIds ?? []) {
+      const s = this.sessionOfMessage.get(id)?.session_id;
+      if (s) sessions.add(s);
+    }
+    for (const s of sessions) {
+      const src = this.taint.sources(s)[0];
+      if (src)
+        out.push({
+          kind: "tainted_memory",
+          detail: `the transcript of a tainted session: ${describeTaint(src)}`,
+        });
+    }
+    return out;
+  }
+
+  /**
+   * What a clean session's command must not see: the inbox (files strangers sent) and every
+   * labelled file. Reading them needs `read_file`, which taints.
+   */
+  masksForClean(): string[] {
+    return ["inbox", ...new Set(this.labels.list("file").map((l) => l.key))];
   }
 
   private track(requestId: string, sessionId: string, parent: string | undefined, agentId: string): void {
@@ -159,6 +231,7 @@ export class Containment {
         const gated: ToolContext = {
           ...ctx,
           egress: (url) => this.egress(url, ctx, turn, approvedExec ? [] : sources()),
+          sandboxMasks: () => (sources().length ? [] : this.masksForClean()),
         };
         if (sources().length) {
           const sink = classifySink(call.name, call.arguments, {
@@ -176,16 +249,20 @@ export class Containment {
         const r = await inner.execute(call, signal, gated);
         const found = classifySource(call.name, call.arguments, r, this.deps.config());
         const inputs: TaintInput[] = found ? [found] : [];
-        if (call.name === "memory_search" || call.name === "read_file")
-          for (const t of this.memory.foundIn(r.content))
-            inputs.push({ kind: "tainted_memory", detail: `${t.path} entry #${t.id}` });
+        inputs.push(...this.readLabels(r.reads));
         if (inputs.length) {
           if (ctx.sessionId) this.addTaint(ctx.sessionId, ctx.requestId, inputs);
           else for (const i of inputs) local.push({ ...i, at: this.deps.clock.now() });
         }
-        const writer = ctx.sessionId || flushOf;
-        if (call.name === "memory_write" && !r.isError && before.length && writer) {
-          const path = /saved to (\S+)/.exec(r.content)?.[1];
+        // What a tainted writer stored carries its taint, by identity (a stateless /v1 turn has no
+        // session: the label names the turn's request instead).
+        const writer = ctx.sessionId || flushOf || `request:${ctx.requestId}`;
+        if (before.length && !r.isError) {
+          for (const f of r.writes?.files ?? []) this.labels.add("file", f, writer, before);
+          for (const j of r.writes?.jobs ?? []) this.labels.add("job", j, writer, before);
+        }
+        if (call.name === "memory_write" && !r.isError && before.length) {
+          const path = r.writes?.files?.[0];
           const text = jsonField(call.arguments, "text");
           if (path && text) this.memory.tag(path, text, writer, before);
         }

@@ -1,21 +1,21 @@
 /**
  * Memory written by a tainted turn: allowed, but tagged with the taint so the owner can list and
- * purge it (`familiar memory tainted [purge]`), and so whatever reads it back is tainted in turn
- * (MEMORY.md goes into every prompt: a tagged fact still in it taints every session).
+ * purge it (`familiar memory tainted [purge]`). What taints a reader is the FILE's label
+ * (data-labels.ts, by path): an entry's text is kept here only to find it again for a purge.
  *
  * Invariants:
  * - a tag records the entry's text as `memory_write` wrote it and the sources of the turn;
  * - purging removes the entry's lines from the file (matched by text, never by line number: the
- *   owner may have edited the file since) and marks the tag purged; an entry no longer in its file
- *   taints nothing;
+ *   owner may have edited the file since) and marks the tag purged; the file's label is cleared only
+ *   when every tainted entry of it was found and removed, so an edited entry keeps the file labelled;
  * - memory files are workspace files, which a sandboxed command can replace with a symlink: they are
  *   read without following a link (MEMORY.md) and rewritten only through `openBeneath`, never
  *   outside the workspace.
  */
 import { openBeneath } from "../safe-open.js";
-import { readWorkspaceFileSync } from "../../workspace/workspace-door.js";
 import type { Db } from "../../store/db.js";
 import type { TaintSource } from "../../core/taint.js";
+import type { DataLabels } from "./data-labels.js";
 
 /** A tagged memory entry. */
 export interface TaintedMemory {
@@ -64,8 +64,6 @@ export function storedForm(text: string): string {
 
 export class MemoryTaint {
   private s;
-  /** Unpurged tags, loaded on first use; this process adds them, the CLI may purge (re-read then). */
-  private live: TaintedMemory[] | undefined;
 
   constructor(
     db: Db,
@@ -84,42 +82,11 @@ export class MemoryTaint {
   /** Tags an entry just written by a tainted turn. */
   tag(path: string, text: string, sessionId: string, sources: readonly TaintSource[]): void {
     this.s.insert.run(path, storedForm(text), sessionId, JSON.stringify(sources), this.now());
-    this.live = undefined;
   }
 
   /** Unpurged tags (`all`: purged ones too). */
   list(all = false): TaintedMemory[] {
     return (all ? this.s.all.all() : this.s.live.all()).map(toEntry);
-  }
-
-  private liveTags(): TaintedMemory[] {
-    this.live ??= this.list();
-    return this.live;
-  }
-
-  /** Tags whose text appears in `content` (a memory search result, a file read back). */
-  foundIn(content: string): TaintedMemory[] {
-    const tags = this.liveTags();
-    if (tags.length === 0) return [];
-    return tags.filter((t) => content.includes(t.text) || content.includes(t.text.split("\n")[0] ?? t.text));
-  }
-
-  /** Tagged entries still present in the workspace's MEMORY.md (which every prompt includes). */
-  inPromptMemory(workspace: string): TaintedMemory[] {
-    const tags = this.liveTags().filter((t) => /^memory\.md$/i.test(t.path));
-    if (tags.length === 0) return [];
-    let text = "";
-    for (const name of ["MEMORY.md", "memory.md"])
-      try {
-        // Through the workspace door: a MEMORY.md planted as a link (or a fifo) is not read.
-        const file = readWorkspaceFileSync(workspace, name);
-        if (!file) continue;
-        text = file.text;
-        break;
-      } catch {
-        /* refused (logged by the door's callers); try the other spelling */
-      }
-    return tags.filter((t) => text.includes(t.text));
   }
 
   /**
@@ -129,6 +96,7 @@ export class MemoryTaint {
   async purge(
     workspace: string,
     ids?: readonly number[],
+    labels?: DataLabels,
   ): Promise<{ entry: TaintedMemory; removed: boolean }[]> {
     const out: { entry: TaintedMemory; removed: boolean }[] = [];
     for (const e of this.list()) {
@@ -153,7 +121,11 @@ export class MemoryTaint {
       this.s.purge.run(this.now(), e.id);
       out.push({ entry: e, removed });
     }
-    this.live = undefined;
+    // A file's label goes only when none of its tainted entries is left in it.
+    const left = new Set(this.list().map((e) => e.path));
+    for (const path of new Set(out.map((d) => d.entry.path)))
+      if (out.every((d) => d.entry.path !== path || d.removed) && !left.has(path))
+        labels?.clear("file", path);
     return out;
   }
 }

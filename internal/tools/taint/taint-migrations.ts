@@ -43,4 +43,24 @@ CREATE TABLE memory_taint (
 );
 `,
   },
+  {
+    version: 2,
+    description: "labels that live with the data: what a tainted session wrote, by identity",
+    sql: `
+CREATE TABLE data_labels (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  key TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  sources TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  cleared_at INTEGER
+);
+CREATE UNIQUE INDEX data_labels_live ON data_labels(kind, key, session_id) WHERE cleared_at IS NULL;
+CREATE INDEX data_labels_kind ON data_labels(kind, cleared_at);
+-- Every memory file a tainted turn wrote before labels existed carries its label from now on.
+INSERT OR IGNORE INTO data_labels (kind, key, session_id, sources, created_at)
+  SELECT 'file', path, session_id, sources, created_at FROM memory_taint WHERE purged_at IS NULL;
+`,
+  },
 ];
