@@ -100,7 +100,11 @@ describe("contrast (WCAG AA, 4.5:1 for text)", () => {
 
     it(`the console's pressed buttons, current menu item and status colours, ${scheme}`, () => {
       const v = vars(scheme);
-      for (const sel of ['button[aria-pressed="true"]', 'nav.side a[aria-current="page"]']) {
+      for (const sel of [
+        'button[aria-pressed="true"]',
+        'nav.side a[aria-current="page"]',
+        "button.primary",
+      ]) {
         const b = block(CONSOLE, sel);
         expect(contrast(prop(b, "color", v), prop(b, "background", v)), sel).toBeGreaterThanOrEqual(4.5);
       }

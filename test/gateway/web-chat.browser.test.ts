@@ -100,6 +100,10 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     expect(await page.textContent("#title")).toBe(
       "Familiar — Plan a weekend trip to Lyon with the kids, trains preferred…",
     );
+    // Its channel's icon before the title: a web chat, labelled for screen readers.
+    expect(await item!.getAttribute("data-channel")).toBe("web");
+    expect(await item!.$eval(".row .ch svg path", (p) => p.getAttribute("d"))).toBeTruthy();
+    expect(await item!.$eval(".row .ch", (e) => e.getAttribute("aria-label"))).toBe("web chat");
     // The date is shown whole (it wraps rather than being cut off) and carries the exact time.
     const small = await item!.$("small");
     const fits = await small!.evaluate((e) => e.scrollWidth <= e.clientWidth);
