@@ -28,7 +28,7 @@ export function StackedBars(props: {
   useEffect(() => {
     const box = el.current;
     if (!box) return;
-    const xs = props.days.map((d) => Date.parse(`${d}T12:00:00Z`) / 1000);
+    const xs = props.days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
     const sums: number[][] = [];
     let run = props.days.map(() => 0);
     for (const s of props.series) {

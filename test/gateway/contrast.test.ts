@@ -71,7 +71,7 @@ function luminance(hex: string): number {
 }
 
 /** The WCAG 2 contrast ratio of two colours (1 … 21). */
-export function contrast(a: string, b: string): number {
+function contrast(a: string, b: string): number {
   const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
   return (hi! + 0.05) / (lo! + 0.05);
 }
