@@ -21,12 +21,14 @@ export function StackedBars(props: {
   format: (v: number) => string;
   /** Formats an axis tick (short). */
   axis: (v: number) => string;
+  /** A limit drawn as a dashed line across the days (the daily budget), with its label. */
+  limit?: { value: number; label: string } | undefined;
 }) {
   const el = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const box = el.current;
     if (!box) return;
-    const xs = props.days.map((d) => Date.parse(`${d}T12:00:00Z`) / 1000);
+    const xs = props.days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
     const sums: number[][] = [];
     let run = props.days.map(() => 0);
     for (const s of props.series) {
@@ -36,12 +38,66 @@ export function StackedBars(props: {
     const order = props.series.map((_, i) => i).reverse();
     const bars = uPlot.paths.bars!({ size: [0.7, 40] });
     const width = (): number => Math.max(280, box.clientWidth);
+    const limit = props.limit;
+    // The line's colour and the label's font follow the page's tokens (light or dark).
+    const css = getComputedStyle(box);
+    const lineColor = css.getPropertyValue("--bad").trim() || "#b3261e";
+    const textColor = css.getPropertyValue("--muted").trim() || "#5b6471";
     const opts: uPlot.Options = {
       width: width(),
       height: 260,
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      scales: {
+        // Half a day either side: the first and last bars are whole, not cut at the edges.
+        x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] },
+        // The limit stays in view: the scale reaches past it, so the bars are read against it.
+        y: {
+          range: (_u, _min, max) => {
+            const top = Math.max(max, limit?.value ?? 0);
+            return [0, top > 0 ? top * 1.12 : 1];
+          },
+        },
+      },
+      hooks: limit
+        ? {
+            draw: [
+              (u: uPlot) => {
+                const ctx = u.ctx;
+                const y = Math.round(u.valToPos(limit.value, "y", true)) + 0.5;
+                const { left, width: w } = u.bbox;
+                ctx.save();
+                ctx.strokeStyle = lineColor;
+                ctx.lineWidth = Math.max(1, devicePixelRatio * 1.5);
+                ctx.setLineDash([6 * devicePixelRatio, 4 * devicePixelRatio]);
+                ctx.beginPath();
+                ctx.moveTo(left, y);
+                ctx.lineTo(left + w, y);
+                ctx.stroke();
+                ctx.setLineDash([]);
+                ctx.fillStyle = textColor;
+                ctx.font = `${12 * devicePixelRatio}px system-ui, sans-serif`;
+                ctx.textAlign = "left";
+                ctx.textBaseline = "bottom";
+                ctx.fillText(limit.label, left + 6 * devicePixelRatio, y - 4 * devicePixelRatio);
+                ctx.restore();
+              },
+            ],
+          }
+        : {},
       axes: [
-        { stroke: "currentColor", grid: { show: false } },
+        {
+          stroke: "currentColor",
+          grid: { show: false },
+          // One tick per day at most (never hours): "Nov 27".
+          incrs: [86_400, 2 * 86_400, 7 * 86_400, 14 * 86_400],
+          values: (_u, vals) =>
+            vals.map((v) =>
+              new Date(v * 1000).toLocaleDateString(undefined, {
+                month: "short",
+                day: "numeric",
+                timeZone: "UTC",
+              }),
+            ),
+        },
         { stroke: "currentColor", size: 64, values: (_u, vals) => vals.map((v) => props.axis(v)) },
       ],
       legend: { live: true },
@@ -68,6 +124,14 @@ export function StackedBars(props: {
       ro.disconnect();
       plot.destroy();
     };
-  }, [props.days, props.series, props.format, props.axis]);
-  return <div class="chart" ref={el} role="img" aria-label="usage per day, stacked" />;
+  }, [props.days, props.series, props.format, props.axis, props.limit?.value, props.limit?.label]);
+  return (
+    <div
+      class="chart"
+      ref={el}
+      role="img"
+      aria-label={`usage per day, stacked${props.limit ? `; ${props.limit.label}` : ""}`}
+      data-limit={props.limit?.value}
+    />
+  );
 }

@@ -101,6 +101,8 @@ export function ActionButton(props: {
   action: () => Promise<unknown>;
   children: ComponentChildren;
   danger?: boolean;
+  /** The action the view is for (Approve): drawn in the accent colour. */
+  primary?: boolean;
   confirm?: string;
   label?: string;
 }) {
@@ -110,7 +112,7 @@ export function ActionButton(props: {
     <span class="action">
       <button
         type="button"
-        class={props.danger ? "danger" : ""}
+        class={props.danger ? "danger" : props.primary ? "primary" : ""}
         aria-label={props.label}
         disabled={busy}
         onClick={async () => {

@@ -9,6 +9,7 @@
  */
 import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
+import { costWithDefault } from "../budgets/spend.js";
 import { costOf } from "./cost.js";
 import { flushTraces } from "./trace.js";
 
@@ -37,6 +38,19 @@ export interface TraceListItem {
   models: string[];
   /** The stored cause of a failed turn (the answer's text), if any. */
   error: string | null;
+  /**
+   * `cost` with the unpriced calls counted at `budgets.default_price`, as the budgets count them (the
+   * console shows it as `≈$…` beside "unpriced"); equal to `cost` when every call had a price.
+   */
+  estimated_cost: number;
+  /** Model attempts that failed upstream and were retried or fell back (`retry` spans). */
+  retries: number;
+  /** A running turn whose tool call waits for the owner's approval (an open `approval` span). */
+  waiting: boolean;
+  /** The session's key (its channel is the key's third part), or null for a turn without a session. */
+  session_key: string | null;
+  /** What the turn answered: the user's message that started it (whitespace folded, 160 chars). */
+  question: string | null;
 }
 
 export interface TraceListQuery {
@@ -60,6 +74,7 @@ interface CallRow {
   kind: string;
   name: string;
   meta: string | null;
+  ended_at: number | null;
 }
 
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
@@ -92,12 +107,18 @@ export function listTraces(db: Db, config: Config, q: TraceListQuery): TraceList
       unpriced_calls: 0,
       models: [],
       error: null,
+      estimated_cost: 0,
+      retries: 0,
+      waiting: false,
+      session_key: null,
+      question: null,
     });
   // Through the traces_root index: only the rows of these trees are read.
   const calls = db
     .prepare<[string], CallRow>(
-      `SELECT root_request_id, kind, name, meta FROM traces
-       WHERE root_request_id IN (SELECT value FROM json_each(?)) AND kind IN ('turn','model','tool')`,
+      `SELECT root_request_id, kind, name, meta, ended_at FROM traces
+       WHERE root_request_id IN (SELECT value FROM json_each(?))
+         AND kind IN ('turn','model','tool','retry','approval')`,
     )
     .all(JSON.stringify(roots.map((r) => r.request_id)));
   for (const c of calls) {
@@ -105,6 +126,8 @@ export function listTraces(db: Db, config: Config, q: TraceListQuery): TraceList
     if (!it) continue;
     if (c.kind === "turn") it.turns++;
     else if (c.kind === "tool") it.tool_calls++;
+    else if (c.kind === "retry") it.retries++;
+    else if (c.kind === "approval") it.waiting ||= c.ended_at == null;
     else {
       it.model_calls++;
       let u = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 0 };
@@ -125,8 +148,14 @@ export function listTraces(db: Db, config: Config, q: TraceListQuery): TraceList
       const slash = c.name.indexOf("/");
       const cost =
         slash > 0 ? costOf(config.models.pricing, c.name.slice(0, slash), c.name.slice(slash + 1), u) : null;
-      if (cost === null) it.unpriced_calls++;
-      else it.cost += cost;
+      if (cost === null) {
+        it.unpriced_calls++;
+        if (slash > 0)
+          it.estimated_cost += costWithDefault(config, c.name.slice(0, slash), c.name.slice(slash + 1), u);
+      } else {
+        it.cost += cost;
+        it.estimated_cost += cost;
+      }
       if (!it.models.includes(c.name)) it.models.push(c.name);
     }
   }
@@ -146,5 +175,28 @@ export function listTraces(db: Db, config: Config, q: TraceListQuery): TraceList
   }
   if (q.sort === "slowest") list.sort((a, b) => (b.duration_ms ?? -1) - (a.duration_ms ?? -1));
   else if (q.sort === "costliest") list.sort((a, b) => b.cost - a.cost || b.tokens - a.tokens);
-  return list.slice(0, q.limit);
+  const page = list.slice(0, q.limit);
+  nameTurns(db, page);
+  return page;
+}
+
+/**
+ * Each listed turn's session key and question: the user message that started it, i.e. the last user
+ * message before the turn's first stored message (or the last one yet, while it runs). Only the page
+ * is looked up, through the messages_session index.
+ */
+function nameTurns(db: Db, page: TraceListItem[]): void {
+  const key = db.prepare<[string], { key: string }>("SELECT key FROM sessions WHERE id = ?");
+  const question = db.prepare<[string, string, string], { content: string }>(
+    `SELECT content FROM messages WHERE session_id = ? AND role = 'user'
+       AND id < COALESCE((SELECT MIN(id) FROM messages WHERE session_id = ? AND request_id = ? AND role != 'user'),
+                         9007199254740991)
+     ORDER BY id DESC LIMIT 1`,
+  );
+  for (const i of page) {
+    if (!i.session_id) continue;
+    i.session_key = key.get(i.session_id)?.key ?? null;
+    const text = question.get(i.session_id, i.session_id, i.request_id)?.content.replace(/\s+/g, " ").trim();
+    i.question = text ? (text.length > 160 ? `${text.slice(0, 159)}…` : text) : null;
+  }
 }

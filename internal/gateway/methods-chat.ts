@@ -32,7 +32,7 @@ interface SendEntry {
  * A session's title for lists: the one set (`meta.title`, PATCH over REST), else the start of its
  * first user message, so a chat reads "plan the trip to Lyon" rather than its key.
  */
-function titleOf(rt: GatewayRuntime, r: { id: string; meta: string | null }): { title?: string } {
+export function titleOf(rt: GatewayRuntime, r: { id: string; meta: string | null }): { title?: string } {
   try {
     const set = r.meta ? (JSON.parse(r.meta) as { title?: unknown }).title : undefined;
     if (typeof set === "string" && set.trim()) return { title: set.trim() };

@@ -21,6 +21,7 @@ import { approvalMethods } from "./methods-approvals.js";
 import { containmentMethods } from "./methods-containment.js";
 import { chatMethods } from "./methods-chat.js";
 import { consoleMethods } from "./methods-console.js";
+import { nameMethods } from "./methods-names.js";
 import { pairingLoader } from "./pairing-access.js";
 import { fileMethods } from "./methods-files.js";
 import { openAiRoutes } from "./openai-api.js";
@@ -93,6 +94,7 @@ export function createGatewayService(
     ...fileMethods(runtime),
     ...approvalMethods(runtime),
     ...containmentMethods(runtime),
+    ...nameMethods(runtime),
   ])
     methods.set(name, fn);
 

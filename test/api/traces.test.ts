@@ -30,7 +30,8 @@ beforeAll(async () => {
       models: {
         providers: { fake: { base_url: fake.baseUrl, api_key: "sk-fake" } },
         primary: "fake/test-model",
-        max_retries: 0,
+        // One retry after an upstream error (a 400 is never retried).
+        max_retries: 1,
         // USD per 1M tokens
         pricing: { "fake/test-model": { input: 1, output: 2 } },
       },
@@ -38,6 +39,8 @@ beforeAll(async () => {
         default: "main",
         main: {},
         helper: { description: "knows capitals" },
+        // A model without a price: its turns are counted at budgets.default_price, marked as estimates.
+        guesser: { model: "fake/unpriced-model" },
         // main -> helper is depth 1; anything the helper delegates would be depth 2.
         defaults: { subagents: { max_depth: 1 } },
       },
@@ -281,6 +284,42 @@ describe("call trees", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: "invalid_sort" });
     expect(bad.body.error.message).toBe('sort must be newest, slowest or costliest; got "cheapest"');
+  });
+
+  it("GET /api/traces names each turn by its question, counts retried calls and estimates unpriced ones", async () => {
+    type Item = {
+      request_id: string;
+      question: string | null;
+      session_key: string | null;
+      retries: number;
+      waiting: boolean;
+      cost: number;
+      estimated_cost: number;
+      unpriced_calls: number;
+    };
+    // An upstream hiccup: the router retries the call once.
+    h.fake.enqueue(
+      { error: { status: 502, message: "bad gateway (test)" } },
+      { text: "second try", usage: usage(10, 2) },
+    );
+    const s = await api.req<{ id: string }>("POST", "/api/agents/main/sessions", {});
+    await api.req("POST", `/api/agents/main/sessions/${s.body.id}/messages`, {
+      message: "  What is\n the   weather? ",
+    });
+    h.fake.enqueue({ text: "a guess", usage: usage(1000, 500) });
+    const g = await api.req<{ id: string }>("POST", "/api/agents/guesser/sessions", {});
+    await api.req("POST", `/api/agents/guesser/sessions/${g.body.id}/messages`, {
+      message: "Guess a number",
+    });
+    const list = await api.req<{ traces: Item[] }>("GET", "/api/traces?limit=5");
+    const [guess, retried] = list.body.traces;
+    expect(retried).toMatchObject({ question: "What is the weather?", retries: 1, waiting: false });
+    expect(retried!.session_key).toMatch(/^agent:main:gateway:/);
+    // Priced: the estimate is the price.
+    expect(retried!.estimated_cost).toBe(retried!.cost);
+    expect(guess).toMatchObject({ question: "Guess a number", retries: 0, cost: 0, unpriced_calls: 1 });
+    // budgets.default_price (the schema's default) times the tokens: more than nothing, never "unpriced" alone.
+    expect(guess!.estimated_cost).toBeGreaterThan(0);
   });
 
   it("GET /api/traces refuses a stranger without the token, and a wrong token", async () => {

@@ -37,6 +37,7 @@ const NEW_METHODS = [
   "memory.entries",
   "memory.edit",
   "memory.forget",
+  "sessions.names",
 ];
 let h: GatewayHarness;
 let c: GatewayClient;
@@ -231,6 +232,40 @@ describe("console websocket methods", () => {
     await expect(
       c.request("sessions.model", { sessionKey: "agent:main:gateway:none", model: null }),
     ).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("sessions.names titles sessions by id or key for the owner, and refuses a chat-role client", async () => {
+    h.fake.enqueue({ text: "ok" });
+    await c.request("chat.send", {
+      sessionKey: "named",
+      message: "Which  bus goes\nto the lake?",
+      wait: true,
+    });
+    const found = await c.request<{ sessions: { sessionId: string }[] }>("sessions.search", {
+      query: "bus goes",
+    });
+    const id = found.sessions[0]!.sessionId;
+    const owner = await GatewayClient.connect({ url: h.wsUrl, token: TOKEN, clientName: "o", role: "owner" });
+    try {
+      const r = await owner.request<{
+        sessions: { id: string; key: string; agentId: string; title: string }[];
+      }>("sessions.names", {
+        ids: [id, "no-such-id"],
+        keys: ["agent:main:gateway:named", "agent:main:gateway:none"],
+      });
+      // Both asks name the same session once; unknown ones are left out.
+      expect(r.sessions).toEqual([
+        { id, key: "agent:main:gateway:named", agentId: "main", title: "Which bus goes to the lake?" },
+      ]);
+      await expect(owner.request("sessions.names", { ids: "x" })).rejects.toMatchObject({
+        code: "invalid_params",
+        message: expect.stringContaining("params.ids"),
+      });
+    } finally {
+      await owner.close();
+    }
+    // A chat integration holds the token but not the owner's role: it reads no titles across sessions.
+    await expect(c.request("sessions.names", { ids: [id] })).rejects.toMatchObject({ code: "forbidden" });
   });
 
   it("pauses and resumes a runtime cron job; a config job is refused with the reason", async () => {

@@ -285,6 +285,16 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await page.click("button.menu");
     await page.setViewportSize(DESKTOP);
     const seeded = await seedRealisticData();
+    // The three questions: what needs me (the failed turn, linked to its trace), today's cost against
+    // the budget, and the health tiles.
+    await page.waitForSelector('#needs-you [data-attention="failed-turns"] a[href^="#/traces/"]', {
+      timeout: 20_000,
+    });
+    expect(await page.textContent('#needs-you [data-attention="failed-turns"]')).toMatch(
+      /1 turn failed today.*This turn fails at the model/s,
+    );
+    expect(await page.textContent("#today-card")).toMatch(/≈?\$0\.\d\d of \$5\.00/);
+    expect(await page.textContent("#health")).toMatch(/Channels.*1 of 1 connected.*Model.*Disk.*Backups/s);
     await shoot("overview");
 
     // A chat message from the owner on Telegram; its cost shows on today's usage.
@@ -317,6 +327,13 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
       { timeout: 20_000 },
     );
     expect(await page.textContent("#budgets")).toContain("$5.00");
+    // Zoomed to the days with data (a week at least), the daily budget drawn as a line.
+    expect(await page.textContent("#usage-chart h2")).toBe("Last 7 days");
+    expect(await page.getAttribute("#usage-chart .chart", "data-limit")).toBe("5");
+    // Sessions by their title and channel, not their key.
+    expect(await page.textContent("#top-sessions tbody tr:first-child .sess-title")).toMatch(
+      /^Could you draft plan/,
+    );
     await shoot("usage");
 
     // Its call tree, from the most expensive sessions list.
@@ -340,10 +357,16 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
       /fake\/test-model failed — retried after \d+\s?ms.*Bad gateway/s,
     );
     expect(await page.textContent("#trace .tl-legend")).toContain("failed attempt, retried");
+    expect(await page.textContent("#trace-totals [data-retries]")).toContain("↻ 1 model call retried");
     await shoot("trace-retry");
 
     // The list of recent turns: newest first, the failed one with its cause; costliest; failed only.
     await go("#/traces", "#trace-list tr[data-request]");
+    // Each turn named by its question; the retried call counted; an unpriced turn's estimate.
+    const retriedRow =
+      '#trace-list tr[data-request]:has(a.trace-open:has-text("This answer needs a second try."))';
+    expect(await page.textContent(`${retriedRow} [data-retries]`)).toBe("↻ 1 retry");
+    expect(await page.textContent('#trace-list tr:has-text("topic 1") td:last-child')).toMatch(/^≈\$0\.\d+$/);
     expect(await page.$$eval("#trace-list tr[data-request]", (r) => r.length)).toBeGreaterThanOrEqual(10);
     expect(await page.textContent('#trace-list tr[data-status="error"]')).toMatch(/malformed/);
     await page.click('#trace-list button:has-text("Failed")');
@@ -357,10 +380,16 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await page.waitForSelector("#trace-list tr[data-request]");
     await shoot("traces");
 
-    // A failed turn shows its cause; an answer's markdown is rendered, not shown raw.
+    // A failed turn shows its cause, with Retry inline; an answer's markdown is rendered, not shown raw.
     await go(`#/sessions/main/${seeded.failed}`, "#transcript .msg.failed .turn-error");
     expect(await page.textContent("#transcript .msg.failed .turn-error")).toMatch(/malformed/);
+    await page.waitForSelector('#transcript .msg.failed button:has-text("Retry")');
     await shoot("session-failed");
+    llm.enqueue({ text: "Answered on the retry." });
+    await page.click('#transcript .msg.failed button:has-text("Retry")');
+    await page.waitForSelector('#transcript .msg.assistant:has-text("Answered on the retry.")', {
+      timeout: 20_000,
+    });
     await go(`#/sessions/main/${seeded.plan}`, "#transcript .md h2");
     expect(await page.textContent("#transcript .md h2")).toBe("Plan 7");
     expect(await page.textContent("#transcript .md")).not.toContain("**");
@@ -392,7 +421,24 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     await page.waitForSelector('nav a[href="#/approvals"] .count', { timeout: 20_000 });
     await go("#/approvals", "[data-approval]");
     expect(await page.textContent("[data-approval] pre")).toContain("touch approved-by-console.txt");
+    // Headed by what it asks, from the chat named by its title with Telegram's icon.
+    expect(await page.textContent("[data-approval] h3.ask")).toBe("Run this command?");
+    expect(await page.textContent("[data-approval] .ask-from")).toContain("hello console");
+    expect(await page.getAttribute("[data-approval] .ask-from .ch", "aria-label")).toBe("Telegram");
     await shoot("approvals");
+    // The overview puts it first among what needs the owner, linked to where it is answered.
+    await go("#/overview", '#needs-you [data-attention="approvals"]');
+    expect(await page.textContent('#needs-you [data-attention="approvals"]')).toMatch(
+      /1 approval waits for your answer.*touch approved-by-console\.txt.*Review/s,
+    );
+    await shoot("overview-needs");
+    // The waiting turn is amber in the trace list and says so.
+    await go("#/traces", "#trace-list tr[data-waiting]");
+    expect(await page.textContent("#trace-list tr[data-waiting] .badge")).toBe("waiting for you");
+    expect(await page.textContent("#trace-list tr[data-waiting] a.trace-open")).toContain(
+      "please make the file",
+    );
+    await shoot("traces-waiting");
     // Its transcript shows the call waiting for approval, not a green tick.
     await go("#/sessions", ".session-list li");
     await page.fill("#session-q", "make the file");
@@ -405,7 +451,21 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     expect(await page.textContent('#transcript details.toolcall[data-state="waiting"] summary')).toContain(
       "waiting for approval",
     );
+    // Approve and Deny inline, as in the chat.
+    expect(await page.textContent("#transcript [data-approval-inline]")).toMatch(
+      /Run this command\?.*Approve.*Deny/s,
+    );
     await shoot("session-waiting");
+    // On a phone the session's facts and actions fold away; the transcript stays.
+    await page.setViewportSize(PHONE);
+    await page.waitForFunction(
+      () => !document.querySelector<HTMLDetailsElement>("#session-head details.sess-meta")?.open,
+    );
+    expect(await page.isVisible("#session-head dl.facts")).toBe(false);
+    await page.setViewportSize(DESKTOP);
+    await page.waitForFunction(
+      () => !!document.querySelector<HTMLDetailsElement>("#session-head details.sess-meta")?.open,
+    );
     await go("#/approvals", "[data-approval]");
     await page.click("[data-approval] button:has-text('Approve')");
     await waitFor(() => existsSync(join(d.workspace, "approved-by-console.txt")), 30_000);
@@ -517,7 +577,26 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     );
     // The failed turn's warning links to its trace.
     await page.waitForSelector(".log li a.req", { timeout: 10_000 });
+    // Newest first; a record's fields open on demand; a search narrows the lines.
+    const times = await page.$$eval(".log li", (ls) => ls.map((l) => Number(l.getAttribute("data-time"))));
+    expect(times.length).toBeGreaterThan(1);
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    expect(await page.isVisible(".log li .log-fields")).toBe(false);
+    await page.click(".log li:has(a.req) summary .m");
+    expect(await page.textContent(".log li:has(a.req) .log-fields")).toContain("requestId");
+    await page.click(".log li:has(a.req) summary .m");
     await shoot("logs");
+    const before = await page.$$eval(".log li", (l) => l.length);
+    // Every word must appear (in the message or a field): "502 upstream" is the retried call's line.
+    await page.fill("#log-q", "502 upstream");
+    await page.waitForFunction((n) => document.querySelectorAll(".log li").length < n, before, {
+      timeout: 10_000,
+    });
+    const found = await page.$$eval(".log li", (l) => l.map((x) => x.textContent ?? ""));
+    expect(found.length).toBeGreaterThan(0);
+    for (const f of found) expect(f).toMatch(/502.*upstream/is);
+    expect(found.join("\n")).toMatch(/retrying fake\/test-model/);
+    await page.fill("#log-q", "");
 
     // A bad edit of config.yaml: the overview shows the rejection, naming the key, live.
     await go("#/overview", '[data-channel="telegram"]');

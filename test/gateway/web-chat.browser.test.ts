@@ -20,6 +20,19 @@ const SHOTS = join(REPO_ROOT, "test-artifacts", "console");
 let h: GatewayHarness;
 let browser: Browser;
 
+/** The WCAG contrast ratio of two computed `rgb(r, g, b)` colours. */
+function rgbContrast(a: string, b: string): number {
+  const lum = (c: string): number => {
+    const [r, g, bl] = (c.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map((v) => {
+      const x = Number(v) / 255;
+      return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi! + 0.05) / (lo! + 0.05);
+}
+
 /** Opens the page with no token stored, types it into the login prompt and waits for the connection. */
 async function logIn(page: Page): Promise<void> {
   await page.goto(h.base + "/");
@@ -100,12 +113,26 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     expect(await page.textContent("#title")).toBe(
       "Familiar — Plan a weekend trip to Lyon with the kids, trains preferred…",
     );
+    // Its channel's icon before the title: a web chat, labelled for screen readers.
+    expect(await item!.getAttribute("data-channel")).toBe("web");
+    expect(await item!.$eval(".row .ch svg path", (p) => p.getAttribute("d"))).toBeTruthy();
+    expect(await item!.$eval(".row .ch", (e) => e.getAttribute("aria-label"))).toBe("web chat");
     // The date is shown whole (it wraps rather than being cut off) and carries the exact time.
     const small = await item!.$("small");
     const fits = await small!.evaluate((e) => e.scrollWidth <= e.clientWidth);
     expect(fits).toBe(true);
     expect(await small!.getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(await small!.textContent()).toMatch(/^2 messages · .*\d{4}/);
+    // In dark mode Send and New chat read at WCAG AA (4.5:1), measured on the rendered buttons.
+    await page.emulateMedia({ colorScheme: "dark" });
+    for (const sel of ["#send", "#new"]) {
+      const [fg, bg] = await page.$eval(sel, (e) => [
+        getComputedStyle(e).color,
+        getComputedStyle(e).backgroundColor,
+      ]);
+      expect(rgbContrast(fg!, bg!), `${sel} ${fg} on ${bg}`).toBeGreaterThanOrEqual(4.5);
+    }
+    await page.screenshot({ path: join(SHOTS, "web-chat-1024-dark.png") });
     await page.close();
   }, 60_000);
 

@@ -2,6 +2,8 @@
 import { gateway } from "../gateway";
 import { useLoad, usePoll, useReloadOn } from "../hooks";
 import { ActionButton, Card, Empty, ErrorLine, fmtAgo, fmtTime } from "../ui";
+import { SessionLabel, useSessionNames } from "../names";
+import { approvalAsk } from "./approval-ask";
 import { GrantsCard } from "./grants-card";
 
 interface Approval {
@@ -76,6 +78,7 @@ export function Approvals() {
   // No event announces a new approval or pairing code: look again every 2 s while this view is open.
   usePoll(ap, 2000);
   usePoll(pr, 5000);
+  const names = useSessionNames([], ap.data?.approvals.map((a) => a.sessionKey) ?? []);
   return (
     <div class="grid">
       <Card
@@ -92,15 +95,16 @@ export function Approvals() {
           <ul class="rows">
             {ap.data.approvals.map((a) => (
               <li key={a.id} data-approval={a.id}>
-                <div>
-                  <strong>{a.kind}</strong>{" "}
-                  <span class="muted">
-                    from {a.sessionKey} · expires {fmtAgo(a.expiresAt)}
-                  </span>
+                {/* Headed by what it asks; the chat it came from by its name and channel. */}
+                <h3 class="ask">{approvalAsk(a.kind, a.summary)}</h3>
+                <div class="muted ask-from">
+                  from <SessionLabel sessionKey={a.sessionKey} title={names.name(a.sessionKey)?.title} /> ·
+                  expires {fmtAgo(a.expiresAt)}
                 </div>
                 <pre class="wrap">{a.summary}</pre>
                 <div class="toolbar">
                   <ActionButton
+                    primary
                     label={`approve ${a.id}`}
                     action={async () => {
                       await gateway.call("approvals.resolve", { id: a.id, decision: "approve" });

@@ -1,4 +1,7 @@
-/** Logs: the recent records and a live tail (logs.tail with follow), filtered by level. */
+/**
+ * Logs: the recent records and a live tail (logs.tail with follow), newest first, as readable lines
+ * (time, level, module, message) whose other fields open on click; filtered by level and by words.
+ */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { gateway } from "../gateway";
 import { useConnState } from "../hooks";
@@ -22,11 +25,24 @@ const levelNum = (l: LogLine["level"]): number =>
   typeof l === "number" ? l : (LEVELS.find(([, n]) => n === l)?.[0] ?? 30);
 const levelName = (n: number): string => [...LEVELS].reverse().find(([v]) => n >= v)?.[1] ?? "info";
 const MAX = 1000;
+/** Fields every record has, shown on the line itself (or not at all). */
+const LINE_FIELDS = new Set(["level", "time", "msg", "pid", "hostname", "module"]);
+
+/** A field's value as text: strings as they are, the rest as compact JSON. */
+const text = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
+
+/** Does the record mention every word of the search (in its message or any field)? */
+function matches(l: LogLine, words: string[]): boolean {
+  if (!words.length) return true;
+  const hay = Object.values(l).map(text).join(" ").toLowerCase();
+  return words.every((w) => hay.includes(w));
+}
 
 export function Logs() {
   const [lines, setLines] = useState<LogLine[]>([]);
   const [min, setMin] = useState(30);
   const [paused, setPaused] = useState(false);
+  const [query, setQuery] = useState("");
   const [error, setError] = useState<string | undefined>(undefined);
   const conn = useConnState();
   const pausedRef = useRef(paused);
@@ -49,13 +65,23 @@ export function Logs() {
       off();
     };
   }, [conn]);
-  const shown = lines.filter((l) => levelNum(l.level) >= min);
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  // Newest first: what just happened is at the top.
+  const shown = lines.filter((l) => levelNum(l.level) >= min && matches(l, words)).reverse();
   return (
     <Card
       title="Logs"
       id="logs"
       actions={
         <>
+          <input
+            type="search"
+            id="log-q"
+            aria-label="search the log"
+            placeholder="Search"
+            value={query}
+            onInput={(e) => setQuery(e.currentTarget.value)}
+          />
           <label>
             Level{" "}
             <select
@@ -78,28 +104,59 @@ export function Logs() {
     >
       <ErrorLine error={error} />
       <ol class="log" aria-live="polite">
-        {shown.slice(-300).map((l, i) => {
-          const lv = levelName(levelNum(l.level));
-          const { level: _l, time, msg, pid: _p, hostname: _h, ...rest } = l;
-          const extra = Object.keys(rest).length ? JSON.stringify(rest) : "";
-          return (
-            <li key={i} class={`lv-${lv}`} data-level={lv}>
-              <span class="t">{time ? new Date(time).toLocaleTimeString() : ""}</span>{" "}
-              <span class="lv">{lv}</span> {msg}{" "}
-              {typeof (rest as Record<string, unknown>).requestId === "string" && (
-                <a
-                  class="req"
-                  href={`#/traces/${encodeURIComponent((rest as Record<string, string>).requestId!)}`}
-                  title="open this turn's trace"
-                >
-                  trace
-                </a>
-              )}{" "}
-              {extra && <span class="muted">{extra}</span>}
-            </li>
-          );
-        })}
+        {shown.slice(0, 300).map((l, i) => (
+          <LogRecord key={`${String(l.time)}-${i}`} l={l} />
+        ))}
       </ol>
+      {shown.length === 0 && (
+        <p class="empty">
+          {lines.length ? "No record matches the level and search." : "No log records yet."}
+        </p>
+      )}
     </Card>
+  );
+}
+
+/** One record: a readable line; its other fields (request ids, codes, durations) open on demand. */
+function LogRecord(props: { l: LogLine }) {
+  const l = props.l;
+  const lv = levelName(levelNum(l.level));
+  const fields = Object.entries(l).filter(([k]) => !LINE_FIELDS.has(k));
+  const req = typeof l.requestId === "string" ? l.requestId : undefined;
+  const line = (
+    <>
+      <span class="t">{l.time ? new Date(l.time).toLocaleTimeString() : ""}</span>{" "}
+      <span class="lv">{lv}</span> {typeof l.module === "string" && <span class="mod">{l.module}</span>}{" "}
+      <span class="m">{l.msg}</span>
+      {req && (
+        <>
+          {" "}
+          <a class="req" href={`#/traces/${encodeURIComponent(req)}`} title="open this turn's trace">
+            trace
+          </a>
+        </>
+      )}
+    </>
+  );
+  return (
+    <li class={`lv-${lv}`} data-level={lv} data-time={l.time ? new Date(l.time).getTime() : undefined}>
+      {fields.length ? (
+        <details>
+          <summary>
+            {line} <span class="nf">{fields.length} fields</span>
+          </summary>
+          <dl class="log-fields">
+            {fields.map(([k, v]) => (
+              <>
+                <dt key={`k-${k}`}>{k}</dt>
+                <dd key={`v-${k}`}>{text(v)}</dd>
+              </>
+            ))}
+          </dl>
+        </details>
+      ) : (
+        line
+      )}
+    </li>
   );
 }

@@ -1,52 +1,16 @@
-/** Overview: uptime, version, router, channels, scheduler, config errors, memory and queue; live. */
-import { gateway } from "../gateway";
-import { useLoad, useReloadOn } from "../hooks";
-import {
-  Badge,
-  Card,
-  Empty,
-  ErrorLine,
-  fmtAgo,
-  fmtBytes,
-  fmtCost,
-  fmtDur,
-  fmtInt,
-  estimateTitle,
-} from "../ui";
+/**
+ * Overview: three questions at a glance, in this order of weight. What needs me (approvals, pairing,
+ * failures, budgets, a degraded channel; each linked to where it is settled)? What did today cost
+ * against the budget? Is it healthy (channels, model, disk, backups)? The daemon's facts and the
+ * scheduler follow, quieter. Live: it follows channel, config, cron, heartbeat, chat and tick events.
+ */
+import { api, gateway } from "../gateway";
+import { useLoad, usePoll, useReloadOn } from "../hooks";
+import { Card, Empty, ErrorLine, fmtAgo, fmtBytes, fmtDur } from "../ui";
+import { attention } from "./attention";
+import { HealthTiles, NeedsYou, TodayCard, type Budgets, type Status } from "./overview-parts";
+import "./overview.css";
 
-interface ChannelStatus {
-  state: string;
-  detail?: string;
-  identity?: string;
-  since: number;
-}
-interface Status {
-  uptimeS: number;
-  defaultAgent: string;
-  primaryModel: string | null;
-  fallbacks: string[];
-  models: {
-    state: string;
-    detail?: string;
-    chain?: string[];
-    cooldowns?: { model: string; until: number; failures: number; reason: string }[];
-  };
-  channels: Record<string, ChannelStatus>;
-  queueDepth: number | null;
-  tokensToday: { total: number; cost: number; calls: number; estimatedCalls?: number };
-  heartbeat: { state: string; detail?: string; nextRunAt?: number; every?: number };
-  cron:
-    | { id: string; nextRunAt: number | null; lastStatus: string | null; enabled: boolean }[]
-    | { state: string; detail?: string };
-  gatewayClients: number;
-  configError: string | null;
-  /** The data dir's disk: `degraded` while nearly full (runtime/disk-watch.ts). */
-  disk?: { state: string; detail?: string; free_mb?: number; total_mb?: number };
-  backup?: {
-    enabled: boolean;
-    last: { at: number; ok: boolean; dir: string | null; error: string | null } | null;
-  };
-}
 interface SystemInfo {
   version: string;
   node: string;
@@ -56,6 +20,12 @@ interface SystemInfo {
   /** Key names, or `{key, running?, file?}` records. */
   pendingRestart: (string | { key: string; running?: unknown; file?: unknown })[];
   notes: { files: number; bytes: number } | null;
+}
+interface FailedTurn {
+  request_id: string;
+  started_at: number;
+  question: string | null;
+  error: string | null;
 }
 
 const LIVE = [
@@ -69,25 +39,57 @@ const LIVE = [
   "session.changed",
 ];
 
+/** Local midnight: "today" as the owner's clock has it. */
+const midnight = (): number => {
+  const d = new Date();
+  d.setHours(0, 0, 0, 0);
+  return d.getTime();
+};
+
 export function Overview() {
   const status = useLoad(() => gateway.call<Status>("status"), []);
   const info = useLoad(() => gateway.call<SystemInfo>("system.info"), []);
+  const approvals = useLoad(
+    () => gateway.call<{ approvals: { summary: string; kind: string }[] }>("approvals.list"),
+    [],
+  );
+  const pairing = useLoad(
+    () =>
+      gateway.call<{ requests: { channel: string; userId: string; userName?: string | null }[] }>(
+        "pairing.list",
+      ),
+    [],
+  );
+  const budgets = useLoad(() => gateway.call<Budgets>("usage.budgets"), []);
+  const failed = useLoad(() => api<{ traces: FailedTurn[] }>("/api/traces?status=failed&limit=20"), []);
   useReloadOn(status, LIVE);
   useReloadOn(info, ["config.error", "config.reloaded", "tick"]);
+  for (const l of [approvals, pairing, budgets, failed]) useReloadOn(l, ["chat", "cron", "tick"]);
+  // No event announces a new approval or pairing code.
+  usePoll(approvals, 5000);
+  usePoll(pairing, 10000);
   const s = status.data;
   const i = info.data;
   const cronJobs = Array.isArray(s?.cron) ? s.cron : [];
+  const today = midnight();
+  const items =
+    s && approvals.data && pairing.data
+      ? attention({
+          approvals: approvals.data.approvals,
+          pairing: pairing.data.requests,
+          cronJobs,
+          failedTurns: (failed.data?.traces ?? []).filter((t) => t.started_at >= today),
+          budgets: budgets.data?.limits ?? [],
+          warnAt: budgets.data?.warnAt ?? 0.8,
+          channels: s.channels,
+          disk: s.disk,
+          backup: s.backup,
+        })
+      : undefined;
   const nextCron = cronJobs.filter((j) => j.nextRunAt).sort((a, b) => a.nextRunAt! - b.nextRunAt!)[0];
   return (
-    <div class="grid">
+    <div class="ov">
       <ErrorLine error={status.error ?? info.error} />
-      {s?.disk?.state === "degraded" && (
-        <Card title="Disk" id="disk-card">
-          <div class="alert" role="alert" id="disk-low">
-            <strong>The disk holding the database is nearly full.</strong> {s.disk.detail}
-          </div>
-        </Card>
-      )}
       {(!!s?.configError || !!i?.pendingRestart.length) && (
         <Card title="Config" id="config-card">
           {s?.configError && (
@@ -113,118 +115,75 @@ export function Overview() {
           )}
         </Card>
       )}
-      <Card title="Channels" id="channels">
-        {s ? (
-          Object.keys(s.channels).length ? (
-            <ul class="rows">
-              {Object.entries(s.channels).map(([id, c]) => (
-                <li key={id} data-channel={id}>
-                  <strong>{id}</strong> <Badge state={c.state} />{" "}
-                  {c.identity && <span class="muted">{c.identity}</span>}
-                  <span class="muted"> since {fmtAgo(c.since)}</span>
-                  {c.detail && <div class="detail">{c.detail}</div>}
-                </li>
-              ))}
-            </ul>
+      <NeedsYou items={items} />
+      <TodayCard status={s} budgets={budgets.data} />
+      <HealthTiles status={s} />
+      <div class="ov-quiet">
+        <Card title="Daemon">
+          {s && i ? (
+            <dl class="facts">
+              <dt>Version</dt>
+              <dd>
+                {i.version}{" "}
+                <span class="muted">
+                  (Node {i.node}, pid {i.pid})
+                </span>
+              </dd>
+              <dt>Uptime</dt>
+              <dd>{fmtDur(s.uptimeS * 1000)}</dd>
+              <dt>Memory</dt>
+              <dd>
+                RSS {fmtBytes(i.memory.rss)}{" "}
+                <span class="muted">
+                  heap {fmtBytes(i.memory.heapUsed)} / {fmtBytes(i.memory.heapTotal)}
+                </span>
+              </dd>
+              <dt>Queue</dt>
+              <dd>{s.queueDepth ?? "—"} waiting</dd>
+              <dt>Clients</dt>
+              <dd>{s.gatewayClients} connected</dd>
+            </dl>
           ) : (
-            <Empty>No channels enabled (only the gateway).</Empty>
-          )
-        ) : (
-          <Empty>Loading…</Empty>
-        )}
-      </Card>
-      <Card title="Daemon">
-        {s && i ? (
-          <dl class="facts">
-            <dt>Version</dt>
-            <dd>
-              {i.version} (Node {i.node}, pid {i.pid})
-            </dd>
-            <dt>Uptime</dt>
-            <dd>{fmtDur(s.uptimeS * 1000)}</dd>
-            <dt>Memory</dt>
-            <dd>
-              RSS {fmtBytes(i.memory.rss)}, heap {fmtBytes(i.memory.heapUsed)} /{" "}
-              {fmtBytes(i.memory.heapTotal)}
-            </dd>
-            <dt>Notes</dt>
-            <dd>
-              {i.notes
-                ? `${i.notes.files} memory file(s), ${(i.notes.bytes / 1024).toFixed(1)} KiB indexed`
-                : "—"}
-            </dd>
-            <dt>Queue</dt>
-            <dd>{s.queueDepth ?? "—"} waiting</dd>
-            <dt>Today</dt>
-            <dd>
-              {fmtInt(s.tokensToday.total)} tokens,{" "}
-              <span
-                title={s.tokensToday.estimatedCalls ? estimateTitle(s.tokensToday.estimatedCalls) : undefined}
-              >
-                {fmtCost(s.tokensToday.cost, (s.tokensToday.estimatedCalls ?? 0) > 0)}
-              </span>{" "}
-              ({s.tokensToday.calls} calls)
-            </dd>
-            <dt>Clients</dt>
-            <dd>{s.gatewayClients} connected</dd>
-          </dl>
-        ) : (
-          <Empty>Loading…</Empty>
-        )}
-      </Card>
-      <Card title="Models">
-        {s ? (
-          <div>
-            <p>
-              <Badge state={s.models.state} /> default agent <strong>{s.defaultAgent}</strong>, primary{" "}
-              <code class="ref">{s.primaryModel ?? "none"}</code>
-              {s.fallbacks.length > 0 && <span> then {s.fallbacks.join(", ")}</span>}
-            </p>
-            {s.models.detail && <p class="muted">{s.models.detail}</p>}
-            {s.models.cooldowns?.map((c) => (
-              <p key={c.model} class="warn-line">
-                {c.model} cooling down until {new Date(c.until).toLocaleTimeString()} ({c.failures} failures:{" "}
-                {c.reason})
-              </p>
-            ))}
-          </div>
-        ) : (
-          <Empty>Loading…</Empty>
-        )}
-      </Card>
-      <Card title="Scheduler">
-        {s ? (
-          <dl class="facts">
-            <dt>Heartbeat</dt>
-            <dd>
-              <Badge state={s.heartbeat.state} />{" "}
-              {s.heartbeat.nextRunAt ? `next ${fmtAgo(s.heartbeat.nextRunAt)}` : (s.heartbeat.detail ?? "")}
-            </dd>
-            <dt>Cron</dt>
-            <dd>
-              {Array.isArray(s.cron)
-                ? `${s.cron.length} job(s)${nextCron ? `, next ${nextCron.id} ${fmtAgo(nextCron.nextRunAt)}` : ""}`
-                : s.cron.detail}
-            </dd>
-            <dt>Backup</dt>
-            <dd>
-              {s.backup?.last ? (
-                <>
-                  <Badge state={s.backup.last.ok ? "ok" : "error"} />{" "}
-                  {s.backup.last.ok
-                    ? `last ${fmtAgo(s.backup.last.at)}`
-                    : `failed ${fmtAgo(s.backup.last.at)}: ${s.backup.last.error ?? ""}`}
-                </>
-              ) : (
-                "none yet (familiar backup)"
-              )}
-              {s.backup && !s.backup.enabled ? ", schedule off" : ""}
-            </dd>
-          </dl>
-        ) : (
-          <Empty>Loading…</Empty>
-        )}
-      </Card>
+            <Empty>Loading…</Empty>
+          )}
+        </Card>
+        <Card title="Scheduler">
+          {s ? (
+            <dl class="facts">
+              <dt>Heartbeat</dt>
+              <dd>
+                {s.heartbeat.nextRunAt
+                  ? `next ${fmtAgo(s.heartbeat.nextRunAt)}`
+                  : (s.heartbeat.detail ?? "off")}
+              </dd>
+              <dt>Cron</dt>
+              <dd>
+                {Array.isArray(s.cron) ? (
+                  <>
+                    {s.cron.length} job{s.cron.length === 1 ? "" : "s"}
+                    {nextCron && (
+                      <span class="muted">
+                        {" "}
+                        · next <a href="#/cron">{nextCron.id}</a> {fmtAgo(nextCron.nextRunAt)}
+                      </span>
+                    )}
+                  </>
+                ) : (
+                  s.cron.detail
+                )}
+              </dd>
+              <dt>Memory</dt>
+              <dd>
+                {i?.notes
+                  ? `${i.notes.files} file${i.notes.files === 1 ? "" : "s"}, ${(i.notes.bytes / 1024).toFixed(1)} KiB indexed`
+                  : "—"}
+              </dd>
+            </dl>
+          ) : (
+            <Empty>Loading…</Empty>
+          )}
+        </Card>
+      </div>
     </div>
   );
 }

@@ -2,6 +2,7 @@
 import { useState } from "preact/hooks";
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
+import { ChannelIcon, channelLabel, channelOf } from "../names";
 import { Card, Empty, ErrorLine, fmtAgo } from "../ui";
 
 interface Row {
@@ -59,10 +60,12 @@ export function Sessions() {
           {list.data.sessions.map((s) => (
             <li key={s.sessionId}>
               <a href={`#/sessions/${encodeURIComponent(s.agentId)}/${encodeURIComponent(s.sessionId)}`}>
+                <ChannelIcon channel={channelOf(s.sessionKey)} />{" "}
                 <strong>{s.title ?? "(no messages yet)"}</strong>
               </a>
-              <div class="muted">
-                {s.sessionKey} · {s.messageCount} messages · {fmtAgo(s.updatedAt)}
+              <div class="muted" title={s.sessionKey}>
+                {channelLabel(channelOf(s.sessionKey))} · {s.agentId} · {s.messageCount} messages ·{" "}
+                {fmtAgo(s.updatedAt)}
                 {s.modelOverride && ` · model ${s.modelOverride}`}
                 {s.parentId && " · continued after compaction"}
               </div>

@@ -4,7 +4,9 @@ import { StackedBars } from "../chart";
 import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
 import { Card, Empty, ErrorLine, fmtCost, fmtInt, Table, When, estimateTitle } from "../ui";
+import { SessionLabel, useSessionNames } from "../names";
 import { BudgetsCard } from "./budgets-card";
+import { firstShownDay } from "./usage-range";
 import type { DailyUsage as Daily, SessionCost as TopSession } from "../../../internal/gateway/usage-wire";
 
 type Split = "byAgent" | "byModel" | "byChannel";
@@ -31,11 +33,31 @@ export function Usage() {
   useReloadOn(top, ["chat", "cron", "heartbeat"]);
   const [split, setSplit] = useState<Split>("byModel");
   const [metric, setMetric] = useState<"cost" | "tokens">("cost");
-  const d = daily.data;
-  const series = useMemo(
-    () => (d ? d[split].slice(0, 8).map((s) => ({ label: s.key, values: s[metric] })) : []),
-    [d, split, metric],
+  // The daily dollar budget, drawn on the cost chart as a line.
+  const budgets = useLoad(
+    () =>
+      gateway.call<{ limits: { id: string; unit: string; period: string; limit: number; label: string }[] }>(
+        "usage.budgets",
+      ),
+    [],
   );
+  useReloadOn(budgets, ["config.reloaded"]);
+  const d = daily.data;
+  const from = d ? firstShownDay(d.totals.calls) : 0;
+  const days = useMemo(() => (d ? d.days.slice(from) : []), [d, from]);
+  const series = useMemo(
+    () => (d ? d[split].slice(0, 8).map((s) => ({ label: s.key, values: s[metric].slice(from) })) : []),
+    [d, split, metric, from],
+  );
+  const dailyUsd = budgets.data?.limits.find((l) => l.unit === "usd" && /daily/.test(l.period));
+  const limit = useMemo(
+    () =>
+      metric === "cost" && dailyUsd
+        ? { value: dailyUsd.limit, label: `${dailyUsd.label} daily budget ${fmtCost(dailyUsd.limit)}` }
+        : undefined,
+    [metric, dailyUsd?.limit, dailyUsd?.label],
+  );
+  const names = useSessionNames(top.data?.sessions.map((s) => s.sessionId) ?? []);
   const format = metric === "cost" ? fmtCost : fmtTokens;
   const axis = metric === "cost" ? axisCost : fmtTokens;
   const total30 = d ? d.totals.cost.reduce((a, b) => a + b, 0) : 0;
@@ -67,7 +89,7 @@ export function Usage() {
       </Card>
       <BudgetsCard />
       <Card
-        title="Last 30 days"
+        title={days.length && days.length < 30 ? `Last ${days.length} days` : "Last 30 days"}
         id="usage-chart"
         actions={
           <>
@@ -92,7 +114,7 @@ export function Usage() {
         {d ? (
           <div data-today-cost={d.totals.cost[d.totals.cost.length - 1] ?? 0} class="chart-wrap">
             {series.some((x) => x.values.some((v) => v > 0)) ? (
-              <StackedBars days={d.days} series={series} format={format} axis={axis} />
+              <StackedBars days={days} series={series} format={format} axis={axis} limit={limit} />
             ) : (
               <Empty>
                 {d.totals.calls.some((c) => c > 0) && metric === "cost"
@@ -152,9 +174,13 @@ export function Usage() {
                 <tr key={s.sessionId}>
                   <td>
                     <a
+                      class="sess-link"
                       href={`#/sessions/${encodeURIComponent(s.agentId ?? "main")}/${encodeURIComponent(s.sessionId)}`}
                     >
-                      {s.sessionKey ?? s.sessionId}
+                      <SessionLabel
+                        sessionKey={s.sessionKey ?? s.sessionId}
+                        title={names.name(s.sessionId)?.title}
+                      />
                     </a>
                   </td>
                   <td class="num" title={why(s.estimatedCalls)}>
