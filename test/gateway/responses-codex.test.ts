@@ -107,18 +107,31 @@ describe("/v1/responses: the fields Codex sends", () => {
 
 describe("the real Codex CLI", () => {
   it.skipIf(!HAVE_CODEX)(
-    `codex exec answers through the daemon${HAVE_CODEX ? "" : ` (SKIPPED: no Codex CLI at ${CODEX}; .ci/run installs @openai/codex there)`}`,
+    `codex exec answers through the daemon, a function call and its output included${HAVE_CODEX ? "" : ` (SKIPPED: no Codex CLI at ${CODEX}; .ci/run installs @openai/codex there)`}`,
     async () => {
       const home = mkdtempSync(join(tmpdir(), "familiar-codex-home-"));
       const work = mkdtempSync(join(tmpdir(), "familiar-codex-work-"));
       try {
-        h.fake.enqueue({ text: "Hello from Familiar, through Codex." });
+        // A function call first: Codex runs it and sends its output back (the whole input again,
+        // store: false), then the answer.
+        h.fake.enqueue(
+          {
+            toolCalls: [
+              { id: "call_1", name: "exec_command", arguments: { cmd: "echo familiar-codex-ran-this" } },
+            ],
+          },
+          { text: "Hello from Familiar, through Codex." },
+        );
         const provider = `model_providers.familiar={name="familiar",base_url="${h.base}/v1",env_key="FAMILIAR_TOKEN",wire_api="responses"}`;
         const child = spawn(
           CODEX,
           [
             "exec",
             "--skip-git-repo-check",
+            // Codex's own command sandbox needs its helper binary on PATH, which an npm install does
+            // not put there; the command is a harmless echo in a temp folder.
+            "--sandbox",
+            "danger-full-access",
             "-c",
             "model_provider=familiar",
             "-c",
@@ -145,6 +158,18 @@ describe("the real Codex CLI", () => {
         expect(JSON.stringify(req?.messages)).toContain("say hi");
         const names = ((req?.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
         expect(names).toContain("exec_command");
+        // The command's output came back as the call's result (the command ran, not just its text).
+        const results = (
+          (h.fake.requests[1]?.body?.messages ?? []) as {
+            role: string;
+            tool_call_id?: string;
+            content?: unknown;
+          }[]
+        )
+          .filter((m) => m.role === "tool" && m.tool_call_id === "call_1")
+          .map((m) => JSON.stringify(m.content));
+        expect(results).toHaveLength(1);
+        expect(results[0]).toMatch(/familiar-codex-ran-this(\\n|")/);
       } finally {
         rmSync(home, { recursive: true, force: true });
         rmSync(work, { recursive: true, force: true });
