@@ -157,6 +157,24 @@ describe("MCP servers still starting are not orphaned", () => {
     expect(h.parts.mcp.health().slow).toBeUndefined();
   });
 
+  it("a reload that removes a connected server ends it at once", async () => {
+    const steps = tmp("familiar-mcp-steps-");
+    const p = { command: process.execPath, args: [progressServer], env: { STEP_DIR: steps } };
+    h = await createToolsHarness({ mcp: { servers: { p } } }, { start: true, clock: new FakeClock() });
+    const hh = h;
+    const up = await waitFor(
+      () => (hh.parts.mcp.health().p?.state === "connected" ? hh.parts.mcp.health().p : undefined),
+      30_000,
+      "the progress server",
+    );
+    const pid = up!.pid!;
+    expect(alive(pid)).toBe(true);
+    hh.core.setConfig({ mcp: { servers: {} } });
+    // Its stdin closes and its group is signalled: gone within the grace, not at a 60 s timeout.
+    await waitFor(() => !alive(pid), 5_000, "the removed server to exit");
+    expect(hh.parts.mcp.health().p).toBeUndefined();
+  });
+
   it("the daemon's SIGTERM ends a server still starting and its child", async () => {
     const dir = tmp("familiar-mcp-slow-");
     const d = await startDaemonProcess({
