@@ -11,7 +11,7 @@
 import { performance } from "node:perf_hooks";
 import type { ApprovalAnswer, ApprovalDecision, ApprovalRequest } from "../tools/tool.js";
 import type { ModelRetry } from "../models/types.js";
-import { withoutUrls } from "../core/public-text.js";
+import { withoutAddresses } from "../core/public-text.js";
 import type { TraceRecorder } from "./trace.js";
 
 /** Characters of an approval's summary (the shell command) kept in the trace. */
@@ -72,7 +72,7 @@ export function traceRetry(traces: TraceRecorder, base: SpanBase, r: ModelRetry)
       model: r.model,
       code: r.code,
       // As a failed turn's stored cause: no upstream URL (trace-wire.ts readers are API clients too).
-      message: withoutUrls(r.message),
+      message: withoutAddresses(r.message),
       attempt: r.attempt,
       next: r.next,
       wait_ms: r.waitMs,

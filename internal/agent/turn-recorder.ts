@@ -13,7 +13,7 @@
  * splitting them would spread that invariant over files that each hold half of it.
  */
 import { performance } from "node:perf_hooks";
-import { withoutUrls } from "../core/public-text.js";
+import { withoutAddresses } from "../core/public-text.js";
 import type { InboundMessage } from "../core/host.js";
 import type { TurnLog } from "./turn-log.js";
 import type { AgentEvent } from "../core/agent-events.js";
@@ -317,7 +317,7 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         const content =
           outcome.text ||
           (status === "error" && outcome.error
-            ? `${outcome.error.code}: ${withoutUrls(outcome.error.message)}`
+            ? `${outcome.error.code}: ${withoutAddresses(outcome.error.message)}`
             : "");
         finalStored = sessions.append(persistSession.id, {
           role: "assistant",

@@ -267,6 +267,17 @@ export const mcpServerSchema = z
     sandbox_network: z.boolean().default(true),
     /** Trusted: its results do not taint a session, and its tools are not sinks (containment). */
     trusted: z.boolean().default(false),
+    /**
+     * The folders the client declares as MCP roots (`workspace` names the workspace). Absent: no
+     * roots capability at all, so a server keeps the folders its own arguments name.
+     */
+    roots: z
+      .array(
+        z.string().refine((p) => p === "workspace" || p.startsWith("/") || p.startsWith("~/"), {
+          error: 'expected "workspace" or an absolute path (or one starting with ~/)',
+        }),
+      )
+      .optional(),
   })
   .strict()
   .refine((s) => (s.command === undefined) !== (s.url === undefined), {

@@ -31,6 +31,7 @@ import { cacheOf } from "../session/message-cache.js";
 import { tokenFilePath } from "../gateway/token-store.js";
 import { removeRuntimeFile, writeRuntimeFile } from "../gateway/runtime-file.js";
 import { listenGateway } from "./gateway-listen.js";
+import { ensureWorkspaceDir } from "./workspace-dir.js";
 
 export interface DaemonOptions {
   configPath: string;
@@ -97,6 +98,19 @@ export class Daemon {
     const lock = acquireInstanceLock(cfg.data_dir);
     let db: Db | undefined;
     try {
+      // Commands and CLI engines run in the workspace: it exists before anything starts, or start
+      // fails naming it (issue 46 item 1). A reload to a new folder makes that one too.
+      if (ensureWorkspaceDir(cfg.workspace))
+        logger.info({ workspace: cfg.workspace }, "workspace folder created (0700)");
+      manager.onChange((next, prev) => {
+        if (next.workspace === prev.workspace) return;
+        try {
+          if (ensureWorkspaceDir(next.workspace))
+            logger.info({ workspace: next.workspace }, "workspace folder created (0700)");
+        } catch (err) {
+          logger.error({ err: (err as Error).message }, "the new workspace cannot be used");
+        }
+      });
       // An upgrade first copies the database aside (<data_dir>/backups/pre-migration-*.db).
       db = openDatabase(cfg.data_dir, {
         migrations: allMigrations,

@@ -4,6 +4,7 @@
  */
 import type { AgentEvent } from "../core/agent-events.js";
 import type { Usage } from "../models/types.js";
+import { publicTurnMessage } from "./turn-error-public.js";
 
 export type ChatEventPayload =
   | { state: "started"; runId: string; sessionKey: string; agentId: string }
@@ -84,8 +85,9 @@ export class ChatEventMapper {
             runId: e.runId,
             sessionKey,
             code: err?.code ?? "turn_failed",
-            message: err?.message ?? (e.text || "the turn failed"),
-            text: e.text,
+            // Without the provider's address: websocket clients are API clients (issue 46 item 6).
+            message: publicTurnMessage(err?.message ?? (e.text || "the turn failed")),
+            text: publicTurnMessage(e.text),
           };
         return {
           state: "final",

@@ -21,6 +21,7 @@ import type { GatewayRuntime } from "./runtime.js";
 import { connTarget } from "./conn-target.js";
 import type { MethodHandler } from "./ws-server.js";
 import { runGatewayCommand, type CommandAnswer } from "./chat-command.js";
+import { publicTurnMessage } from "./turn-error-public.js";
 
 interface SendEntry {
   runId: string;
@@ -74,17 +75,20 @@ export function resolveSessionKey(raw: string, agentId: string): string {
   }
 }
 
-/** The compact result clients get for a finished turn. */
+/**
+ * The compact result clients get for a finished turn. A failure's words leave without the
+ * provider's address (core/public-text.ts): a websocket client is an API client too.
+ */
 export function summarizeResult(r: TurnResult): Record<string, unknown> {
   return {
     runId: r.runId,
-    text: r.text,
+    text: r.finishReason === "error" ? publicTurnMessage(r.text) : r.text,
     finishReason: r.finishReason,
     usage: r.treeUsage,
     cost: r.treeCost,
     ...(r.treeCostEstimatedCalls ? { costEstimatedCalls: r.treeCostEstimatedCalls } : {}),
     ...(r.model ? { model: r.model } : {}),
-    ...(r.error ? { error: r.error } : {}),
+    ...(r.error ? { error: { ...r.error, message: publicTurnMessage(r.error.message) } } : {}),
   };
 }
 

@@ -2,7 +2,12 @@
  * The request side of `POST /v1/responses` (OpenAI's Responses API, issue 34): `input` (a string or
  * items: messages with text and images, `function_call`, `function_call_output`, `item_reference`)
  * becomes the conversation of the turn; `tools`, `tool_choice`, `text.format`, sampling and
- * `instructions` become the client's options. Every field is honoured or refused with a 400 naming it.
+ * `instructions` become the client's options. Every field is honoured, refused with a 400 naming it,
+ * or (issue 46 item 3, what OpenAI's Codex CLI always sends) ignored and named in `ignored`, which the
+ * door answers as the `X-Familiar-Ignored` header: `reasoning` (effort and summaries belong to one
+ * provider's models), `include` (no reasoning or search items are produced to include),
+ * `client_metadata` (the client's own bookkeeping), and tools of type `namespace` and `web_search`
+ * (a group of another client's tools, and a search that OpenAI's servers run).
  *
  * Over 300 lines on purpose: as in openai-chat-request.ts, the known fields and the parser of each
  * stay together where one review can check that none is left out.
@@ -34,6 +39,10 @@ const HANDLED = new Set([
   "safety_identifier",
   "prompt_cache_key",
 ]);
+/** Fields accepted and ignored (named in the `X-Familiar-Ignored` header when present). */
+const IGNORED = new Set(["reasoning", "include", "client_metadata"]);
+/** Tool types accepted and left out of the model's tools (named as `tools.<type>`). */
+const IGNORED_TOOLS = new Set(["namespace", "web_search", "web_search_preview"]);
 const DEFAULTS: Record<string, unknown> = {
   top_p: 1,
   truncation: "disabled",
@@ -57,6 +66,8 @@ export interface ResponsesRequest {
   outputParams: Map<EphemeralEntry, string>;
   client?: ClientRequest;
   metadata: Record<string, unknown>;
+  /** Fields (and `tools.<type>`) that were accepted but ignored, in request order. */
+  ignored: string[];
 }
 
 /** Finds an earlier output item by id (for `item_reference`). */
@@ -100,22 +111,28 @@ function textOfParts(c: unknown, at: string, images?: ImageInput[]): string {
   return text;
 }
 
-function parseTools(raw: unknown): ClientTool[] {
+function parseTools(raw: unknown, ignored: string[]): ClientTool[] {
   if (!Array.isArray(raw)) throw bad("tools must be an array", "tools");
-  return raw.map((t, i): ClientTool => {
+  const out: ClientTool[] = [];
+  raw.forEach((t, i) => {
+    if (isObj(t) && typeof t.type === "string" && IGNORED_TOOLS.has(t.type)) {
+      if (!ignored.includes(`tools.${t.type}`)) ignored.push(`tools.${t.type}`);
+      return;
+    }
     if (!isObj(t) || t.type !== "function")
       throw bad(
-        `tools[${i}]: only function tools are supported, got type ${JSON.stringify(isObj(t) ? t.type : t)}`,
+        `tools[${i}]: only function tools are supported (namespace and web_search tools are ignored), got type ${JSON.stringify(isObj(t) ? t.type : t)}`,
         `tools.${i}.type`,
       );
     if (typeof t.name !== "string" || !NAME.test(t.name))
       throw bad(`tools[${i}].name must match ^[a-zA-Z0-9_-]{1,64}$`, `tools.${i}.name`);
-    return {
+    out.push({
       name: t.name,
       description: typeof t.description === "string" ? t.description : "",
       parameters: isObj(t.parameters) ? t.parameters : { type: "object", properties: {} },
-    };
+    });
   });
+  return out;
 }
 
 function parseToolChoice(raw: unknown, tools: ClientTool[] | undefined): ToolChoice {
@@ -225,9 +242,14 @@ function addItem(
 
 /** Validates and translates a request body (see the module comment). */
 export function parseResponsesRequest(body: Obj, lookup: ItemLookup): ResponsesRequest {
+  const ignored: string[] = [];
   for (const [k, v] of Object.entries(body)) {
     if (HANDLED.has(k) || v === null || v === undefined) continue;
-    if (k === "include" && Array.isArray(v) && v.length === 0) continue;
+    if (IGNORED.has(k)) {
+      checkIgnored(k, v);
+      if (!(Array.isArray(v) && v.length === 0)) ignored.push(k);
+      continue;
+    }
     if (k in DEFAULTS && v === DEFAULTS[k]) continue;
     throw bad(
       k in DEFAULTS
@@ -257,7 +279,7 @@ export function parseResponsesRequest(body: Obj, lookup: ItemLookup): ResponsesR
   if (!cont) entries.pop();
   const c: ClientRequest = {};
   if (body.tools !== undefined && body.tools !== null) {
-    const tools = parseTools(body.tools);
+    const tools = parseTools(body.tools, ignored);
     if (tools.length > 0) c.tools = tools;
   }
   if (body.tool_choice !== undefined && body.tool_choice !== null)
@@ -303,5 +325,14 @@ export function parseResponsesRequest(body: Obj, lookup: ItemLookup): ResponsesR
     outputParams: params,
     ...(Object.keys(c).length > 0 ? { client: c } : {}),
     metadata: isObj(body.metadata) ? body.metadata : {},
+    ignored,
   };
+}
+
+/** An ignored field still has to have its documented shape: a typo'd value is a 400, not silence. */
+function checkIgnored(k: string, v: unknown): void {
+  if (k === "include") {
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "string"))
+      throw bad("include must be an array of strings", "include");
+  } else if (!isObj(v)) throw bad(`${k} must be an object`, k);
 }

@@ -206,6 +206,7 @@ export async function createResponse(
       ...(r ? { "x-familiar-request-id": r.requestId } : {}),
       ...(sessionKey ? { "x-familiar-session": sessionKey } : {}),
       ...(plan?.closed.length ? { "x-familiar-closed-tool-calls": plan.closed.join(", ") } : {}),
+      ...(p.ignored.length ? { "x-familiar-ignored": p.ignored.join(",") } : {}),
     });
     let replayed = false;
     const admit = (onEvent?: (e: AgentEvent) => void) =>

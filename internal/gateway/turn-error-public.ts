@@ -1,15 +1,15 @@
 /**
  * What an API client (not the owner in a chat) may see of a failed turn (issue 34): the message
- * without the upstream provider's base URL (the owner's infrastructure is not the caller's
- * business), and the upstream's `Retry-After` passed on, so an SDK waits as long as the model asked.
+ * without the upstream provider's base URL, host or port (the owner's infrastructure is not the
+ * caller's business; issue 46 item 6), and the upstream's `Retry-After` passed on, so an SDK waits as long as the model asked.
  */
 import type { TurnResult } from "../core/host.js";
 import { HttpError } from "./http-util.js";
-import { withoutUrls } from "../core/public-text.js";
+import { withoutAddresses } from "../core/public-text.js";
 
-/** The message with URLs replaced by a neutral word. */
+/** The message without the provider's URL, host, address or port (core/public-text.ts). */
 export function publicTurnMessage(message: string): string {
-  return withoutUrls(message);
+  return withoutAddresses(message);
 }
 
 /** `Retry-After` (whole seconds, at least 1) when the upstream said how long to wait. */

@@ -178,7 +178,7 @@ describe("client.responses.create", () => {
       .create({
         model: "familiar",
         input: "x",
-        tools: [{ type: "web_search" }],
+        tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }],
       } as OpenAI.Responses.ResponseCreateParamsNonStreaming)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);

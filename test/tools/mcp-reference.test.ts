@@ -1,8 +1,8 @@
 /**
  * Issue 34 item 7: the MCP reference servers from npm (dev dependencies) against Familiar's client:
  * `@modelcontextprotocol/server-everything` over stdio and streamable HTTP (roots capability, an image
- * round trip through the agent loop to the model), `server-filesystem` (works from the client's roots alone: the workspace) and
- * `server-memory`; a sandboxed server that cannot start says why and how to fix it, and granting the
+ * round trip through the agent loop to the model), `server-filesystem` (issue 46 item 2: its own folders
+ * when no roots are configured, the configured roots when they are) and `server-memory`; a sandboxed server that cannot start says why and how to fix it, and granting the
  * missing path restarts it at once instead of at its next retry.
  */
 import { spawn } from "node:child_process";
@@ -48,9 +48,30 @@ const connected = (name: string) =>
   waitFor(() => h?.parts.mcp.health()[name]?.state === "connected", 30_000, `the ${name} server`);
 
 describe("MCP reference servers", () => {
-  it("server-everything: the client declares roots (the workspace)", async () => {
+  it("server-everything: no roots capability unless roots are configured", async () => {
     h = await createToolsHarness(
       { mcp: { servers: { everything: server("@modelcontextprotocol/server-everything") } } },
+      { start: true },
+    );
+    await connected("everything");
+    const names = h.parts.registry
+      .forAgent("main")
+      .specs()
+      .map((s) => s.name);
+    expect(names).toContain("mcp__everything__get-sum");
+    // Registered by the server only for a client with the roots capability.
+    expect(names).not.toContain("mcp__everything__get-roots-list");
+  });
+
+  it("server-everything: the client declares the configured roots (the workspace, by its word)", async () => {
+    h = await createToolsHarness(
+      {
+        mcp: {
+          servers: {
+            everything: server("@modelcontextprotocol/server-everything", { roots: ["workspace"] }),
+          },
+        },
+      },
       { start: true },
     );
     await connected("everything");
@@ -147,9 +168,81 @@ describe("MCP reference servers", () => {
     }
   });
 
-  it("server-filesystem: with no directory arguments it works in the client's root (the workspace)", async () => {
+  it("server-filesystem: the folder in its arguments, outside the workspace, is what it serves", async () => {
+    const notes = mkdtempSync(join(tmpdir(), "familiar-mcp-notes-"));
+    dirs.push(notes);
+    writeFileSync(join(notes, "todo.txt"), "buy milk");
+    // The docs' example: a folder named on the command line, no roots key.
     h = await createToolsHarness(
-      { mcp: { servers: { fs: server("@modelcontextprotocol/server-filesystem") } } },
+      {
+        mcp: {
+          servers: {
+            fs: server("@modelcontextprotocol/server-filesystem", {
+              args: [bin("@modelcontextprotocol/server-filesystem"), notes],
+            }),
+          },
+        },
+      },
+      { start: true },
+    );
+    await connected("fs");
+    writeFileSync(join(h.workspace, "note.txt"), "hello from the workspace");
+    const read = await h.call("mcp__fs__read_text_file", { path: join(notes, "todo.txt") });
+    expect(read.isError).toBe(false);
+    expect(read.content).toContain("buy milk");
+    const allowed = await h.call("mcp__fs__list_allowed_directories", {});
+    expect(allowed.content).toContain(notes);
+    expect(allowed.content).not.toContain(h.workspace);
+    const inWorkspace = await h.call("mcp__fs__read_text_file", { path: join(h.workspace, "note.txt") });
+    expect(inWorkspace.isError).toBe(true);
+  });
+
+  it("server-filesystem: configured roots replace its folders (a path, and the workspace by its word)", async () => {
+    const notes = mkdtempSync(join(tmpdir(), "familiar-mcp-notes-"));
+    const other = mkdtempSync(join(tmpdir(), "familiar-mcp-other-"));
+    dirs.push(notes, other);
+    writeFileSync(join(other, "plan.txt"), "the plan");
+    writeFileSync(join(notes, "todo.txt"), "buy milk");
+    const fs = (roots: string[]) =>
+      server("@modelcontextprotocol/server-filesystem", {
+        args: [bin("@modelcontextprotocol/server-filesystem"), notes],
+        roots,
+      });
+    h = await createToolsHarness({ mcp: { servers: { fs: fs([other]) } } }, { start: true });
+    await connected("fs");
+    const hh = h;
+    const applied = await waitFor(
+      async () => {
+        const r = await hh.call("mcp__fs__list_allowed_directories", {});
+        return r.content.includes(other) ? r : undefined;
+      },
+      20_000,
+      "the configured root to be applied",
+    );
+    expect(applied!.content).not.toContain(notes);
+    expect((await hh.call("mcp__fs__read_text_file", { path: join(other, "plan.txt") })).content).toContain(
+      "the plan",
+    );
+    hh.core.setConfig({ mcp: { servers: { fs: fs(["workspace"]) } } });
+    await connected("fs");
+    writeFileSync(join(hh.workspace, "note.txt"), "hello from the workspace");
+    await waitFor(
+      async () => {
+        const r = await hh.call("mcp__fs__list_allowed_directories", {}).catch(() => undefined);
+        return r?.content.includes(hh.workspace) ? r : undefined;
+      },
+      20_000,
+      "the workspace root to be applied",
+    );
+    const read = await hh.call("mcp__fs__read_text_file", { path: join(hh.workspace, "note.txt") });
+    expect(read.content).toContain("hello from the workspace");
+  });
+
+  it("server-filesystem: with roots [workspace] and no directory arguments it works in the workspace", async () => {
+    h = await createToolsHarness(
+      {
+        mcp: { servers: { fs: server("@modelcontextprotocol/server-filesystem", { roots: ["workspace"] }) } },
+      },
       { start: true },
     );
     await connected("fs");

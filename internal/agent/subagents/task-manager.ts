@@ -28,6 +28,7 @@ import type { CoreContext } from "../../runtime/context.js";
 import type { AgentHost } from "../../core/host.js";
 import type { Outbox } from "../../core/outbox.js";
 import { sleep } from "../../core/clock.js";
+import { withoutAddresses } from "../../core/public-text.js";
 import { sessionKeys } from "../../session/keys.js";
 import { ToolError } from "../../tools/tool.js";
 import type { RunOutcome, RunRequest, TaskRow } from "./task-types.js";
@@ -160,8 +161,13 @@ export class SubagentTaskManager {
           stopped: req.signal?.aborted ? "caller" : "host",
           result: r,
         };
-      if (r.finishReason === "error")
-        return { ok: false, text: r.text, error: r.error?.message ?? r.finishReason, result: r };
+      if (r.finishReason === "error") {
+        // The model that delegated gets the failure without the provider's URL, host or port
+        // (issue 46 item 6); the owner's log keeps it whole.
+        const raw = r.error?.message ?? r.finishReason;
+        this.ctx.logger.warn({ agent: req.agentId, taskId, err: raw }, "subagent turn failed");
+        return { ok: false, text: withoutAddresses(r.text), error: withoutAddresses(raw), result: r };
+      }
       return { ok: true, text: r.text, result: r };
     } finally {
       if (timer) this.ctx.clock.clearTimeout(timer);
@@ -231,7 +237,8 @@ export class SubagentTaskManager {
           announce = false;
         } else this.s.finish.run(out.ok ? "done" : "failed", out.text, out.error ?? null, now, id);
       } catch (err) {
-        this.s.finish.run("failed", null, (err as Error).message, this.ctx.clock.now(), id);
+        this.ctx.logger.warn({ taskId: id, err: (err as Error).message }, "subagent task failed");
+        this.s.finish.run("failed", null, withoutAddresses((err as Error).message), this.ctx.clock.now(), id);
       } finally {
         this.runningNow--;
         this.controllers.delete(id);

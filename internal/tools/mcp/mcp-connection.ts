@@ -17,6 +17,8 @@ import { z } from "zod";
 import type { Clock, TimerHandle } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
 import { ToolError, type Tool, type ToolResult } from "../tool.js";
+import { callToolWithProgress, DEFAULT_MCP_CALL_LIMITS, type McpCallLimits } from "./mcp-call.js";
+import { GroupStdioTransport } from "./mcp-stdio-transport.js";
 
 /** Config of one server (`mcp.servers.<name>`). */
 export interface McpServerConfig {
@@ -28,6 +30,8 @@ export interface McpServerConfig {
   enabled: boolean;
   sandbox?: boolean;
   sandbox_network?: boolean;
+  /** The roots as configured (`workspace` or paths); absent: no roots capability. */
+  roots?: string[] | undefined;
 }
 
 export interface McpServerHealth {
@@ -43,9 +47,13 @@ export interface McpConnectionDeps {
   clock: Clock;
   logger: Logger;
   register: (tool: Tool) => () => void;
+  /** A stdio server's working directory: its own folder outside the workspace (mcp-manager.ts). */
   cwd?: string;
-  /** The workspace: the one root the client declares (`roots/list`). Default: `cwd`. */
-  workspace?: string;
+  /**
+   * The folders declared as roots (`roots/list`), resolved. Undefined: the client declares no roots
+   * capability, so a server such as server-filesystem keeps the folders its arguments name.
+   */
+  roots?: readonly string[];
   /** Wraps a stdio server's command line in the sandbox (for `sandbox: true`). */
   sandbox?: (
     argv: string[],
@@ -53,7 +61,8 @@ export interface McpConnectionDeps {
   ) => Promise<{ file: string; args: string[]; env: NodeJS.ProcessEnv }>;
   baseBackoffMs?: number;
   maxBackoffMs?: number;
-  callTimeoutMs?: number;
+  /** Call limits (silence and total); default {@link DEFAULT_MCP_CALL_LIMITS}. */
+  callLimits?: McpCallLimits;
 }
 
 type SdkClient = import("@modelcontextprotocol/sdk/client/index.js").Client;
@@ -110,6 +119,8 @@ async function isConnectionFailure(err: unknown): Promise<boolean> {
 export class McpConnection {
   private client: SdkClient | undefined;
   private transport: SdkTransport | undefined;
+  /** The transport of the attempt in progress, from its spawn on: `stop()` closes it mid-handshake. */
+  private starting: SdkTransport | undefined;
   private unregister: (() => void)[] = [];
   private timer: TimerHandle | undefined;
   private attempts = 0;
@@ -142,22 +153,27 @@ export class McpConnection {
     try {
       const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
       const { ListRootsRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
-      // Roots is the one client capability Familiar honours: the workspace. Sampling and
-      // elicitation are not declared (there is no one to ask mid-call, and a server must not spend
-      // the owner's model budget on its own), so servers do not count on them.
+      // Roots is the one client capability Familiar may declare, and only the folders the owner
+      // configured for this server: a declared root replaces server-filesystem's own folders, so
+      // declaring one unasked would take the owner's choice away (issue 46 item 2). Sampling and
+      // elicitation are never declared (there is no one to ask mid-call, and a server must not
+      // spend the owner's model budget on its own), so servers do not count on them.
+      const roots = this.deps.roots;
       const client = new Client(
         { name: "familiar", version: "0.1.0" },
-        { capabilities: { roots: { listChanged: true } } },
+        { capabilities: roots ? { roots: { listChanged: true } } : {} },
       );
-      const root = this.deps.workspace ?? this.deps.cwd;
-      client.setRequestHandler(ListRootsRequestSchema, () => ({
-        roots: root ? [{ uri: pathToFileURL(root).href, name: "workspace" }] : [],
-      }));
+      if (roots)
+        client.setRequestHandler(ListRootsRequestSchema, () => ({
+          roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: r })),
+        }));
       this.stderrTail = [];
       const transport = await this.makeTransport();
+      this.starting = transport;
       client.onerror = (err) =>
         this.deps.logger.debug({ server: this.name, err: err.message }, "mcp transport error");
       await client.connect(transport);
+      this.starting = undefined;
       // Set after connecting: a failed handshake closes the client too, and its real error (e.g. an
       // HTTP 401) must be what the health shows, not "connection closed".
       client.onclose = () => this.onClosed(gen, "connection closed");
@@ -186,9 +202,13 @@ export class McpConnection {
       this.deps.logger.info({ server: this.name, tools: this.h.tools }, "mcp server connected");
     } catch (err) {
       if (gen !== this.generation) return;
+      // A failed handshake may leave the process running (it never answered): end its group.
+      const failed = this.starting;
+      this.starting = undefined;
       // The process's own words (bwrap: "execvp ...: No such file or directory") explain more than
       // the SDK's "Connection closed"; give them a moment to arrive.
       await new Promise((r) => setTimeout(r, 50));
+      void failed?.close().catch(() => undefined);
       if (gen !== this.generation) return;
       this.onClosed(gen, this.startFailure((err as Error).message ?? String(err)));
     }
@@ -214,8 +234,7 @@ export class McpConnection {
         await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
       return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
     }
-    const { StdioClientTransport, getDefaultEnvironment } =
-      await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const { getDefaultEnvironment } = await import("@modelcontextprotocol/sdk/client/stdio.js");
     let command = c.command ?? "";
     let args = c.args;
     let env: Record<string, string> = { ...getDefaultEnvironment(), ...c.env };
@@ -227,14 +246,15 @@ export class McpConnection {
       // The scrubbed sandbox environment plus what the owner configured for this server.
       env = { ...(inv.env as Record<string, string>), ...c.env };
     }
-    const t = new StdioClientTransport({
+    // Our own transport, not the SDK's: the server gets a process group that stop() can end, also
+    // while it is still starting (mcp-stdio-transport.ts).
+    const t = await GroupStdioTransport.create({
       command,
       args,
       env,
-      stderr: "pipe",
       ...(this.deps.cwd ? { cwd: this.deps.cwd } : {}),
     });
-    t.stderr?.on("data", (d: Buffer) => {
+    t.stderr.on("data", (d: Buffer) => {
       const line = d.toString("utf8").trim();
       if (!line) return;
       this.stderrTail.push(line.slice(0, 300));
@@ -307,17 +327,21 @@ export class McpConnection {
         const gen = this.generation;
         let r: unknown;
         try {
-          r = await client.callTool(
-            { name: remoteName, arguments: args as Record<string, unknown> },
-            undefined,
-            {
-              signal,
-              timeout: this.deps.callTimeoutMs ?? 120_000,
-              resetTimeoutOnProgress: true,
-            },
+          r = await callToolWithProgress(
+            client,
+            { server: this.name, tool: remoteName, args: args as Record<string, unknown> },
+            signal,
+            this.deps.clock,
+            this.deps.callLimits ?? DEFAULT_MCP_CALL_LIMITS,
+            (p) =>
+              this.deps.logger.debug(
+                { server: this.name, tool: remoteName, progress: p.progress, total: p.total },
+                "mcp progress",
+              ),
           );
         } catch (err) {
-          if (signal.aborted || !(await isConnectionFailure(err))) throw err;
+          // A timeout (ours) or the caller's abort leaves the connection as it was.
+          if (signal.aborted || err instanceof ToolError || !(await isConnectionFailure(err))) throw err;
           // An HTTP server that died (or restarted and forgot our session) sends no close event:
           // the failed call is how we learn it, so reconnect with backoff as for a crashed process.
           const why = (err as Error).message ?? String(err);
@@ -341,9 +365,12 @@ export class McpConnection {
     for (const u of this.unregister) u();
     this.unregister = [];
     const c = this.client;
+    const starting = this.starting;
     this.client = undefined;
     this.transport = undefined;
+    this.starting = undefined;
     this.h = { state: "stopped", tools: 0, restarts: this.h.restarts };
-    await c?.close().catch(() => undefined);
+    // A server still in its handshake has no client yet: its transport is closed directly.
+    await Promise.all([c?.close().catch(() => undefined), starting?.close().catch(() => undefined)]);
   }
 }

@@ -1,12 +1,18 @@
 /**
  * MCP manager: keeps one {@link McpConnection} per enabled `mcp.servers.<name>` and follows config
- * reloads live (new servers start, changed ones restart, removed or disabled ones stop). A server that
- * fails never takes the daemon down; its state shows in `health()`.
+ * reloads live (new servers start, changed ones restart, removed or disabled ones stop at once). A
+ * server that fails never takes the daemon down; its state shows in `health()`.
+ *
+ * The owner's programs take nothing from the workspace (issue 43): a stdio server starts in a folder
+ * of its own, `<data_dir>/mcp/<server>/` (0700, made here), never in the workspace, so `npx` and its
+ * kind resolve packages there and not from a `package.json` or `node_modules/` the model planted.
  */
-import { realpath } from "node:fs/promises";
+import { chmod, mkdir, realpath, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { Config } from "../../config/schema.js";
 import { programRoot, sandboxInvocation, sandboxSpec, type Invocation } from "../sandbox/sandbox-command.js";
 import { isAbsolute } from "node:path";
+import { expandHome } from "../sandbox/sandbox-command.js";
 import { probeSandbox } from "../sandbox/sandbox-probe.js";
 import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
@@ -36,7 +42,7 @@ export class McpManager {
     // What a server's start depends on: its own config, the workspace (its root, its cwd) and, in
     // the sandbox, the grants. A change restarts it at once, also one waiting for its next retry.
     const keyOf = (s: McpServerConfig): string =>
-      JSON.stringify([s, cfg.workspace, s.sandbox ? cfg.tools.exec.sandbox : null]);
+      JSON.stringify([s, cfg.workspace, cfg.data_dir, s.sandbox ? cfg.tools.exec.sandbox : null]);
     const stops: Promise<void>[] = [];
     for (const [name, { conn, key }] of this.conns) {
       const next = wanted.get(name);
@@ -52,18 +58,36 @@ export class McpManager {
     await Promise.all(stops);
     for (const [name, server] of wanted) {
       if (this.conns.has(name)) continue;
+      const cwd = server.command ? await this.homeOf(name) : undefined;
+      // Checked again after the await: a sync that ran meanwhile may have started it.
+      if (this.conns.has(name)) continue;
+      const roots = server.roots?.map((r) => (r === "workspace" ? cfg.workspace : expandHome(r)));
       const conn = new McpConnection(name, server, {
         clock: this.deps.clock,
         logger: this.deps.logger,
         register: this.deps.register,
-        cwd: cfg.workspace,
-        workspace: cfg.workspace,
+        ...(cwd ? { cwd } : {}),
+        ...(roots ? { roots } : {}),
         sandbox: (argv, network) => this.sandboxFor(argv, network),
         ...(this.deps.baseBackoffMs !== undefined ? { baseBackoffMs: this.deps.baseBackoffMs } : {}),
       });
       this.conns.set(name, { conn, key: keyOf(server) });
       void conn.start();
     }
+  }
+
+  /**
+   * `<data_dir>/mcp/<server>/`, made 0700, with a `package.json` of its own: npm looks for a project
+   * from the working directory upwards, and this one ends the search here, so a planted manifest in
+   * a folder above (a data dir kept inside the workspace) is never the project `npx` runs from.
+   */
+  private async homeOf(name: string): Promise<string> {
+    const dir = join(this.deps.config().data_dir, "mcp", name.replace(/[^a-zA-Z0-9_-]/g, "_"));
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
+    const manifest = { name: "familiar-mcp-server-home", private: true };
+    await writeFile(join(dir, "package.json"), `${JSON.stringify(manifest)}\n`, { mode: 0o600 });
+    return dir;
   }
 
   /** The bwrap invocation for a server with `sandbox: true`; refuses when bubblewrap is not usable. */
