@@ -9,11 +9,12 @@
 # side decides, re-executing or naming the error. Runs under dash, BusyBox ash and bash: no bashisms.
 # Which Node: the project's own (.node/bin/node beside dist/, fetched by `npm install` when the
 # machine's Node is too old: cmd/node-bootstrap.cjs) with its one-line note on stderr, else `node` on
-# PATH. A linked bin (npm link, a global install) is followed to the checkout first.
+# PATH. A linked bin (npm link, a global install) is followed to the checkout first. Only a .node/
+# owned by whoever runs this, like the Node it holds: one another user planted is never run.
 s=$0
 [ -L "$s" ] && s=$(readlink -f "$s" 2>/dev/null || echo "$0")
 case $s in *[/]dist/bundle/*) r=${s%/dist/bundle/*} ;; dist/bundle/*) r=. ;; *) r= ;; esac
-if [ -n "$r" ] && [ -x "$r/.node/bin/node" ]; then
+if [ -n "$r" ] && [ -x "$r/.node/bin/node" ] && [ -O "$r/.node" ] && [ -O "$r/.node/bin/node" ]; then
   n=$r/.node/bin/node
   [ -f "$r/.node/note" ] && IFS= read -r l <"$r/.node/note" && printf '%s\n' "$l" >&2
 fi

@@ -107,18 +107,6 @@ function symlink(target, at) {
   fs.symlinkSync(target, at);
 }
 
-/** The headers directory of the fetched Node (node-<platform>-<arch>/ beside it), for node-gyp. */
-function headersOf(pkg) {
-  var dir = path.join(pkg, "node_modules");
-  if (!fs.existsSync(dir)) return null;
-  var names = fs.readdirSync(dir);
-  for (var i = 0; i < names.length; i++) {
-    var h = path.join(dir, names[i]);
-    if (fs.existsSync(path.join(h, "include", "node", "node_version.h"))) return h;
-  }
-  return null;
-}
-
 /**
  * The installed packages with install scripts (native addons among them: npm counts a binding.gyp as
  * one), by name, from npm's record of node_modules (the lockfile when that record is missing). Never
@@ -256,7 +244,8 @@ function main() {
   unlinkNpmBin(p);
   removeTree(p.bin);
   removeTree(p.note);
-  var used = fs.existsSync(p.binary) ? versionOf(p.binary, env) : null;
+  // A .node/ of another user's (planted in a shared checkout) is never run: fetched anew instead.
+  var used = projectNode.ours(p.dir) && projectNode.ours(p.binary) ? versionOf(p.binary, env) : null;
   if (!used || versionLine.refusal(used) !== null) {
     var npm = npmCommand(env, process.execPath);
     var want = resolveVersion(npm, env, root);
@@ -285,7 +274,7 @@ function main() {
   var renv = {};
   for (var k in env) renv[k] = env[k];
   renv.PATH = binDir + path.delimiter + (env.PATH || "");
-  var headers = headersOf(p.pkg);
+  var headers = projectNode.headersOf(p.pkg);
   // Never the old Node's headers (a nodedir set for it): node-gyp then fetches the right ones.
   if (headers) renv.npm_config_nodedir = headers;
   else delete renv.npm_config_nodedir;
@@ -314,4 +303,13 @@ function main() {
 
 module.exports = { SPEC: SPEC };
 
-if (require.main === module) process.exit(main());
+if (require.main === module) {
+  var code = 1;
+  try {
+    code = main();
+  } catch (err) {
+    // A file-system step failed (a .node/ this user may not replace, a full disk): one line, not a trace.
+    say("familiar: setting up the Node in " + projectNode.DIR + "/ failed: " + (err && err.message));
+  }
+  process.exit(code);
+}

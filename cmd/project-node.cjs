@@ -57,4 +57,29 @@ function noteFor(root, execPath) {
   return fs.readFileSync(p.note, "utf8").split("\n")[0] || null;
 }
 
-module.exports = { DIR: DIR, paths: paths, noteLine: noteLine, noteFor: noteFor };
+/** True when `file` exists and belongs to the user running this (the launcher's `[ -O ]`). */
+function ours(file) {
+  if (!fs.existsSync(file)) return false;
+  return !process.getuid || fs.statSync(file).uid === process.getuid();
+}
+
+/** The headers directory of the Node in `pkg` (node-<platform>-<arch>/ beside it), for node-gyp, or null. */
+function headersOf(pkg) {
+  var dir = path.join(pkg, "node_modules");
+  if (!fs.existsSync(dir)) return null;
+  var names = fs.readdirSync(dir);
+  for (var i = 0; i < names.length; i++) {
+    var h = path.join(dir, names[i]);
+    if (fs.existsSync(path.join(h, "include", "node", "node_version.h"))) return h;
+  }
+  return null;
+}
+
+module.exports = {
+  DIR: DIR,
+  paths: paths,
+  noteLine: noteLine,
+  noteFor: noteFor,
+  ours: ours,
+  headersOf: headersOf,
+};

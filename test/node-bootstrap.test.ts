@@ -13,6 +13,7 @@
  */
 import {
   chmodSync,
+  chownSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -297,6 +298,36 @@ describe.skipIf(!oldNode)(
     }, 300_000);
   },
 );
+
+describe.skipIf(process.getuid?.() !== 0)("a .node/ another user planted is never run", () => {
+  it("the bin runs the Node on PATH instead, silently; the same .node/ of the user's own is run", async () => {
+    const root = probeProject("planted", false);
+    const bin = probeBin(root);
+    // A "Node" that only says it ran, where the bootstrap would have put the real one.
+    const planted = join(root, ".node", "node_modules", "node", "bin", "node");
+    mkdirSync(dirname(planted), { recursive: true });
+    writeFileSync(planted, `#!/bin/sh\necho '{"node":"planted","argv":[],"tuned":null}'\n`);
+    chmodSync(planted, 0o755);
+    mkdirSync(join(root, ".node", "bin"));
+    symlinkSync("../node_modules/node/bin/node", join(root, ".node", "bin", "node"));
+    writeFileSync(join(root, ".node", "note"), "familiar: planted note\n");
+    const env = { PATH: `${dirname(process.execPath)}${delimiter}/usr/bin${delimiter}/bin`, HOME: tmp };
+
+    // Owned by nobody (uid 65534): refused, whoever may write it.
+    chownSync(join(root, ".node"), 65534, 65534);
+    chownSync(planted, 65534, 65534);
+    const refused = await runCommand(bin, ["--version"], root, env);
+    expect(probeOf(refused).node).toBe(process.versions.node);
+    expect(refused.stderr).toBe("");
+
+    // The control: the same files owned by the user who runs the bin are the project's Node.
+    chownSync(join(root, ".node"), 0, 0);
+    chownSync(planted, 0, 0);
+    const used = await runCommand(bin, ["--version"], root, env);
+    expect(probeOf(used).node).toBe("planted");
+    expect(ours(used.stderr)).toEqual(["familiar: planted note"]);
+  });
+});
 
 /** The note the bootstrap wrote: the one line every script prints. */
 function readNote(root: string): string {
