@@ -354,10 +354,24 @@ export function buildProgram(): Command {
     .option("--into <dir>", "the Familiar instance directory (made as `familiar init` does when new)")
     .option("-c, --config <path>", "config file to import into when --into is not given", DEFAULT_CONFIG)
     .option("--dry-run", "print what would be imported and what cannot be, item by item; write nothing")
-    .action(async (opts: { from?: string; into?: string; config: string; dryRun?: boolean }) => {
-      const { importOpenClawCommand } = await import("./import.js");
-      process.exitCode = importOpenClawCommand(opts);
-    });
+    .option(
+      "--accept <keys>",
+      "take these items that grant power or would be held (keys from the report, comma-separated)",
+    )
+    .option("--accept-all-risky", "take every item that would otherwise need your confirmation")
+    .action(
+      async (opts: {
+        from?: string;
+        into?: string;
+        config: string;
+        dryRun?: boolean;
+        accept?: string;
+        acceptAllRisky?: boolean;
+      }) => {
+        const { importOpenClawCommand } = await import("./import.js");
+        process.exitCode = importOpenClawCommand(opts);
+      },
+    );
 
   return program;
 }
