@@ -61,7 +61,10 @@ export function isLocalUrl(url: string): boolean {
     return false;
   }
   return (
-    host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host)
+    host === "localhost" ||
+    host.endsWith(".localhost") ||
+    host === "[::1]" ||
+    /^127(\.\d{1,3}){3}$/.test(host)
   );
 }
 

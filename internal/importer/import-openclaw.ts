@@ -92,7 +92,10 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
     const ch = target.slice(0, i);
     const id = target.slice(i + 1);
     const allowed = t.doc.getIn(["channels", ch, "allow_from"]);
-    const list: unknown = allowed && typeof allowed === "object" && "toJSON" in allowed ? (allowed as { toJSON(): unknown }).toJSON() : allowed;
+    const list: unknown =
+      allowed && typeof allowed === "object" && "toJSON" in allowed
+        ? (allowed as { toJSON(): unknown }).toJSON()
+        : allowed;
     return (
       channels.known.has(target) ||
       view.allowed(ch, id) ||
@@ -138,7 +141,9 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
     return false;
   });
   const agentIds = new Set(agents.map((a) => a.id));
-  const left = new Set(files.agents.filter((a) => !agentIds.has(a.id)).map((a) => `openclaw-agents/${a.id}/PROMPT.md`));
+  const left = new Set(
+    files.agents.filter((a) => !agentIds.has(a.id)).map((a) => `openclaw-agents/${a.id}/PROMPT.md`),
+  );
 
   // Files: workspace, notes, skills, further agents' prompt files.
   const steps: FileStep[] = [];
@@ -254,7 +259,12 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
       detail: "no user or assistant text",
     });
   for (const k of consent.unmatched())
-    items.push({ area: "source", name: `--accept ${k}`, status: "note", detail: "matched nothing in this import" });
+    items.push({
+      area: "source",
+      name: `--accept ${k}`,
+      status: "note",
+      detail: "matched nothing in this import",
+    });
 
   // The new config must pass the real schema before anything is written.
   for (const e of edits) applyEdit(t.doc, e);

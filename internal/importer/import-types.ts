@@ -29,16 +29,7 @@ export type ImportArea =
  * - held: a skill's file the desk rules would hold (docs/security.md): not written until accepted.
  */
 export type ItemStatus =
-  | "new"
-  | "update"
-  | "unchanged"
-  | "kept"
-  | "review"
-  | "skip"
-  | "cannot"
-  | "note"
-  | "confirm"
-  | "held";
+  "new" | "update" | "unchanged" | "kept" | "review" | "skip" | "cannot" | "note" | "confirm" | "held";
 
 export interface ImportItem {
   area: ImportArea;

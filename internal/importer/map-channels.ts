@@ -234,7 +234,10 @@ function discord(d: Json, out: ChannelsPlan, consent: Consent): void {
     offer(
       out,
       consent,
-      { item: { area: "channels", name: "discord dm_policy open" }, edits: [set("discord", "dm_policy", "open")] },
+      {
+        item: { area: "channels", name: "discord dm_policy open" },
+        edits: [set("discord", "dm_policy", "open")],
+      },
       { key: "discord.dm_policy", why: "anyone who finds the bot may talk to your assistant" },
     );
   if (

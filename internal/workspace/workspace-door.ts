@@ -308,7 +308,11 @@ export function writeWorkspaceFileSync(
     if (st) unlinkSync(ref);
     let fd: number;
     try {
-      fd = openSync(ref, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, opts.executable ? 0o700 : 0o600);
+      fd = openSync(
+        ref,
+        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK,
+        opts.executable ? 0o700 : 0o600,
+      );
     } catch (err) {
       throw openError(err, ref, shown);
     }
