@@ -28,7 +28,7 @@ import { obj, readOpenClaw } from "./openclaw-source.js";
 import { planFiles, type FileWrite } from "./plan-files.js";
 import { fileStep, type FileStep } from "./file-steps.js";
 import { nextSteps } from "./import-report.js";
-import { openTarget, placeholderEnv, readDbView } from "./target.js";
+import { openTarget, ownChat, placeholderEnv, readDbView } from "./target.js";
 import { AGENT_NAME_RE } from "../agent/catalog/file-agents.js";
 
 export type { ImportResult } from "./import-types.js";
@@ -87,21 +87,8 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
   const view = readDbView(t.dataDir);
   const models = mapModels(src.config, consent);
   const channels = mapChannels(src.config, src.pairing, consent);
-  const isOwner = (target: string): boolean => {
-    const i = target.indexOf(":");
-    const ch = target.slice(0, i);
-    const id = target.slice(i + 1);
-    const allowed = t.doc.getIn(["channels", ch, "allow_from"]);
-    const list: unknown =
-      allowed && typeof allowed === "object" && "toJSON" in allowed
-        ? (allowed as { toJSON(): unknown }).toJSON()
-        : allowed;
-    return (
-      channels.known.has(target) ||
-      view.allowed(ch, id) ||
-      (Array.isArray(list) && list.map(String).includes(id))
-    );
-  };
+  const isOwner = (target: string): boolean => channels.known.has(target) || ownChat(t, view, target);
+
   const heartbeat = mapHeartbeat(src.config, models.refMap, consent, isOwner);
   const cron = mapCron(src.cronJobs, models.refMap, agentMap, consent, isOwner);
   const files = planFiles(src);
