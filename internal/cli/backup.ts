@@ -1,5 +1,6 @@
 /**
- * `familiar backup [--to DIR]` and `familiar restore DIR`. A backup works while the daemon runs
+ * `familiar backup [--to DIR]` and `familiar restore DIR [--check] [--accept KEY,...]
+ * [--accept-all-risky]`. A backup works while the daemon runs
  * (SQLite's online backup through its own connection); a restore refuses while one runs on the
  * target data dir. See internal/store/backup.ts and restore.ts for the invariants, docs/backup.md.
  */
@@ -64,25 +65,59 @@ export async function backupCommand(opts: BackupCliOptions): Promise<void> {
   }
 }
 
-/** Restores a snapshot into the instance of `--config` (written from the backup when it does not exist). */
-export async function restoreCommand(dir: string, opts: { config: string }): Promise<void> {
+export interface RestoreCliOptions {
+  config: string;
+  /** Checks the backup and prints what a restore would do; writes nothing. */
+  check?: boolean;
+  /** Keys of rows (or `config`) that grant power and are taken. */
+  accept?: string | string[];
+  acceptAllRisky?: boolean;
+}
+
+/**
+ * Restores a snapshot into the instance of `--config`. The backup is untrusted input: it is checked
+ * whole first (internal/importer/restore-backup.ts), what grants power comes back only when accepted,
+ * and the backup's config.yaml becomes the instance's only with `--accept config`.
+ */
+export async function restoreCommand(dir: string, opts: RestoreCliOptions): Promise<void> {
   const { loadConfigFile } = await import("../config/load.js");
-  const { restoreBackup, verifyBackup } = await import("../store/restore.js");
+  const { checkRestore, formatRestoreCheck, runRestore } = await import("../importer/restore-backup.js");
+  const { Consent } = await import("../importer/consent.js");
   const { openDatabase } = await import("../store/db.js");
   const { allMigrations } = await import("../daemon/migrations.js");
   const from = resolve(dir);
   const configFile = resolve(opts.config);
+  const consent = Consent.fromFlags(opts.accept, opts.acceptAllRisky);
   try {
-    verifyBackup(from);
-    // A fresh directory gets the backup's config first, so its paths decide where things go.
-    if (!existsSync(configFile) && existsSync(join(from, "config.yaml"))) {
+    const check = checkRestore(from, consent, existsSync(configFile));
+    const report = formatRestoreCheck(check, consent.unmatched());
+    if (opts.check) {
+      const m = check.manifest;
+      process.stdout.write(
+        `backup ${from} checked: ${m.files.length} files, sha256 and layout ok (no links, nothing outside it)\n` +
+          `${Object.entries(m.counts)
+            .map(([t, n]) => `${t} ${n}`)
+            .join(", ")}\n${report}nothing was written\n`,
+      );
+      return;
+    }
+    if (!existsSync(configFile)) {
+      if (check.config?.status !== "accepted")
+        throw new Error(
+          `${configFile} does not exist. ${
+            check.config
+              ? "The backup's config.yaml would decide the programs, tools, channels and keys of the instance: read it, then pass --accept config to take it,"
+              : "The backup has no config.yaml:"
+          } or write your own first (familiar init)`,
+        );
+      // A fresh directory gets the backup's config first, so its paths decide where things go.
       const { mkdirSync, copyFileSync } = await import("node:fs");
       mkdirSync(dirname(configFile), { recursive: true });
       copyFileSync(join(from, "config.yaml"), configFile);
       process.stdout.write(`config written to ${configFile} from the backup\n`);
     }
     const cfg = loadConfigFile(configFile).config;
-    const r = restoreBackup(from, { dataDir: cfg.data_dir, workspace: cfg.workspace, configFile });
+    const r = runRestore(check, { dataDir: cfg.data_dir, workspace: cfg.workspace, configFile });
     // Open once with the migrations: a snapshot of an older version is brought up to date now.
     openDatabase(cfg.data_dir, { migrations: allMigrations }).close();
     process.stdout.write(
@@ -90,7 +125,8 @@ export async function restoreCommand(dir: string, opts: { config: string }): Pro
         `${Object.entries(r.counts)
           .map(([t, n]) => `${t} ${n}`)
           .join(", ")}\n` +
-        (r.movedAside.length ? `kept aside: ${r.movedAside.join(", ")}\n` : ""),
+        (r.movedAside.length ? `kept aside: ${r.movedAside.join(", ")}\n` : "") +
+        report,
     );
   } catch (err) {
     process.stderr.write(`restore failed: ${(err as Error).message}\n`);

@@ -1,5 +1,6 @@
 /**
- * `familiar import openclaw [--from DIR] [--into DIR] [--dry-run]`: brings an OpenClaw assistant
+ * `familiar import openclaw [--from DIR] [--into DIR] [--dry-run] [--accept KEY,...]
+ * [--accept-all-risky]`: brings an OpenClaw assistant
  * (personality files, notes, skills, schedules, channels, models, conversations) into Familiar.
  * The work is in internal/importer/; this file picks the directories, makes the instance with
  * `familiar init`'s files when it does not exist yet (not on a dry run), and prints the report.
@@ -9,6 +10,7 @@ import { relative } from "node:path";
 import { ImportSourceError, defaultOpenClawDir } from "../importer/openclaw-source.js";
 import { ImportTargetError, importOpenClaw, targetConfigFile } from "../importer/import-openclaw.js";
 import { formatReport } from "../importer/import-report.js";
+import { Consent } from "../importer/consent.js";
 import { initDir } from "./init.js";
 
 export interface ImportCommandOptions {
@@ -16,6 +18,10 @@ export interface ImportCommandOptions {
   into?: string;
   config: string;
   dryRun?: boolean;
+  /** Keys of what grants power (or is held) that the owner takes, comma-separated. */
+  accept?: string | string[];
+  /** Takes everything that would otherwise need confirmation. */
+  acceptAllRisky?: boolean;
   /** Output sinks (tests). */
   out?: (text: string) => void;
   err?: (text: string) => void;
@@ -41,7 +47,8 @@ export function importOpenClawCommand(opts: ImportCommandOptions): number {
         );
       out(`Made a new Familiar instance in ${dir} (as \`familiar init\` does).\n`);
     };
-    const result = importOpenClaw({ from, configFile, dryRun: opts.dryRun === true, init });
+    const consent = Consent.fromFlags(opts.accept, opts.acceptAllRisky);
+    const result = importOpenClaw({ from, configFile, dryRun: opts.dryRun === true, init, consent });
     out(formatReport(result));
     return 0;
   } catch (e) {

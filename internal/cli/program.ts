@@ -94,13 +94,24 @@ export function buildProgram(): Command {
     .description("restore a snapshot into a stopped instance (refused while its daemon runs)")
     .option(
       "-c, --config <path>",
-      "config file of the instance (written from the backup if absent)",
+      "config file of the instance (written from the backup if absent, with --accept config)",
       DEFAULT_CONFIG,
     )
-    .action(async (dir: string, opts: { config: string }) => {
-      const { restoreCommand } = await import("./backup.js");
-      await restoreCommand(dir, opts);
-    });
+    .option(
+      "--check",
+      "check the backup and print what a restore would bring back, ask and refuse; write nothing",
+    )
+    .option("--accept <keys>", "take these rows that grant power (keys from --check, comma-separated)")
+    .option("--accept-all-risky", "take everything that would otherwise need your confirmation")
+    .action(
+      async (
+        dir: string,
+        opts: { config: string; check?: boolean; accept?: string; acceptAllRisky?: boolean },
+      ) => {
+        const { restoreCommand } = await import("./backup.js");
+        await restoreCommand(dir, opts);
+      },
+    );
 
   program
     .command("chat")
@@ -354,10 +365,24 @@ export function buildProgram(): Command {
     .option("--into <dir>", "the Familiar instance directory (made as `familiar init` does when new)")
     .option("-c, --config <path>", "config file to import into when --into is not given", DEFAULT_CONFIG)
     .option("--dry-run", "print what would be imported and what cannot be, item by item; write nothing")
-    .action(async (opts: { from?: string; into?: string; config: string; dryRun?: boolean }) => {
-      const { importOpenClawCommand } = await import("./import.js");
-      process.exitCode = importOpenClawCommand(opts);
-    });
+    .option(
+      "--accept <keys>",
+      "take these items that grant power or would be held (keys from the report, comma-separated)",
+    )
+    .option("--accept-all-risky", "take every item that would otherwise need your confirmation")
+    .action(
+      async (opts: {
+        from?: string;
+        into?: string;
+        config: string;
+        dryRun?: boolean;
+        accept?: string;
+        acceptAllRisky?: boolean;
+      }) => {
+        const { importOpenClawCommand } = await import("./import.js");
+        process.exitCode = importOpenClawCommand(opts);
+      },
+    );
 
   return program;
 }

@@ -6,27 +6,30 @@
  * - config.yaml is edited through its YAML document (comments survive) and replaced atomically;
  * - no secret reaches config.yaml: secrets become `${VAR}` references (secrets.ts) listed in `env`;
  * - a second run updates: files by the manifest's hashes, cron jobs by id, sessions by id, pairing
- *   approvals by user; nothing is duplicated, and a file the owner edited since is kept.
+ *   approvals by user; nothing is duplicated, and a file the owner edited since is kept;
+ * - the workspace is read and written only through the daemon's door (file-steps.ts), and the target
+ *   may not lie inside the OpenClaw directory, so nothing lands outside the workspace or in `--from`;
+ * - what grants power (consent.ts) is listed as `confirm` and left out unless its key was accepted;
+ *   a skill's file the desk rules would hold is `held` the same way; every setting of openclaw.json
+ *   gets a line (map-settings.ts).
  */
-import { copyFileSync, existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { stringify } from "yaml";
 import { parseConfigText } from "../config/load.js";
-import { systemClock } from "../core/clock.js";
-import { PairingStore } from "../channels/common/pairing.js";
-import { allMigrations } from "../daemon/migrations.js";
-import { importArchivedSession } from "../session/session-import.js";
-import { openDatabase } from "../store/db.js";
 import { applyEdit, plannedStatus } from "./config-doc.js";
+import { Consent } from "./consent.js";
+import { applyImport } from "./import-apply.js";
 import type { ConfigEdit, EnvVar, ImportItem, ImportResult, ItemStatus } from "./import-types.js";
 import { mapChannels } from "./map-channels.js";
 import { mapModels, modelChoice } from "./map-models.js";
 import { mapCron, mapHeartbeat } from "./map-schedule.js";
+import { mapSettings } from "./map-settings.js";
 import { obj, readOpenClaw } from "./openclaw-source.js";
-import { planFiles } from "./plan-files.js";
-import { fileStep, writeAtomic, type FileStep } from "./file-steps.js";
+import { planFiles, type FileWrite } from "./plan-files.js";
+import { fileStep, type FileStep } from "./file-steps.js";
 import { nextSteps } from "./import-report.js";
-import { openTarget, placeholderEnv, readDbView, sha256 } from "./target.js";
+import { openTarget, ownChat, placeholderEnv, readDbView } from "./target.js";
+import { AGENT_NAME_RE } from "../agent/catalog/file-agents.js";
 
 export type { ImportResult } from "./import-types.js";
 
@@ -38,6 +41,8 @@ export interface ImportOptions {
   dryRun: boolean;
   /** Makes a new instance in this directory (`familiar init`) when config.yaml does not exist. */
   init?: (dir: string) => void;
+  /** What grants power and was accepted (`--accept`, `--accept-all-risky`); nothing when absent. */
+  consent?: Consent;
 }
 
 /** The import could not be applied (nothing was written). */
@@ -59,45 +64,91 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
     opts.init(dirname(t.configFile));
     t = openTarget(opts.configFile);
   }
+  for (const p of [t.workspace, t.dataDir, dirname(t.configFile)]) {
+    const r = relative(src.dir, resolve(p));
+    if (r === "" || (!r.startsWith("..") && !isAbsolute(r)))
+      throw new ImportTargetError(
+        `${p} is inside the OpenClaw directory ${src.dir}, which an import never writes to; import into another directory`,
+      );
+  }
+  const consent = opts.consent ?? new Consent();
   const items: ImportItem[] = [];
   const env: EnvVar[] = [];
   for (const p of src.problems) items.push({ area: "source", name: p, status: "cannot" });
 
-  // Agents: OpenClaw's default agent is Familiar's default agent; the others keep their ids.
+  // Agents: OpenClaw's default agent is Familiar's default agent; the others keep their ids when
+  // they are safe names (planFiles refuses the others) and the owner accepted them.
   const defaultOc = src.agents.find((a) => a.isDefault)?.id;
+  const agentOk = (id: string): boolean => AGENT_NAME_RE.test(id) && consent.accepts(`agent:${id}`);
   const agentMap = (id: string): string | undefined =>
-    id === defaultOc ? t.defaultAgent : src.agents.some((a) => a.id === id) ? id : undefined;
+    id === defaultOc ? t.defaultAgent : src.agents.some((a) => a.id === id) && agentOk(id) ? id : undefined;
 
-  const models = mapModels(src.config);
-  const channels = mapChannels(src.config, src.pairing);
-  const heartbeat = mapHeartbeat(src.config, models.refMap);
-  const cron = mapCron(src.cronJobs, models.refMap, agentMap);
+  // Whose chats are the owner's: allowed or paired in this Familiar, or accepted in this import.
+  const view = readDbView(t.dataDir);
+  const models = mapModels(src.config, consent);
+  const channels = mapChannels(src.config, src.pairing, consent);
+  const isOwner = (target: string): boolean => channels.known.has(target) || ownChat(t, view, target);
+
+  const heartbeat = mapHeartbeat(src.config, models.refMap, consent, isOwner);
+  const cron = mapCron(src.cronJobs, models.refMap, agentMap, consent, isOwner);
   const files = planFiles(src);
   env.push(...models.env, ...channels.env);
 
-  // Files: workspace, notes, skills, further agents' prompt files.
-  const steps: FileStep[] = [];
-  for (const f of files.files) {
-    const s = fileStep(t, f);
-    steps.push(s);
-    items.push({
-      area: f.area,
-      name: s.rel,
-      status: s.status,
-      ...(s.backup
+  // A file the desk rules would hold is written only when its key was accepted.
+  const held = (f: FileWrite): boolean => {
+    if (!f.hold || consent.accepts(f.hold.key)) return false;
+    items.push({ area: f.area, name: f.rel, status: "held", key: f.hold.key, detail: f.hold.why });
+    return true;
+  };
+  const stepItem = (s: FileStep): ImportItem => ({
+    area: s.write.area,
+    name: s.rel,
+    status: s.status,
+    ...(s.why
+      ? { detail: s.why }
+      : s.backup
         ? { detail: `yours kept as ${s.backup}` }
         : s.status === "kept"
           ? { detail: "you edited it since the last import" }
           : {}),
+    ...(s.write.hold ? { key: s.write.hold.key } : {}),
+  });
+
+  // Further agents: a new agent speaks with the OpenClaw agent's prompt; asked, like any new power.
+  const agents = files.agents.filter((a) => {
+    const key = `agent:${a.id}`;
+    if (consent.accepts(key)) return true;
+    items.push({
+      area: "agents",
+      name: a.id,
+      status: "confirm",
+      key,
+      detail: `a new agent with the prompt of OpenClaw agent "${a.id}" (${a.rel})`,
     });
+    return false;
+  });
+  const agentIds = new Set(agents.map((a) => a.id));
+  const left = new Set(
+    files.agents.filter((a) => !agentIds.has(a.id)).map((a) => `openclaw-agents/${a.id}/PROMPT.md`),
+  );
+
+  // Files: workspace, notes, skills, further agents' prompt files.
+  const steps: FileStep[] = [];
+  for (const f of files.files) {
+    if (left.has(f.rel) || held(f)) continue;
+    const s = fileStep(t, f);
+    steps.push(s);
+    items.push(stepItem(s));
   }
   const disable: string[] = [];
   for (const sk of files.skills) {
-    const ss = sk.files.map((f) => fileStep(t, f));
-    steps.push(...ss);
-    const st: ItemStatus = ss.every((s) => s.status === "unchanged")
+    const ss = sk.files.filter((f) => !held(f)).map((f) => fileStep(t, f));
+    for (const s of ss.filter((x) => x.status === "cannot")) items.push(stepItem(s));
+    const ok = ss.filter((x) => x.status !== "cannot");
+    steps.push(...ok);
+    const st: ItemStatus = ok.every((s) => s.status === "unchanged")
       ? "unchanged"
-      : ss.every((s) => s.status === "new")
+      : ok.every((s) => s.status === "new")
         ? "new"
         : "update";
     // A skill that runs code is disabled when it first arrives and again whenever its files change
@@ -117,10 +168,10 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
                 ? "disabled until you review it"
                 : "changed since the last import: disabled until you review it again"
           }`
-        : `${sk.files.length} files`,
+        : `${ok.length} files`,
     });
   }
-  for (const a of files.agents) {
+  for (const a of agents) {
     // The agent's own model, when OpenClaw set one and its provider maps.
     const own = modelChoice(obj(obj(obj(src.config.agents).entries)[a.id]).model).primary;
     const mapped = own ? models.refMap(own) : undefined;
@@ -133,15 +184,13 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
         detail: "its provider was not imported; the default model answers",
       });
   }
-  const agentSteps = files.agents.map((a) => {
+  for (const a of agents) {
     const data = Buffer.from(
       `# Imported from OpenClaw agent "${a.id}" by \`familiar import openclaw\`.\n${stringify(a.yaml)}`,
     );
-    return fileStep(t, { area: "agents", name: a.id, rel: a.rel, data });
-  });
-  for (const s of agentSteps) {
+    const s = fileStep(t, { area: "agents", name: a.id, rel: a.rel, data });
     steps.push(s);
-    items.push({ area: "agents", name: s.write.name, status: s.status, detail: s.rel });
+    items.push({ ...stepItem(s), name: a.id, key: `agent:${a.id}`, detail: s.why ?? a.rel });
   }
   items.push(...files.items);
 
@@ -158,22 +207,23 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
     edits.push(...p.edits);
   }
   items.push(...models.items, ...channels.items, ...heartbeat.items, ...cron.items);
+  items.push(...mapSettings(src.config));
 
-  // Database: pairing approvals and conversations.
-  const view = readDbView(t.dataDir);
+  // Database: pairing approvals (only the accepted ones reach here) and conversations.
   const approvals = channels.approvals.map((a) => ({ ...a, have: view.allowed(a.channel, a.userId) }));
   for (const a of approvals)
     items.push({
       area: "pairing",
       name: `${a.channel} user ${a.userId}`,
       status: a.have ? "unchanged" : "new",
+      key: `pairing:${a.channel}:${a.userId}`,
       detail: "approved in OpenClaw",
     });
   const sessions = src.sessions
     .filter((s) => s.messages.length > 0)
     .map((s) => {
       const agentId = agentMap(s.agentId) ?? t.defaultAgent;
-      const id = `openclaw-${s.agentId}-${s.id}`;
+      const id = `openclaw-${AGENT_NAME_RE.test(s.agentId) ? s.agentId : "agent"}-${s.id}`;
       const have = view.messageCount(id);
       const status: ItemStatus =
         have === undefined ? "new" : have >= s.messages.length ? "unchanged" : "update";
@@ -194,6 +244,13 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
       name: `${empty} sessions`,
       status: "skip",
       detail: "no user or assistant text",
+    });
+  for (const k of consent.unmatched())
+    items.push({
+      area: "source",
+      name: `--accept ${k}`,
+      status: "note",
+      detail: "matched nothing in this import",
     });
 
   // The new config must pass the real schema before anything is written.
@@ -218,45 +275,14 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
   };
   result.nextSteps = nextSteps(result, t);
   if (opts.dryRun) return result;
-
-  for (const s of steps) {
-    if (s.status === "unchanged" || s.status === "kept") continue;
-    const abs = join(t.workspace, s.rel);
-    if (s.backup && !existsSync(join(t.workspace, s.backup))) copyFileSync(abs, join(t.workspace, s.backup));
-    writeAtomic(abs, s.write.data, s.write.mode);
-    t.manifest.files[s.rel] = sha256(s.write.data);
-  }
-  if (configText !== readFileSync(t.configFile, "utf8")) writeAtomic(t.configFile, configText);
-  const db = openDatabase(t.dataDir, { migrations: allMigrations });
-  try {
-    const pairing = new PairingStore(db, systemClock);
-    for (const a of approvals) if (!a.have) pairing.allow(a.channel, a.userId);
-    for (const x of sessions) {
-      if (x.status === "unchanged") continue;
-      importArchivedSession(
-        db,
-        {
-          id: x.id,
-          key: `agent:${x.agentId}:openclaw:${x.s.key.replace(/[:\s]+/g, "-")}`,
-          agentId: x.agentId,
-          createdAt: x.s.createdAt,
-          updatedAt: x.s.messages.at(-1)?.at ?? x.s.updatedAt,
-          origin: "openclaw-import",
-        },
-        x.s.messages.map((m) => ({ role: m.role, content: m.text, createdAt: m.at })),
-      );
-    }
-  } finally {
-    db.close();
-  }
-  t.manifest.reviewed = [
-    ...new Set([...t.manifest.reviewed, ...files.skills.filter((s) => s.review).map((s) => s.name)]),
-  ];
-  writeAtomic(
-    t.manifestFile,
-    `${JSON.stringify({ ...t.manifest, source: src.dir, importedAt: Date.now() }, null, 2)}\n`,
-    0o600,
-  );
+  applyImport(t, {
+    steps,
+    configText,
+    approvals,
+    sessions,
+    reviewed: files.skills.filter((s) => s.review).map((s) => s.name),
+    source: src.dir,
+  });
   return result;
 }
 

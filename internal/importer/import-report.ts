@@ -1,7 +1,9 @@
 /**
  * The import's report as text: item by item, grouped by area, then what cannot be imported, the
  * environment variables to set, and (after a real run) the next steps. The dry run and the real run
- * print the same items, so what the dry run promised is what the run does.
+ * print the same items, so what the dry run promised is what the run does. What grants power and
+ * was not accepted, and what the desk rules hold, is under a heading of its own, each with the key
+ * `--accept` takes: it is the list the owner reads before saying yes.
  */
 import { relative } from "node:path";
 import type { ImportArea, ImportResult, ItemStatus } from "./import-types.js";
@@ -18,6 +20,7 @@ const AREAS: [ImportArea, string][] = [
   ["heartbeat", "Heartbeat"],
   ["cron", "Cron jobs"],
   ["sessions", "Conversations"],
+  ["settings", "Settings in openclaw.json"],
   ["source", "Reading OpenClaw"],
 ];
 
@@ -30,6 +33,8 @@ const MARK: Record<ItemStatus, string> = {
   skip: "-",
   cannot: "!",
   note: "i",
+  confirm: "?",
+  held: "?",
 };
 
 function verb(s: ItemStatus, dry: boolean): string {
@@ -42,9 +47,14 @@ function verb(s: ItemStatus, dry: boolean): string {
     skip: ["skipped", "skipped"],
     cannot: ["cannot import", "not imported"],
     note: ["note", "note"],
+    confirm: ["needs your confirmation", "left out: needs your confirmation"],
+    held: ["held", "held"],
   };
   return w[s][dry ? 0 : 1];
 }
+
+/** Statuses listed under their own heading, not under their area. */
+const OWN_HEADING = new Set<ItemStatus>(["cannot", "confirm", "held"]);
 
 export function formatReport(r: ImportResult): string {
   const lines: string[] = [];
@@ -52,13 +62,22 @@ export function formatReport(r: ImportResult): string {
     `${r.dryRun ? "Dry run: nothing is written. " : ""}OpenClaw ${r.version ?? "(version unknown)"} at ${r.from} -> ${r.configFile}`,
   );
   for (const [area, title] of AREAS) {
-    const its = r.items.filter((i) => i.area === area && i.status !== "cannot");
+    const its = r.items.filter((i) => i.area === area && !OWN_HEADING.has(i.status));
     if (its.length === 0) continue;
     lines.push("", `${title}:`);
     for (const i of its)
       lines.push(
         `  ${MARK[i.status]} ${i.name}: ${verb(i.status, r.dryRun)}${i.detail ? ` (${i.detail})` : ""}`,
       );
+  }
+  const ask = r.items.filter((i) => i.status === "confirm" || i.status === "held");
+  if (ask.length > 0) {
+    lines.push(
+      "",
+      "Needs your confirmation (left out; grants power or would be held on the desk):",
+      ...ask.map((i) => `  ? [${i.key ?? "?"}] ${i.area}: ${i.name}${i.detail ? `: ${i.detail}` : ""}`),
+      "  To take some: --accept KEY,KEY (a KEY ending in * takes all it starts); all: --accept-all-risky",
+    );
   }
   const cannot = r.items.filter((i) => i.status === "cannot");
   if (cannot.length > 0) {
@@ -92,6 +111,10 @@ export function nextSteps(r: ImportResult, t: Target): string[] {
   if (review.length > 0)
     steps.push(
       `Review the skills that run code (${review.map((i) => i.name).join(", ")}) in ${t.workspace}/skills/, then remove them from skills.disabled to enable them.`,
+    );
+  if (r.items.some((i) => i.status === "confirm" || i.status === "held"))
+    steps.push(
+      'Read "Needs your confirmation" above; run the import again with --accept for the ones you trust.',
     );
   if (r.items.some((i) => i.status === "cannot"))
     steps.push(

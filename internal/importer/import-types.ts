@@ -14,6 +14,7 @@ export type ImportArea =
   | "heartbeat"
   | "cron"
   | "sessions"
+  | "settings"
   | "source";
 
 /**
@@ -22,15 +23,21 @@ export type ImportArea =
  * - review: imported but not enabled, the owner must look first (a skill that runs code);
  * - skip: deliberately not imported (with why);
  * - cannot: Familiar has no equivalent (with why);
- * - note: something the owner should know about how the source was read.
+ * - note: something the owner should know about how the source was read;
+ * - confirm: grants power (a foreign endpoint for the owner's secrets, an open door, a stranger as a
+ *   target, an allow list, a pairing, an agent): shown, left out until the owner accepts its key;
+ * - held: a skill's file the desk rules would hold (docs/security.md): not written until accepted.
  */
-export type ItemStatus = "new" | "update" | "unchanged" | "kept" | "review" | "skip" | "cannot" | "note";
+export type ItemStatus =
+  "new" | "update" | "unchanged" | "kept" | "review" | "skip" | "cannot" | "note" | "confirm" | "held";
 
 export interface ImportItem {
   area: ImportArea;
   name: string;
   status: ItemStatus;
   detail?: string;
+  /** For `confirm` and `held` items, and the ones accepted: the word `--accept` takes. */
+  key?: string;
 }
 
 /** An environment variable a `${VAR}` reference in config.yaml needs. */
@@ -54,6 +61,8 @@ export type ConfigEdit =
 export interface PlannedConfig {
   item: Omit<ImportItem, "status"> & { status?: ItemStatus };
   edits: ConfigEdit[];
+  /** Set when the change grants power: its `--accept` key and why it is asked. */
+  risk?: { key: string; why: string };
 }
 
 /** What an import did (or, on a dry run, would do). */

@@ -7,7 +7,13 @@
  * reports entries Familiar cannot match (`@usernames`, `accessGroup:` references). A Telegram group
  * allowlist becomes `groups`; per-sender group allowlists (`groupAllowFrom`) have no Familiar
  * equivalent and are reported. Tokens become `${TELEGRAM_BOT_TOKEN}` / `${DISCORD_BOT_TOKEN}`.
+ *
+ * openclaw.json may have been written by the agent it configures, so what opens a door is asked
+ * (consent.ts), never carried silently: a Bot API root off this machine (the token goes there), an
+ * open DM policy, allow lists, group and guild lists, and each pairing approval. Left out, the
+ * channel comes in closed: pairing, nobody allowed yet, no groups.
  */
+import { Consent, gate, isLocalUrl } from "./consent.js";
 import { secretRef } from "./secrets.js";
 import { arr, obj, str, type Json } from "./openclaw-source.js";
 import type { EnvVar, ImportItem, PlannedConfig } from "./import-types.js";
@@ -20,7 +26,27 @@ export interface ChannelsPlan {
   env: EnvVar[];
   /** Pairing approvals to store: channel and user id. */
   approvals: { channel: "telegram" | "discord"; userId: string }[];
+  /** `<channel>:<id>` of the senders the owner accepted (allow lists, pairings): the owner's own. */
+  known: Set<string>;
 }
+
+/** Pushes the planned change when it needs no yes, or when the owner gave it. */
+function offer(
+  out: ChannelsPlan,
+  consent: Consent,
+  p: PlannedConfig,
+  risk?: { key: string; why: string },
+): boolean {
+  const g = risk ? gate(consent, risk.key, risk.why, p, out.items) : p;
+  if (g) out.planned.push(g);
+  return g !== undefined;
+}
+
+const set = (channel: string, k: string, v: unknown): PlannedConfig["edits"][number] => ({
+  kind: "set",
+  path: ["channels", channel, k],
+  value: v,
+});
 
 /** A sender entry as a bare id, or undefined when Familiar cannot match it. */
 function senderId(channel: "telegram" | "discord", entry: unknown): string | undefined {
@@ -55,7 +81,7 @@ function allowList(
   return [...new Set(ids)];
 }
 
-function telegram(t: Json, out: ChannelsPlan): void {
+function telegram(t: Json, out: ChannelsPlan, consent: Consent): void {
   const cfg: Record<string, unknown> = { enabled: t.enabled !== false };
   const token = secretRef(t.botToken, "TELEGRAM_BOT_TOKEN", "channels.telegram.botToken");
   if (token) {
@@ -74,12 +100,31 @@ function telegram(t: Json, out: ChannelsPlan): void {
       from: "OpenClaw read TELEGRAM_BOT_TOKEN from its environment",
     });
   }
-  const apiRoot = str(t.apiRoot);
-  if (apiRoot && apiRoot.replace(/\/+$/, "") !== "https://api.telegram.org")
-    cfg.api_root = apiRoot.replace(/\/+$/, "");
+  const later: [PlannedConfig, { key: string; why: string } | undefined][] = [];
+  const apiRoot = str(t.apiRoot)?.replace(/\/+$/, "");
+  if (apiRoot && apiRoot !== "https://api.telegram.org") {
+    const p: PlannedConfig = {
+      item: { area: "channels", name: "telegram api_root", detail: apiRoot },
+      edits: [set("telegram", "api_root", apiRoot)],
+    };
+    later.push([
+      p,
+      isLocalUrl(apiRoot)
+        ? undefined
+        : { key: "telegram.api_root", why: "the bot token is sent there with every request" },
+    ]);
+  }
   const policy = str(t.dmPolicy) ?? "pairing";
-  if (POLICIES.has(policy)) cfg.dm_policy = policy;
-  else
+  cfg.dm_policy = POLICIES.has(policy) && policy !== "open" ? policy : "pairing";
+  if (policy === "open")
+    later.push([
+      {
+        item: { area: "channels", name: "telegram dm_policy open" },
+        edits: [set("telegram", "dm_policy", "open")],
+      },
+      { key: "telegram.dm_policy", why: "anyone who finds the bot may talk to your assistant" },
+    ]);
+  else if (!POLICIES.has(policy))
     out.items.push({
       area: "channels",
       name: `telegram dmPolicy ${policy}`,
@@ -87,14 +132,32 @@ function telegram(t: Json, out: ChannelsPlan): void {
       detail: "kept Familiar's pairing",
     });
   const allow = allowList("telegram", arr(t.allowFrom), "allowFrom", out.items);
-  if (policy === "open" && arr(t.allowFrom).includes("*")) cfg.dm_policy = "open";
-  cfg.allow_from = allow;
+  if (allow.length > 0)
+    later.push([
+      {
+        item: { area: "channels", name: "telegram allow_from", detail: `[${allow.join(", ")}]` },
+        edits: [set("telegram", "allow_from", allow)],
+      },
+      { key: "telegram.allow_from", why: "these senders may talk to your assistant without pairing" },
+    ]);
   const groupPolicy = str(t.groupPolicy) ?? "allowlist";
   const groups = obj(t.groups);
   const groupIds = Object.keys(groups).filter((g) => g !== "*");
-  if (groupPolicy === "disabled") cfg.groups = [];
-  else if (groupPolicy === "open" || "*" in groups) cfg.groups = ["*"];
-  else cfg.groups = groupIds;
+  const groupList =
+    groupPolicy === "disabled" ? [] : groupPolicy === "open" || "*" in groups ? ["*"] : groupIds;
+  if (groupList.length > 0)
+    later.push([
+      {
+        item: { area: "channels", name: "telegram groups", detail: `[${groupList.join(", ")}]` },
+        edits: [set("telegram", "groups", groupList)],
+      },
+      {
+        key: "telegram.groups",
+        why: groupList.includes("*")
+          ? "the bot answers in any group anyone adds it to"
+          : "the bot answers the members of these groups",
+      },
+    ]);
   const mentions = Object.values(groups).map((g) => obj(g).requireMention);
   const explicit = mentions.filter((m): m is boolean => typeof m === "boolean");
   cfg.require_mention =
@@ -129,17 +192,16 @@ function telegram(t: Json, out: ChannelsPlan): void {
     item: {
       area: "channels",
       name: "telegram",
-      detail: `dm_policy ${String(cfg.dm_policy)}, allow_from [${allow.join(", ")}], groups [${(cfg.groups as string[]).join(", ")}]`,
+      detail: `dm_policy ${String(cfg.dm_policy)}, require_mention ${String(cfg.require_mention)}`,
     },
-    edits: Object.entries(cfg).map(([k, v]) => ({
-      kind: "set" as const,
-      path: ["channels", "telegram", k],
-      value: v,
-    })),
+    edits: Object.entries(cfg).map(([k, v]) => set("telegram", k, v)),
   });
+  for (const [p, risk] of later)
+    if (offer(out, consent, p, risk) && risk?.key === "telegram.allow_from")
+      for (const id of allow) out.known.add(`telegram:${id}`);
 }
 
-function discord(d: Json, out: ChannelsPlan): void {
+function discord(d: Json, out: ChannelsPlan, consent: Consent): void {
   const cfg: Record<string, unknown> = { enabled: d.enabled !== false };
   const token = secretRef(d.token, "DISCORD_BOT_TOKEN", "channels.discord.token");
   cfg.token = token?.ref ?? "${DISCORD_BOT_TOKEN}";
@@ -147,8 +209,8 @@ function discord(d: Json, out: ChannelsPlan): void {
     token?.env ?? { name: "DISCORD_BOT_TOKEN", from: "OpenClaw read DISCORD_BOT_TOKEN from its environment" },
   );
   const policy = str(d.dmPolicy) ?? str(obj(d.dm).policy) ?? "pairing";
-  cfg.dm_policy = POLICIES.has(policy) ? policy : "pairing";
-  cfg.allow_from = allowList("discord", arr(d.allowFrom ?? obj(d.dm).allowFrom), "allowFrom", out.items);
+  cfg.dm_policy = POLICIES.has(policy) && policy !== "open" ? policy : "pairing";
+  const allow = allowList("discord", arr(d.allowFrom ?? obj(d.dm).allowFrom), "allowFrom", out.items);
   const guilds: Record<string, { channels: string[]; require_mention: boolean }> = {};
   for (const [gid, raw] of Object.entries(obj(d.guilds))) {
     const g = obj(raw);
@@ -164,29 +226,54 @@ function discord(d: Json, out: ChannelsPlan): void {
         detail: "Familiar has no per-user allowlist in guilds",
       });
   }
-  cfg.guilds = guilds;
   out.planned.push({
-    item: {
-      area: "channels",
-      name: "discord",
-      detail: `dm_policy ${String(cfg.dm_policy)}, ${Object.keys(guilds).length} guilds`,
-    },
-    edits: Object.entries(cfg).map(([k, v]) => ({
-      kind: "set" as const,
-      path: ["channels", "discord", k],
-      value: v,
-    })),
+    item: { area: "channels", name: "discord", detail: `dm_policy ${String(cfg.dm_policy)}` },
+    edits: Object.entries(cfg).map(([k, v]) => set("discord", k, v)),
   });
+  if (policy === "open")
+    offer(
+      out,
+      consent,
+      {
+        item: { area: "channels", name: "discord dm_policy open" },
+        edits: [set("discord", "dm_policy", "open")],
+      },
+      { key: "discord.dm_policy", why: "anyone who finds the bot may talk to your assistant" },
+    );
+  if (
+    allow.length > 0 &&
+    offer(
+      out,
+      consent,
+      {
+        item: { area: "channels", name: "discord allow_from", detail: `[${allow.join(", ")}]` },
+        edits: [set("discord", "allow_from", allow)],
+      },
+      { key: "discord.allow_from", why: "these senders may talk to your assistant without pairing" },
+    )
+  )
+    for (const id of allow) out.known.add(`discord:${id}`);
+  if (Object.keys(guilds).length > 0)
+    offer(
+      out,
+      consent,
+      {
+        item: { area: "channels", name: "discord guilds", detail: Object.keys(guilds).join(", ") },
+        edits: [set("discord", "guilds", guilds)],
+      },
+      { key: "discord.guilds", why: "the bot answers in these servers' channels" },
+    );
 }
 
 export function mapChannels(
   config: Json,
   pairing: { channel: string; account: string; entry: string }[],
+  consent: Consent = new Consent(),
 ): ChannelsPlan {
-  const out: ChannelsPlan = { planned: [], items: [], env: [], approvals: [] };
+  const out: ChannelsPlan = { planned: [], items: [], env: [], approvals: [], known: new Set() };
   const channels = obj(config.channels);
-  if (channels.telegram) telegram(obj(channels.telegram), out);
-  if (channels.discord) discord(obj(channels.discord), out);
+  if (channels.telegram) telegram(obj(channels.telegram), out, consent);
+  if (channels.discord) discord(obj(channels.discord), out, consent);
   for (const name of Object.keys(channels))
     if (name !== "telegram" && name !== "discord")
       out.items.push({
@@ -215,8 +302,20 @@ export function mapChannels(
       });
       continue;
     }
-    if (!out.approvals.some((a) => a.channel === p.channel && a.userId === id))
-      out.approvals.push({ channel: p.channel, userId: id });
+    if (out.approvals.some((a) => a.channel === p.channel && a.userId === id)) continue;
+    const key = `pairing:${p.channel}:${id}`;
+    if (!consent.accepts(key)) {
+      out.items.push({
+        area: "pairing",
+        name: `${p.channel} user ${id}`,
+        status: "confirm",
+        key,
+        detail: "approved in OpenClaw; would let this sender talk to your assistant",
+      });
+      continue;
+    }
+    out.approvals.push({ channel: p.channel, userId: id });
+    out.known.add(`${p.channel}:${id}`);
   }
   return out;
 }

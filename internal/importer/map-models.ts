@@ -8,6 +8,7 @@
  * Messages, Google, Bedrock, OAuth logins) gets a `cannot` line naming the provider and why.
  * API keys become `${VAR}` references; the value never reaches config.yaml.
  */
+import { Consent, gate, hostOf, isLocalUrl } from "./consent.js";
 import { secretRef, type SecretOut } from "./secrets.js";
 import { arr, obj, str, type Json } from "./openclaw-source.js";
 import type { EnvVar, ImportItem, PlannedConfig } from "./import-types.js";
@@ -24,6 +25,30 @@ const BUILTIN_COMPATIBLE: Record<string, { base_url: string; env?: string }> = {
   ollama: { base_url: "http://127.0.0.1:11434/v1" },
   lmstudio: { base_url: "http://127.0.0.1:1234/v1" },
 };
+
+/** The host each well-known key belongs to: sent anywhere else, it is handed to a stranger. */
+const KEY_HOSTS: Record<string, string> = {
+  ...Object.fromEntries(
+    Object.values(BUILTIN_COMPATIBLE).flatMap((b) => (b.env ? [[b.env, hostOf(b.base_url) ?? ""]] : [])),
+  ),
+  ANTHROPIC_API_KEY: "api.anthropic.com",
+  GEMINI_API_KEY: "generativelanguage.googleapis.com",
+  GOOGLE_API_KEY: "generativelanguage.googleapis.com",
+};
+
+/**
+ * Why a provider needs the owner's yes, or undefined: its `base_url` is not on this machine and it
+ * sends an environment variable OpenClaw only named (`${VAR}`) to a host that variable does not
+ * belong to (a foreign `base_url` with `${OPENAI_API_KEY}` would receive the owner's OpenAI key, and
+ * as the primary model every conversation).
+ */
+function foreignKeyUse(base: string, borrowed: string[]): string | undefined {
+  if (isLocalUrl(base) || borrowed.length === 0) return undefined;
+  const host = hostOf(base);
+  const foreign = borrowed.filter((v) => KEY_HOSTS[v] === undefined || KEY_HOSTS[v] !== host);
+  if (foreign.length === 0) return undefined;
+  return `sends \${${foreign.join("}, ${")}} to ${host ?? base}, which is not where ${foreign.length > 1 ? "those keys belong" : "that key belongs"}`;
+}
 
 /** OpenClaw `api` values Familiar can call. */
 const COMPATIBLE_APIS = new Set(["openai-completions", "openai"]);
@@ -50,7 +75,7 @@ export function modelChoice(v: unknown): { primary?: string; fallbacks: string[]
   };
 }
 
-export function mapModels(config: Json): ModelsPlan {
+export function mapModels(config: Json, consent: Consent = new Consent()): ModelsPlan {
   const providers = obj(obj(config.models).providers);
   const planned: PlannedConfig[] = [];
   const items: ImportItem[] = [];
@@ -73,9 +98,12 @@ export function mapModels(config: Json): ModelsPlan {
     const fid = providerId(id);
     const out: Record<string, unknown> = { base_url: base.replace(/\/+$/, "") };
     const key = secretRef(p.apiKey, `${fid}_API_KEY`, `models.providers.${id}.apiKey`);
+    const borrowed: string[] = [];
+    const myEnv: EnvVar[] = [];
     if (key) {
       out.api_key = key.ref;
-      if (key.env) env.push(key.env);
+      if (key.env) myEnv.push(key.env);
+      if (key.borrowed && key.env) borrowed.push(key.env.name);
     }
     const headers = obj(p.headers);
     const plainHeaders: Record<string, string> = {};
@@ -83,7 +111,8 @@ export function mapModels(config: Json): ModelsPlan {
       const r: SecretOut | undefined = secretRef(v, `${fid}_${h}`, `models.providers.${id}.headers.${h}`);
       if (r) {
         plainHeaders[h] = r.ref;
-        if (r.env) env.push(r.env);
+        if (r.env) myEnv.push(r.env);
+        if (r.borrowed && r.env) borrowed.push(r.env.name);
       }
     }
     if (Object.keys(plainHeaders).length > 0) out.headers = plainHeaders;
@@ -99,11 +128,19 @@ export function mapModels(config: Json): ModelsPlan {
       models[mid] = facts;
     }
     if (Object.keys(models).length > 0) out.models = models;
-    ok.set(id, fid);
-    planned.push({
+    let p1: PlannedConfig | undefined = {
       item: { area: "models", name: `provider ${id}`, detail: `${out.base_url as string} (${api})` },
       edits: [{ kind: "set", path: ["models", "providers", fid], value: out }],
-    });
+    };
+    const foreign = foreignKeyUse(out.base_url as string, borrowed);
+    if (foreign) p1 = gate(consent, `provider:${id}`, foreign, p1, items);
+    if (!p1) {
+      why.set(id, `provider ${id} needs your confirmation (--accept provider:${id})`);
+      continue;
+    }
+    env.push(...myEnv);
+    ok.set(id, fid);
+    planned.push(p1);
   }
 
   const builtinUsed = new Set<string>();

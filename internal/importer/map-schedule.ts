@@ -8,10 +8,17 @@
  * from its config instead. Command and script payloads run code on the host and are never imported.
  * A job's id in Familiar is `openclaw-<slug of its name>`, stable across runs, so a second import
  * updates the same entry.
+ *
+ * Every job comes in, a disabled one disabled. An `every` schedule is OpenClaw's `everyMs` or an
+ * `every` of `"4h"`, `"30m"` or milliseconds; it is checked in milliseconds and written as a
+ * duration. A heartbeat or a job that would deliver to a chat that is not the owner's (not in an
+ * allow list or pairing the owner has or accepted) is asked (consent.ts), never carried silently:
+ * it would send the assistant's words, and what it read, to a stranger.
  */
 import { formatDuration, parseDuration } from "../config/duration.js";
 import { scheduleProblem } from "../config/schedule.js";
 import type { OpenClawCronRow } from "./openclaw-db.js";
+import { Consent, gate } from "./consent.js";
 import { obj, str, type Json } from "./openclaw-source.js";
 import type { ImportItem, PlannedConfig } from "./import-types.js";
 
@@ -25,9 +32,14 @@ export function slug(s: string): string {
   );
 }
 
+/** True when `<channel>:<id>` is one of the owner's own chats (allowed, paired or accepted). */
+export type IsOwner = (target: string) => boolean;
+
 export function mapHeartbeat(
   config: Json,
   refMap: (r: string) => string | undefined,
+  consent: Consent = new Consent(),
+  isOwner: IsOwner = () => false,
 ): { planned: PlannedConfig[]; items: ImportItem[] } {
   const defaults = obj(obj(config.agents).defaults);
   const hb = obj(defaults.heartbeat);
@@ -39,11 +51,14 @@ export function mapHeartbeat(
   if (every !== undefined)
     edits.push({ kind: "set", path: ["heartbeat", "every"], value: formatDuration(every) });
   const target = str(hb.target) ?? "owner";
+  let stranger: string | undefined;
   if (target === "last" || target === "none")
     edits.push({ kind: "set", path: ["heartbeat", "target"], value: target });
-  else if (str(hb.to) && target !== "owner")
-    edits.push({ kind: "set", path: ["heartbeat", "target"], value: `${target}:${String(hb.to)}` });
-  else
+  else if (str(hb.to) && target !== "owner") {
+    const to = `${target}:${String(hb.to)}`;
+    if (isOwner(to)) edits.push({ kind: "set", path: ["heartbeat", "target"], value: to });
+    else stranger = to;
+  } else
     items.push({
       area: "heartbeat",
       name: `target ${target}`,
@@ -81,7 +96,27 @@ export function mapHeartbeat(
     },
     edits,
   });
+  if (stranger) {
+    const p = gate(
+      consent,
+      "heartbeat.target",
+      "not one of your chats: the heartbeat's words would go to whoever that is",
+      {
+        item: { area: "heartbeat", name: `heartbeat target ${stranger}` },
+        edits: [{ kind: "set", path: ["heartbeat", "target"], value: stranger }],
+      },
+      items,
+    );
+    if (p) planned.push(p);
+  }
   return { planned, items };
+}
+
+/** OpenClaw's `every` (ms number, or a duration such as "4h") in milliseconds; undefined when neither. */
+function everyMs(s: Json): number | undefined {
+  const v = typeof s.everyMs === "number" ? s.everyMs : s.every;
+  const ms = typeof v === "number" || typeof v === "string" ? parseDuration(v) : undefined;
+  return ms !== undefined && ms > 0 ? ms : undefined;
 }
 
 function scheduleOf(job: Json): Record<string, unknown> | string {
@@ -89,8 +124,8 @@ function scheduleOf(job: Json): Record<string, unknown> | string {
   const kind = str(s.kind);
   if (kind === "cron" && str(s.expr))
     return { cron: str(s.expr), ...(str(s.tz) ? { timezone: str(s.tz) } : {}) };
-  if (kind === "every" && typeof s.everyMs === "number" && s.everyMs > 0)
-    return { every: formatDuration(s.everyMs) };
+  const ms = kind === "every" ? everyMs(s) : undefined;
+  if (ms !== undefined) return { every: formatDuration(ms) };
   if (kind === "at") {
     const at = typeof s.atMs === "number" ? new Date(s.atMs).toISOString() : str(s.at);
     if (at) return { at, ...(str(s.tz) ? { timezone: str(s.tz) } : {}) };
@@ -102,6 +137,8 @@ export function mapCron(
   rows: OpenClawCronRow[],
   refMap: (r: string) => string | undefined,
   agentMap: (id: string) => string | undefined,
+  consent: Consent = new Consent(),
+  isOwner: IsOwner = () => false,
 ): { planned: PlannedConfig[]; items: ImportItem[] } {
   const planned: PlannedConfig[] = [];
   const items: ImportItem[] = [];
@@ -159,20 +196,37 @@ export function mapCron(
       mode === "none" ? "none" : channel && channel !== "last" && to ? `${channel}:${to}` : "last";
     job.enabled = r.enabled;
     job.light_context = payload.lightContext === true;
-    const problem = scheduleProblem(job as Parameters<typeof scheduleProblem>[0]);
+    // The check wants milliseconds; config.yaml gets the duration text.
+    const problem = scheduleProblem({
+      ...(job as Parameters<typeof scheduleProblem>[0]),
+      every: typeof job.every === "string" ? parseDuration(job.every) : undefined,
+    });
     if (problem) {
       items.push({ area: "cron", name: label, status: "cannot", detail: problem.message });
       continue;
     }
     const when = String(job.cron ?? job.every ?? job.at);
-    planned.push({
+    const p: PlannedConfig = {
       item: {
         area: "cron",
         name: `${label} -> ${id}`,
         detail: `${when}${job.timezone ? ` ${String(job.timezone)}` : ""}, deliver ${String(job.deliver)}${r.enabled ? "" : ", disabled"}`,
       },
       edits: [{ kind: "cron", job }],
-    });
+    };
+    const deliver = String(job.deliver);
+    const g =
+      deliver === "none" || deliver === "last" || isOwner(deliver)
+        ? p
+        : gate(
+            consent,
+            `cron:${id}`,
+            `delivers to ${deliver}, not one of your chats: its output would go to whoever that is`,
+            p,
+            items,
+          );
+    if (!g) continue;
+    planned.push(g);
     if (target !== "main" && target !== "isolated")
       items.push({
         area: "cron",

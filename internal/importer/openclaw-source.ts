@@ -20,6 +20,7 @@
  * together; path safety is already apart in safe-tree.ts, the SQLite readers in openclaw-db.ts.
  */
 import JSON5 from "json5";
+import { AGENT_NAME_RE } from "../agent/catalog/file-agents.js";
 import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import {
@@ -287,6 +288,8 @@ export function readOpenClaw(dir: string): OpenClawSource {
   ];
   const sessions: OpenClawSource["sessions"] = [];
   for (const a of agents) {
+    // An id is a path part of the state dir's layout: one that is not a plain name is not read.
+    if (!AGENT_NAME_RE.test(a.id)) continue;
     const fromDb = withDb(tree, `agents/${a.id}/agent/openclaw-agent.sqlite`, problems, readSessions);
     if (fromDb?.unreadable)
       problems.push(`agents/${a.id}: ${fromDb.unreadable} transcript events could not be decoded`);

@@ -10,6 +10,13 @@
  * - A skill folder is copied whole; a skill that carries code (an executable file, a script by its
  *   extension, or `requires`/`install` in its front matter) is listed for review and disabled.
  *
+ * - What the desk rules would hold (internal/workspace/desk-rules.ts: anything but plain data, such as
+ *   `.envrc`, `.vscode/tasks.json`, a `.git` file, scripts) is planned with a `hold`: written only when
+ *   the owner accepts its key. Instructions for other tools in a workspace root (`CLAUDE.md`,
+ *   `GEMINI.md`...) are never written: Familiar's workspace root is read by the owner's editors too.
+ * - An agent id that is not a safe file name (letters, digits, _ or -) is refused with one line and
+ *   none of its files are planned: it would name paths outside the workspace.
+ *
  * Reads go through SafeTree (no symlinks, caps); nothing is executed.
  */
 import { AGENT_NAME_RE } from "../agent/catalog/file-agents.js";
@@ -17,6 +24,7 @@ import { parseSkillFile } from "../skills/skills-loader.js";
 import type { OpenClawAgent, OpenClawSource } from "./openclaw-source.js";
 import type { ImportArea, ImportItem } from "./import-types.js";
 import type { SafeTree } from "./safe-tree.js";
+import { CATEGORY_WHY, holdReason } from "../workspace/desk-rules.js";
 
 /** Largest workspace Markdown file read. */
 const MAX_MD_BYTES = 1024 * 1024;
@@ -51,6 +59,14 @@ export interface FileWrite {
   mode?: number;
   /** For a memory note: write here instead when the target holds a different note of Familiar's own. */
   altRel?: string;
+  /** The desk rules would hold this file: written only when the owner accepts `key`. */
+  hold?: { key: string; why: string };
+}
+
+/** The hold for a file at `path` (its folder names included), by the desk rules; undefined for plain data. */
+function holdOf(key: string, path: string, executable: boolean): FileWrite["hold"] {
+  const c = holdReason({ rel: path, kind: "file", mode: executable ? 0o755 : 0o644 });
+  return c ? { key, why: `${c}: ${CATEGORY_WHY[c]}` } : undefined;
 }
 
 export interface SkillPlan {
@@ -115,12 +131,14 @@ function skillOf(tree: SafeTree, dir: string, name: string, items: ImportItem[])
       if (!data) continue;
       bytes += data.length;
       if (e.executable || CODE_EXT.test(e.name)) reasons.push(`runs code (${inSkill})`);
+      const hold = holdOf(`skill-file:${name}/${inSkill}`, `${name}/${inSkill}`, e.executable);
       files.push({
         area: "skills",
         name,
         rel: `skills/${name}/${inSkill}`,
         data,
-        ...(e.executable ? { mode: 0o755 } : {}),
+        ...(e.executable ? { mode: 0o700 } : {}),
+        ...(hold ? { hold } : {}),
       });
     }
   };
@@ -139,6 +157,15 @@ function skillOf(tree: SafeTree, dir: string, name: string, items: ImportItem[])
 }
 
 function agentFiles(a: OpenClawAgent, tree: SafeTree, out: FilesPlan): void {
+  if (!a.isDefault && !AGENT_NAME_RE.test(a.id)) {
+    out.items.push({
+      area: "agents",
+      name: JSON.stringify(a.id),
+      status: "cannot",
+      detail: "not a safe agent name (letters, digits, _ or -): none of its files were imported",
+    });
+    return;
+  }
   const base = a.isDefault ? "" : `openclaw-agents/${a.id}/`;
   const prompt: string[] = [];
   for (const e of tree.list("")) {
@@ -157,12 +184,29 @@ function agentFiles(a: OpenClawAgent, tree: SafeTree, out: FilesPlan): void {
       out.items.push({ area: "workspace", name: `${base}${e.name}`, status: "skip", detail: skip });
       continue;
     }
+    const known = PERSONALITY_FILES.includes(e.name);
+    const category = known ? undefined : holdReason({ rel: e.name, kind: "file", mode: 0o644 });
+    if (category === "instructions") {
+      out.items.push({
+        area: "workspace",
+        name: `${base}${e.name}`,
+        status: "skip",
+        detail: "instructions for another tool: never put in your workspace",
+      });
+      continue;
+    }
     const data = readInto(tree, e.name, out.items, "workspace");
     if (!data) continue;
-    const known = PERSONALITY_FILES.includes(e.name);
     if (!a.isDefault && known && e.name !== "MEMORY.md" && e.name !== "HEARTBEAT.md")
       prompt.push(`## ${e.name}\n${data.toString("utf8").trim()}`);
-    out.files.push({ area: "workspace", name: `${base}${e.name}`, rel: `${base}${e.name}`, data });
+    const hold = known ? undefined : holdOf(`file:${base}${e.name}`, e.name, false);
+    out.files.push({
+      area: "workspace",
+      name: `${base}${e.name}`,
+      rel: `${base}${e.name}`,
+      data,
+      ...(hold ? { hold } : {}),
+    });
   }
   for (const e of tree.list("memory")) {
     if (e.kind !== "file" || !e.name.endsWith(".md")) {
@@ -195,15 +239,6 @@ function agentFiles(a: OpenClawAgent, tree: SafeTree, out: FilesPlan): void {
       out.items.push({ area: "skills", name: e.name, status: "cannot", detail: "a symlink (not followed)" });
   }
   if (!a.isDefault) {
-    if (!AGENT_NAME_RE.test(a.id)) {
-      out.items.push({
-        area: "agents",
-        name: a.id,
-        status: "cannot",
-        detail: "a Familiar agent name is letters, digits, _ or -",
-      });
-      return;
-    }
     const promptRel = `${base}PROMPT.md`;
     out.files.push({
       area: "agents",

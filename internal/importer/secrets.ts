@@ -10,6 +10,12 @@ export interface SecretOut {
   ref: string;
   /** The variable to set, when the value is not already in the environment under that name. */
   env?: EnvVar;
+  /**
+   * True when OpenClaw named an environment variable (`${VAR}`, a SecretRef `env`): the value is
+   * whatever the owner keeps under that name, perhaps a secret meant for another service, not a value
+   * copied out of openclaw.json.
+   */
+  borrowed?: boolean;
 }
 
 /** An environment variable name from any text: upper case, [A-Z0-9_], not starting with a digit. */
@@ -33,6 +39,7 @@ export function secretRef(value: unknown, suggested: string, where: string): Sec
       return {
         ref: `\${${m[1]}}`,
         env: { name: m[1], from: `already an environment variable in OpenClaw (${where})` },
+        borrowed: true,
       };
     const name = envName(suggested);
     return { ref: `\${${name}}`, env: { name, from: `${where} in openclaw.json` } };
@@ -44,6 +51,7 @@ export function secretRef(value: unknown, suggested: string, where: string): Sec
       return {
         ref: `\${${id}}`,
         env: { name: id, from: `OpenClaw read it from the environment variable ${id} (${where})` },
+        borrowed: true,
       };
     const name = envName(suggested);
     return {

@@ -132,3 +132,17 @@ export function readDbView(dataDir: string): DbView {
     close: () => db?.close(),
   };
 }
+
+/**
+ * True when `<channel>:<id>` is already one of the owner's chats in this instance: in the channel's
+ * `allow_from` in config.yaml or approved in its pairing store.
+ */
+export function ownChat(t: Target, view: DbView, target: string): boolean {
+  const i = target.indexOf(":");
+  const ch = target.slice(0, i);
+  const id = target.slice(i + 1);
+  const node = t.doc.getIn(["channels", ch, "allow_from"]);
+  const list: unknown =
+    node && typeof node === "object" && "toJSON" in node ? (node as { toJSON(): unknown }).toJSON() : node;
+  return view.allowed(ch, id) || (Array.isArray(list) && list.map(String).includes(id));
+}

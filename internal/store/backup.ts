@@ -62,7 +62,13 @@ export interface BackupManifest {
 /** Typed backup and restore errors. */
 export class BackupError extends Error {
   constructor(
-    readonly code: "BACKUP_SOURCE" | "BACKUP_MANIFEST" | "BACKUP_CHECKSUM" | "BACKUP_LIVE" | "BACKUP_TARGET",
+    readonly code:
+      | "BACKUP_SOURCE"
+      | "BACKUP_MANIFEST"
+      | "BACKUP_CHECKSUM"
+      | "BACKUP_LIVE"
+      | "BACKUP_TARGET"
+      | "BACKUP_UNSAFE",
     message: string,
   ) {
     super(message);

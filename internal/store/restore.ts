@@ -6,6 +6,13 @@
  *   the lock itself and holds it throughout, so a daemon cannot start in the middle either;
  * - the manifest is checked before anything changes: known format, every listed file present with
  *   its size and sha256, no file outside the list; a snapshot without a manifest is refused;
+ * - a backup is read as untrusted input (it may sit on a shared disk, or come from someone else): it
+ *   is walked with lstat and refused whole when any entry is a link or not a regular file or folder
+ *   (a `workspace` linked to `../../.ssh` would copy the owner's keys in), and every path the manifest
+ *   lists must be one of the regular files found that way, so a recomputed manifest does not help;
+ *   files are opened with O_NOFOLLOW;
+ * - what the restore writes into the workspace and which database rows it keeps are the caller's
+ *   ({@link RestoreSteps}: internal/importer/ writes through the workspace door and validates rows);
  * - nothing is deleted: the database and the workspace it replaces are renamed aside
  *   (`*.before-restore-<time>`), so a restore can itself be undone;
  * - the config file is written only where none exists (an existing one is the owner's, and may hold
@@ -18,10 +25,17 @@ import {
   readdirSync,
   renameSync,
   rmSync,
-  statSync,
   copyFileSync,
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
 } from "node:fs";
-import { dirname, join, resolve, sep } from "node:path";
+import { createHash } from "node:crypto";
+import { dirname, join } from "node:path";
 import { acquireInstanceLock, InstanceLockedError } from "./lock.js";
 import {
   BACKUP_FORMAT,
@@ -29,15 +43,17 @@ import {
   MANIFEST,
   copyTreeNoFollow,
   describeDb,
-  listFiles,
-  sha256File,
   type BackupManifest,
 } from "./backup.js";
 
 /** Reads and checks a snapshot's manifest against its files; throws BackupError naming the problem. */
 export function verifyBackup(dir: string): BackupManifest {
   const file = join(dir, MANIFEST);
-  if (!existsSync(file))
+  // First the whole tree without following anything: the manifest itself could be a link to a fifo.
+  if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory())
+    throw new BackupError("BACKUP_SOURCE", `${dir}: expected a backup directory, found none`);
+  const found = new Set(scanBackup(dir));
+  if (!found.has(MANIFEST))
     throw new BackupError("BACKUP_MANIFEST", `${dir} has no ${MANIFEST}: not a complete familiar backup`);
   let m: BackupManifest;
   try {
@@ -52,26 +68,89 @@ export function verifyBackup(dir: string): BackupManifest {
     );
   const listed = new Set<string>();
   for (const f of m.files) {
-    const p = resolve(dir, f.path);
-    if (!p.startsWith(resolve(dir) + sep) || f.path === MANIFEST)
-      throw new BackupError("BACKUP_MANIFEST", `${file}: a listed path leaves the backup: ${f.path}`);
-    if (!existsSync(p)) throw new BackupError("BACKUP_CHECKSUM", `${f.path} is missing from ${dir}`);
-    const size = statSync(p).size;
-    if (size !== f.bytes)
-      throw new BackupError("BACKUP_CHECKSUM", `${f.path}: expected ${f.bytes} bytes, got ${size}`);
-    const sum = sha256File(p);
-    if (sum !== f.sha256)
+    const path = typeof f.path === "string" ? f.path : "";
+    if (path === "" || path === MANIFEST || path.startsWith("/") || path.split("/").includes(".."))
+      throw new BackupError("BACKUP_MANIFEST", `${file}: a listed path leaves the backup: ${String(f.path)}`);
+    if (!found.has(path)) throw new BackupError("BACKUP_CHECKSUM", `${path} is missing from ${dir}`);
+    const { bytes, sha256 } = hashNoFollow(join(dir, f.path));
+    if (bytes !== f.bytes)
+      throw new BackupError("BACKUP_CHECKSUM", `${f.path}: expected ${f.bytes} bytes, got ${bytes}`);
+    if (sha256 !== f.sha256)
       throw new BackupError(
         "BACKUP_CHECKSUM",
-        `${f.path}: sha256 ${sum} does not match the manifest's ${f.sha256}`,
+        `${f.path}: sha256 ${sha256} does not match the manifest's ${f.sha256}`,
       );
     listed.add(f.path);
   }
   if (!listed.has("familiar.db")) throw new BackupError("BACKUP_MANIFEST", `${file} lists no familiar.db`);
-  for (const p of listFiles(dir))
+  for (const p of found)
     if (p !== MANIFEST && !listed.has(p))
       throw new BackupError("BACKUP_MANIFEST", `${p} is in ${dir} but not in its manifest`);
   return m;
+}
+
+/**
+ * Every regular file of a backup, `/`-separated, found without following anything: a link or a
+ * special file anywhere refuses the whole backup (BACKUP_UNSAFE), naming it and where it points.
+ */
+export function scanBackup(dir: string, rel = ""): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(join(dir, rel)).sort()) {
+    const p = rel ? `${rel}/${name}` : name;
+    const st = lstatSync(join(dir, p));
+    if (st.isSymbolicLink())
+      throw new BackupError(
+        "BACKUP_UNSAFE",
+        `${p} in ${dir} is a symbolic link (to ${readlinkSync(join(dir, p))}); a backup holds only files and folders: refused`,
+      );
+    if (st.isDirectory()) out.push(...scanBackup(dir, p));
+    else if (st.isFile()) out.push(p);
+    else
+      throw new BackupError(
+        "BACKUP_UNSAFE",
+        `${p} in ${dir} is not a regular file or folder; a backup holds only files and folders: refused`,
+      );
+  }
+  return out;
+}
+
+/** Size and sha256 of a file opened without following a link (the last part; scanBackup saw the rest). */
+function hashNoFollow(file: string): { bytes: number; sha256: string } {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    throw new BackupError(
+      "BACKUP_UNSAFE",
+      `${file}: cannot open it without following a link (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    );
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new BackupError("BACKUP_UNSAFE", `${file} is not a regular file`);
+    const h = createHash("sha256");
+    const buf = Buffer.allocUnsafe(1 << 16);
+    let bytes = 0;
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n <= 0) break;
+      h.update(buf.subarray(0, n));
+      bytes += n;
+    }
+    return { bytes, sha256: h.digest("hex") };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The parts of a restore that belong to layers above the store: copying the backup's workspace into
+ * the (new, empty) workspace, and deciding which rows of the restored database stay. Without them the
+ * workspace is copied with {@link copyTreeNoFollow} and every row stays.
+ */
+export interface RestoreSteps {
+  copyWorkspace?: (backupDir: string, workspace: string) => void;
+  /** Called on the restored copy of the database before the lock is released. */
+  filterDb?: (dbFile: string) => void;
 }
 
 export interface RestoreTarget {
@@ -89,7 +168,12 @@ export interface RestoreResult {
 }
 
 /** Restores `dir` into the target instance. Throws BackupError (BACKUP_LIVE when a daemon runs). */
-export function restoreBackup(dir: string, t: RestoreTarget, now = new Date()): RestoreResult {
+export function restoreBackup(
+  dir: string,
+  t: RestoreTarget,
+  now = new Date(),
+  steps: RestoreSteps = {},
+): RestoreResult {
   let lock;
   try {
     lock = acquireInstanceLock(t.dataDir);
@@ -117,11 +201,13 @@ export function restoreBackup(dir: string, t: RestoreTarget, now = new Date()): 
     // The WAL and shared memory of the old database belong to it: never replayed into the restored one.
     aside(`${db}-wal`);
     aside(`${db}-shm`);
-    copyFileSync(join(dir, "familiar.db"), db);
-    if (existsSync(join(dir, "workspace"))) {
+    copyFileSync(join(dir, "familiar.db"), db, constants.COPYFILE_EXCL);
+    steps.filterDb?.(db);
+    if (lstatSync(join(dir, "workspace"), { throwIfNoEntry: false })?.isDirectory()) {
       aside(t.workspace);
       mkdirSync(dirname(t.workspace), { recursive: true });
-      copyTreeNoFollow(join(dir, "workspace"), t.workspace, [], join(dir, "workspace"));
+      if (steps.copyWorkspace) steps.copyWorkspace(dir, t.workspace);
+      else copyTreeNoFollow(join(dir, "workspace"), t.workspace, [], join(dir, "workspace"));
     }
     let configWritten = false;
     if (existsSync(join(dir, "config.yaml")) && !existsSync(t.configFile)) {

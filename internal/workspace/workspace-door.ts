@@ -79,15 +79,21 @@ function checkOpened(fd: number, rel: string, maxBytes: number): ReturnType<type
   return st;
 }
 
+/** A file read through the door as bytes (binary files: an import's hashes, a restore's copy). */
+export interface DoorBytes {
+  data: Buffer;
+  mtimeMs: number;
+}
+
 /**
- * Reads a workspace file as UTF-8. Undefined when it (or a folder on the way) does not exist; throws
+ * Reads a workspace file's bytes. Undefined when it (or a folder on the way) does not exist; throws
  * {@link WorkspaceError} for a link, a non-regular file or one over `maxBytes`.
  */
-export function readWorkspaceFileSync(
+export function readWorkspaceBytesSync(
   root: string,
   rel: string,
   opts: { maxBytes?: number } = {},
-): DoorFile | undefined {
+): DoorBytes | undefined {
   const max = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   const w = walkToParent(root, rel, false);
   if (!w) return undefined;
@@ -119,13 +125,26 @@ export function readWorkspaceFileSync(
       }
       if (got > max)
         throw new WorkspaceError("FILE_TOO_LARGE", `"${shown}" grew past ${max} bytes while being read`);
-      return { text: buf.subarray(0, got).toString("utf8"), size: got, mtimeMs: Number(st.mtimeMs) };
+      return { data: buf.subarray(0, got), mtimeMs: Number(st.mtimeMs) };
     } finally {
       closeSync(fd);
     }
   } finally {
     closeDirs(w.dirs);
   }
+}
+
+/**
+ * Reads a workspace file as UTF-8. Undefined when it (or a folder on the way) does not exist; throws
+ * {@link WorkspaceError} for a link, a non-regular file or one over `maxBytes`.
+ */
+export function readWorkspaceFileSync(
+  root: string,
+  rel: string,
+  opts: { maxBytes?: number } = {},
+): DoorFile | undefined {
+  const b = readWorkspaceBytesSync(root, rel, opts);
+  return b && { text: b.data.toString("utf8"), size: b.data.length, mtimeMs: b.mtimeMs };
 }
 
 /** {@link readWorkspaceFileSync}, for async callers. */
@@ -261,6 +280,47 @@ export async function writeNewWorkspaceFile(root: string, rel: string, data: Buf
       await h.writeFile(data);
     } finally {
       await h.close();
+    }
+  } finally {
+    closeDirs(w.dirs);
+  }
+}
+
+/**
+ * {@link writeNewWorkspaceFile} for synchronous callers that replace whole files (an import, a
+ * restore): the name is unlinked first (a link planted there is removed, never written through), the
+ * file created exclusively, 0600, or 0700 when `executable` (a skill's script the owner took).
+ */
+export function writeWorkspaceFileSync(
+  root: string,
+  rel: string,
+  data: Buffer,
+  opts: { executable?: boolean } = {},
+): void {
+  const w = walkToParent(root, rel, true);
+  if (!w) throw new WorkspaceError("FILE_NOT_FOUND", `the folder of "${rel}" does not exist`);
+  try {
+    const dir = w.dirs[w.dirs.length - 1] as WalkedDir;
+    const ref = childRef(dir, w.name);
+    const shown = joinRel(dir, w.name);
+    const st = lstatIn(dir, w.name);
+    if (st?.isDirectory()) throw new WorkspaceError("FILE_IS_DIR", `"${shown}" is a folder`);
+    if (st) unlinkSync(ref);
+    let fd: number;
+    try {
+      fd = openSync(
+        ref,
+        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK,
+        opts.executable ? 0o700 : 0o600,
+      );
+    } catch (err) {
+      throw openError(err, ref, shown);
+    }
+    try {
+      let off = 0;
+      while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+    } finally {
+      closeSync(fd);
     }
   } finally {
     closeDirs(w.dirs);

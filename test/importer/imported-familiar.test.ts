@@ -38,7 +38,14 @@ afterEach(async () => {
 function imported(): string {
   const from = copyFixture({ modelUrl: llm.baseUrl, telegramRoot: tg.apiRoot });
   const into = join(from, "..", "familiar");
-  const code = importOpenClawCommand({ from, into, config: "./config.yaml", out: () => {}, err: () => {} });
+  const code = importOpenClawCommand({
+    from,
+    into,
+    config: "./config.yaml",
+    acceptAllRisky: true,
+    out: () => {},
+    err: () => {},
+  });
   expect(code).toBe(0);
   return into;
 }

@@ -68,6 +68,8 @@ describe.skipIf("missing" in install)(`import from the real openclaw@2026.9.6${S
       from: state,
       into,
       config: "./config.yaml",
+      // The owner's own OpenClaw: everything it grants is taken (hostile-sources.test.ts shows the rest).
+      acceptAllRisky: true,
       out: (t) => (out += t),
       err: (t) => (out += t),
     });
@@ -122,6 +124,7 @@ describe.skipIf("missing" in install)(`import from the real openclaw@2026.9.6${S
       from: state,
       into,
       config: "./config.yaml",
+      acceptAllRisky: true,
       out: (t) => (again += t),
       err: (t) => (again += t),
     });

@@ -3,12 +3,11 @@
  * create, edit and delete API agents (stored in SQLite; delete cascades to their sessions and
  * messages), the template catalog, and the one-shot chat that stores nothing.
  */
-import { zoneOf } from "../../workspace/zones.js";
-import { isAbsolute, normalize } from "node:path";
 import { z } from "zod";
 import { RESERVED_AGENT_KEYS } from "../../agent/agents.js";
 import { AGENT_TEMPLATES, findTemplate } from "../../agent/catalog/templates.js";
-import { AGENT_NAME_RE, cliProgramKey, fileAgentSchema } from "../../agent/catalog/file-agents.js";
+import { apiAgentProblem } from "../../agent/catalog/api-agent-check.js";
+import { AGENT_NAME_RE, fileAgentSchema } from "../../agent/catalog/file-agents.js";
 import type { AgentConfig } from "../../config/schema.js";
 import { apiAgentWindowWarnings, withWarnings } from "./agent-window-check.js";
 import type { FrontDeskEntry } from "../../inbound/front-desk.js";
@@ -66,38 +65,10 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
       throw apiError(409, "agent_exists", `agent "${id}" already exists (source: ${existing.source})`, field);
   };
 
-  /**
-   * What an API client may not set, though config.yaml may: `prompt_file` outside the workspace (a
-   * token holder must not pull arbitrary host files into a prompt), and the program a CLI engine runs
-   * (`cliProgramKey`).
-   */
+  /** What an API client may not set, though config.yaml may (api-agent-check.ts). */
   const assertApiSafe = (def: AgentConfig): void => {
-    const f = def.prompt_file;
-    if (f !== undefined) {
-      const n = normalize(f);
-      if (isAbsolute(f) || n === ".." || n.startsWith("../") || n.startsWith("..\\"))
-        throw apiError(
-          400,
-          "invalid_body",
-          "prompt_file: must be a relative path inside the workspace",
-          "prompt_file",
-        );
-      if (zoneOf(f) === "desk")
-        throw apiError(
-          400,
-          "invalid_body",
-          "prompt_file: must not be on the desk (commands can write it); use templates/ or prompts/",
-          "prompt_file",
-        );
-    }
-    const program = cliProgramKey(def);
-    if (program)
-      throw apiError(
-        400,
-        "invalid_body",
-        `${program}: the program of a CLI engine cannot be set over the API; define such agents in config.yaml`,
-        program,
-      );
+    const p = apiAgentProblem(def);
+    if (p) throw apiError(400, "invalid_body", p.message, p.field);
   };
 
   const create = (id: string, def: AgentConfig): Record<string, unknown> => {
