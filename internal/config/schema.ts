@@ -32,7 +32,7 @@ import { sandboxResourceKeys } from "./sandbox-schema.js";
 import { diskSchema } from "./disk-schema.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
-import { backupSchema, channelWatchdogSchema } from "./reliability-schema.js";
+import { backupSchema, channelWatchdogSchema, reliabilitySchema } from "./reliability-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 import { containmentSchema } from "./containment-schema.js";
 
@@ -343,6 +343,7 @@ export const configSchema = z
     disk: diskSchema,
     channel_watchdog: channelWatchdogSchema,
     backup: backupSchema,
+    reliability: reliabilitySchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
   .strict()
