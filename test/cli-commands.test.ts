@@ -126,8 +126,8 @@ describe("familiar config check", () => {
         '  gateway.port: expected an integer 1-65535, got "abc"',
         "  models.providers.openai.timeout_s: expected a number > 0, got -1",
         '  models.fallbacks[0]: expected a model reference <provider>/<model>, got "bad"',
-        '  models.primary: expected a provider from models.providers (openai), got "opnai"',
-        '  models.fallbacks[2]: expected a provider from models.providers (openai), got "local"',
+        '  models.primary: provider "opnai" is not configured: expected a provider from models.providers (openai), got "opnai/gpt-4o"',
+        '  models.fallbacks[2]: provider "local" is not configured: expected a provider from models.providers (openai), got "local/llama"',
         "",
       ].join("\n"),
     );
@@ -158,6 +158,40 @@ describe("familiar config check", () => {
     });
   });
 
+  it("refuses a primary or an agent model whose provider is not configured, and the daemon refuses it the same way", async () => {
+    const dir = tempDir();
+    const port = await freePort();
+    writeFileSync(
+      join(dir, "config.yaml"),
+      [
+        `data_dir: ${join(dir, "data")}`,
+        `workspace: ${join(dir, "ws")}`,
+        `gateway: {port: ${port}}`,
+        "models:",
+        "  primary: openai/gpt-4o-mini",
+        "agents:",
+        "  helper: {model: anthropic/claude-haiku}",
+        "",
+      ].join("\n"),
+    );
+    const lines = [
+      '  agents.helper.model: provider "anthropic" is not configured: expected a provider from models.providers (none configured), got "anthropic/claude-haiku"',
+      '  models.primary: provider "openai" is not configured: expected a provider from models.providers (none configured), got "openai/gpt-4o-mini"',
+    ];
+    const check = await cli(["config", "check"], { cwd: dir });
+    expect(check.code).toBe(1);
+    expect(
+      check.stderr
+        .split("\n")
+        .filter((l) => l.startsWith("  "))
+        .sort(),
+    ).toEqual(lines);
+    // The daemon does not start on it (it used to answer with the echo model instead).
+    const run = await cli(["run", "--config", "config.yaml"], { cwd: dir });
+    expect(run.code).toBe(1);
+    for (const l of lines) expect(run.stderr).toContain(l.trim());
+  });
+
   it("flags what the daemon would refuse at start, and names a missing variable", async () => {
     const dir = tempDir();
     writeFileSync(
@@ -168,7 +202,9 @@ describe("familiar config check", () => {
     expect(r.code).toBe(1);
     // A non-loopback bind needs no explicit token any more: the daemon generates one.
     expect(r.stderr).not.toContain("gateway.token");
-    expect(r.stderr).toContain('models.primary: expected a provider from models.providers (a), got "b"');
+    expect(r.stderr).toContain(
+      'models.primary: provider "b" is not configured: expected a provider from models.providers (a), got "b/x"',
+    );
 
     writeFileSync(join(dir, "config.yaml"), "channels:\n  discord:\n    token: ${DISCORD_TOKEN}\n");
     const missing = await cli(["config", "check"], { cwd: dir });

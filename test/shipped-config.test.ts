@@ -87,6 +87,7 @@ describe("the built-in config template", () => {
     const examples = readFileSync(join(REPO_ROOT, "test/fixtures/config-examples.yaml"), "utf8");
     const env = {
       OPENAI_API_KEY: "sk-x",
+      OPENROUTER_API_KEY: "sk-or",
       FAMILIAR_GATEWAY_TOKEN: "t",
       GITHUB_HOOK_TOKEN: "g",
       GITHUB_HOOK_SECRET: "h",

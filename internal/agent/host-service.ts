@@ -20,6 +20,7 @@ import { findAgent, listAgents, type AgentDef, type AgentSource } from "./agents
 import { resolveContextWindow } from "../models/context-window.js";
 import { normalizeUsage } from "../models/normalize-usage.js";
 import { createHostCompactor } from "./compaction/host-compactor.js";
+import { FLUSH_HISTORY_SHARE, fitFlushHistory } from "./compaction/memory-flush.js";
 import { EngineRegistry } from "./engines/engine-registry.js";
 import { FileAgentSource, workspaceToolCeiling } from "./catalog/file-agents.js";
 import { ApiAgentStore } from "./catalog/api-agents.js";
@@ -155,10 +156,21 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
         .specs()
         .some((s) => s.name === "memory_write");
       if (!host || !canSave) return;
-      const history = host.sessions
-        .messages(session.id)
-        .filter((m) => m.role === "user" || m.role === "assistant")
-        .map((m) => ({ role: m.role as "user" | "assistant", content: m.content }));
+      // The session is at its window (that is why it compacts): send only the newest history that
+      // fits half of it, after the tools and the prompt, or the flush itself is refused (issue 46).
+      const window = resolveContextWindow(ctx.config(), modelRef ?? router.chain()[0] ?? "echo/echo", {
+        id: agent.id,
+        context_window: ownWindow(agent.id),
+      });
+      const toolCost = Math.ceil(JSON.stringify(toolsFor(agent).specs()).length / 4);
+      const budget = window * FLUSH_HISTORY_SHARE - toolCost - Math.ceil(prompt.length / 4);
+      const history = fitFlushHistory(
+        host.sessions
+          .messages(session.id)
+          .filter((m) => m.role === "user" || m.role === "assistant")
+          .map((m) => ({ role: m.role as "user" | "assistant", content: m.content })),
+        budget,
+      );
       const handle = host.submit({
         channel: "compaction",
         sessionKey: session.key,

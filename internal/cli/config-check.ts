@@ -19,25 +19,15 @@ export function startProblems(cfg: Config): ConfigProblem[] {
   const out: ConfigProblem[] = [];
   // A non-loopback bind without gateway.token is fine: the daemon generates a token (doctor notes it).
   const providers = Object.keys(cfg.models.providers);
-  // Without any provider the daemon runs on the echo model whatever the refs say (doctor warns).
+  // Without any provider (and no model naming one, which the schema refuses) the echo model answers.
   if (providers.length === 0) return out;
   if (!cfg.models.primary)
     out.push({
       path: "models.primary",
       message: `expected a <provider>/<model> from models.providers (${providers.join(", ")}), got nothing (key missing)`,
     });
-  const refs: [string, string][] = [
-    ...(cfg.models.primary ? [["models.primary", cfg.models.primary] as [string, string]] : []),
-    ...cfg.models.fallbacks.map((r, i): [string, string] => [`models.fallbacks[${i}]`, r]),
-  ];
-  for (const [path, ref] of refs) {
-    const provider = ref.split("/")[0] ?? "";
-    if (provider !== "echo" && !providers.includes(provider))
-      out.push({
-        path,
-        message: `expected a provider from models.providers (${providers.join(", ")}), got "${provider}"`,
-      });
-  }
+  // A primary, fallback or agent model naming a provider that is not configured is a schema error
+  // (config/model-provider-check.ts), so the daemon refuses it the same way.
   // A window the daemon refuses at run time (REQ-401) is a start problem, not a surprise on turn one.
   out.push(...contextWindowProblems(cfg));
   return out;

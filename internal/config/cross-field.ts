@@ -51,6 +51,7 @@ export function prunedConfig(
   problems: readonly ConfigProblem[],
   env: NodeJS.ProcessEnv = process.env,
   removed: Map<string, Set<number>> = new Map(),
+  revealed: ConfigProblem[] = [],
 ): Config | undefined {
   let raw: unknown;
   try {
@@ -69,7 +70,13 @@ export function prunedConfig(
       return parseConfigText(JSON.stringify(clean), file, env).config;
     } catch (err) {
       if (!(err instanceof ConfigError)) return undefined;
-      pending = err.problems;
+      // The schema's own checks across keys (a model naming no configured provider) only run once
+      // the fields are valid: what a later round finds is reported too, not just pruned.
+      // Paths of the pruned config name items of the file's arrays after the dropped ones: map them
+      // back now, while `removed` holds exactly the removals that shaped this round's config.
+      const mapped = err.problems.map((p) => ({ ...p, path: originalPath(p.path, removed) }));
+      revealed.push(...mapped);
+      pending = mapped;
     }
   }
   return undefined;
@@ -86,12 +93,18 @@ export function crossFieldProblems(
   env: NodeJS.ProcessEnv = process.env,
 ): ConfigProblem[] {
   const removed = new Map<string, Set<number>>();
-  const cfg = prunedConfig(file, fieldProblems, env, removed);
+  const revealed: ConfigProblem[] = [];
+  const cfg = prunedConfig(file, fieldProblems, env, removed, revealed);
   if (!cfg) return [];
   const seen = new Set(fieldProblems.map((p) => p.path));
-  return check(cfg)
-    .map((p) => ({ ...p, path: originalPath(p.path, removed) }))
-    .filter((p) => !seen.has(p.path));
+  const out: ConfigProblem[] = [];
+  const checked = check(cfg).map((p) => ({ ...p, path: originalPath(p.path, removed) }));
+  for (const p of [...revealed, ...checked]) {
+    if (seen.has(p.path)) continue;
+    seen.add(p.path);
+    out.push(p);
+  }
+  return out;
 }
 
 /** `models.fallbacks[1]` of the pruned config -> its index in the file (items before it were dropped). */

@@ -1,7 +1,7 @@
 /**
  * Config sections of "nothing fails silently" (merged into the one schema in internal/config/schema.ts):
- * `channel_watchdog` (a channel that went dead or silent is restarted, then reported) and `backup`
- * (scheduled snapshots with retention, off by default).
+ * `channel_watchdog` (a channel that went dead or silent is restarted, then reported), `backup`
+ * (scheduled snapshots with retention, off by default) and `reliability` (bounds under a flood).
  */
 import { z } from "zod";
 import { durationSchema } from "./schema-parts.js";
@@ -28,6 +28,17 @@ export const backupSchema = z
     keep: z.number().int().min(1).max(1000).default(7),
     /** Where snapshots go; default `<data_dir>/backups`. */
     dir: z.string().optional(),
+  })
+  .strict()
+  .prefault({});
+
+export const reliabilitySchema = z
+  .object({
+    /**
+     * Messages of one chat admitted and not yet answered; one more is refused and the sender told
+     * (internal/inbound/chat-backlog.ts). Commands such as /stop are never refused.
+     */
+    max_backlog_per_chat: z.number().int().min(1).max(10_000).default(50),
   })
   .strict()
   .prefault({});

@@ -32,7 +32,8 @@ import { sandboxResourceKeys } from "./sandbox-schema.js";
 import { diskSchema } from "./disk-schema.js";
 import { isTimeZone, systemTimeZone } from "./zoned-time.js";
 import { memoryProviderProblem, memorySchema } from "./memory-schema.js";
-import { backupSchema, channelWatchdogSchema } from "./reliability-schema.js";
+import { modelProviderProblems } from "./model-provider-check.js";
+import { backupSchema, channelWatchdogSchema, reliabilitySchema } from "./reliability-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 import { containmentSchema } from "./containment-schema.js";
 
@@ -343,6 +344,7 @@ export const configSchema = z
     disk: diskSchema,
     channel_watchdog: channelWatchdogSchema,
     backup: backupSchema,
+    reliability: reliabilitySchema,
     shutdown_timeout_s: z.number().positive().default(15),
   })
   .strict()
@@ -351,6 +353,8 @@ export const configSchema = z
     if (problem)
       ctx.addIssue({ code: "custom", path: ["memory", "embeddings", "provider"], message: problem });
     for (const p of mediaProviderProblems(c.media, c.models.providers))
+      ctx.addIssue({ code: "custom", path: p.path, message: p.message });
+    for (const p of modelProviderProblems(c))
       ctx.addIssue({ code: "custom", path: p.path, message: p.message });
     const d = c.agents.defaults;
     if (d.compaction.model && d.compact.summary_model && d.compaction.model !== d.compact.summary_model)

@@ -5,7 +5,6 @@
  * Startup cost matters (target < 300 ms): modules a config does not use (grammy, discord.js, MCP,
  * croner...) are imported lazily inside the service factories, never at the top of this file.
  */
-import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { loadConfigFile } from "../config/load.js";
 import { ConfigManager } from "../config/manager.js";
@@ -111,11 +110,9 @@ export class Daemon {
           logger.error({ err: (err as Error).message }, "the new workspace cannot be used");
         }
       });
-      // An upgrade first copies the database aside (<data_dir>/backups/pre-migration-*.db).
-      db = openDatabase(cfg.data_dir, {
-        migrations: allMigrations,
-        backupBeforeMigrating: join(cfg.data_dir, "backups"),
-      });
+      // An upgrade first copies the database beside itself (familiar.db.pre-<level>); a database a
+      // newer build wrote is refused in one line naming that copy (store/upgrade-guard.ts).
+      db = openDatabase(cfg.data_dir, { migrations: allMigrations });
       logger.info({ file: `${cfg.data_dir}/familiar.db` }, "store opened");
       logNarrowed(logger, narrowModes(cfg.data_dir, cfg.workspace, loaded.file));
       settleDeskLayout(cfg.workspace, db, logger);

@@ -25,7 +25,7 @@ import { requireJsonBody } from "./request-guard.js";
 import { bad, CLIENT_FIELDS, parseChatRequest } from "./openai-chat-request.js";
 import { answerPending, closePending, pendingInSession } from "./openai-pending-calls.js";
 import { createResponse, getResponse } from "./openai-responses.js";
-import { sessionName } from "./openai-session-name.js";
+import { namedSessionAgent, sessionName } from "./openai-session-name.js";
 import { turnError } from "./turn-error-public.js";
 import type { GatewayRuntime } from "./runtime.js";
 
@@ -155,7 +155,12 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
   const header = req.headers["x-familiar-session"];
   const parsed = parseChatRequest(body, typeof header === "string" ? header : undefined);
   const { stream, includeUsage, sessionRaw, text, images, system, history } = parsed;
-  const agentDef = rt.findAgent(agentId ?? cfg.agents.default);
+  const desk = rt.maybeFrontDesk();
+  if (!desk) throw new HttpError(503, "unavailable", "the agent host is not running");
+  const name = sessionRaw !== undefined ? sessionName(sessionRaw) : undefined;
+  // A named session without familiar/<id> routes as the websocket routes the same name.
+  const routed = agentId ?? (name !== undefined ? namedSessionAgent(desk, name) : undefined);
+  const agentDef = rt.findAgent(routed ?? cfg.agents.default);
   if (parsed.client && agentDef && agentDef.engine !== "model") {
     const field = CLIENT_FIELDS.find((k) => body[k] !== undefined && body[k] !== null) ?? "model";
     throw bad(
@@ -163,12 +168,10 @@ async function completions(rt: GatewayRuntime, req: IncomingMessage, res: Server
       field,
     );
   }
-  const desk = rt.maybeFrontDesk();
-  if (!desk) throw new HttpError(503, "unavailable", "the agent host is not running");
   const msg: FrontDeskEntry = {
     channel: "api",
-    ...(agentId !== undefined ? { agentId } : {}),
-    session: { gateway: sessionRaw !== undefined ? sessionName(sessionRaw) : "v1" },
+    ...(routed !== undefined ? { agentId: routed } : {}),
+    session: { gateway: name ?? "v1" },
     text,
     originLabel: "OpenAI-compatible API",
     ...(images.length ? { images } : {}),

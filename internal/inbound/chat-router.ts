@@ -14,6 +14,7 @@ import type { LastTargetSink, RelayOutcome, ReplyRelay } from "./reply-relay.js"
 import type { MediaParts } from "../media/media-parts.js";
 import { FrontDesk, type FrontDeskEntry } from "./front-desk.js";
 import { speakReply, voiceWanted } from "./voice-reply.js";
+import { backlogFollowUp, backlogNotice, ChatBacklog } from "./chat-backlog.js";
 
 /** One accepted message from a chat. */
 export interface InboundChat {
@@ -67,13 +68,18 @@ export interface InboundDeps {
 /** What happened to a message. */
 export type InboundOutcome =
   | { kind: "command"; name: string; reply: string }
-  | { kind: "turn"; result: TurnResult; relay: RelayOutcome };
+  | { kind: "turn"; result: TurnResult; relay: RelayOutcome }
+  /** Not taken: the chat's backlog was full (`reliability.max_backlog_per_chat`); the sender is told. */
+  | { kind: "refused"; waiting: number };
 
 /** Hands a chat's accepted messages to the front desk and renders the replies. One per channel. */
 export class InboundRouter {
   readonly desk: FrontDesk;
+  /** Each chat's admitted, unanswered messages, bounded (chat-backlog.ts). */
+  readonly backlog: ChatBacklog;
 
   constructor(private deps: InboundDeps) {
+    this.backlog = new ChatBacklog(() => deps.ctx.config().reliability.max_backlog_per_chat);
     this.desk =
       deps.desk ??
       new FrontDesk({
@@ -163,6 +169,37 @@ export class InboundRouter {
       });
       return { kind: "command", name: cmd.name, reply };
     }
+    // Commands above are never refused (a flooding sender can still /stop); a message beyond the
+    // chat's backlog is refused before anything is stored, and the sender is told (chat-backlog.ts).
+    const scope = this.chatScope(m);
+    const entry = this.backlog.enter(scope);
+    if (!entry.ok) {
+      if (entry.tell) await this.tell(relayChat, backlogNotice(entry.waiting));
+      return { kind: "refused", waiting: entry.waiting };
+    }
+    try {
+      return await this.turn(m, { agentId, sessionKey, replyTarget, relayChat });
+    } finally {
+      const missed = entry.slot.leave();
+      if (missed > 0) await this.tell(relayChat, backlogFollowUp(missed));
+    }
+  }
+
+  /** Sends a line of the daemon's own to the chat; a failure is logged (the turn is not affected). */
+  private async tell(relayChat: string, text: string): Promise<void> {
+    const relay = this.deps.relay;
+    await relay.sendText(relayChat, text, { markdown: false }).catch((err: unknown) => {
+      relay.logger?.warn({ err: (err as Error).message }, "could not tell the chat about its backlog");
+    });
+  }
+
+  /** Runs an admitted message as a turn and delivers its reply through the relay. */
+  private async turn(
+    m: InboundChat,
+    at: { agentId: string; sessionKey: string; replyTarget: string; relayChat: string },
+  ): Promise<InboundOutcome> {
+    const { relay } = this.deps;
+    const { agentId, sessionKey, replyTarget, relayChat } = at;
     // A spoken answer goes out whole at the end, so no text preview streams before it.
     const voice = voiceWanted(this.deps.media, relay, this.chatScope(m));
     const stream = relay.stream(relayChat, sessionKey, voice ? { mode: "off" } : undefined);

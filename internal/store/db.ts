@@ -7,23 +7,15 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { MigrationSets } from "./migrations.js";
+import { StoreError } from "./store-error.js";
+import { copyBeforeMigrating, refuseNewerSchema } from "./upgrade-guard.js";
+
+export { StoreError } from "./store-error.js";
 
 export type Db = Database.Database;
 
 /** WAL pages (4 KB each, ~16 MB) after which a commit checkpoints the WAL into the database. */
 export const WAL_AUTOCHECKPOINT_PAGES = 4000;
-
-/** Store errors separate "disk full / read-only" (the user must act) from other failures. */
-export class StoreError extends Error {
-  constructor(
-    readonly code: "STORE_FULL" | "STORE_READONLY" | "STORE_BUSY" | "STORE_MIGRATION" | "STORE_ERROR",
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "StoreError";
-  }
-}
 
 /** Maps a raw better-sqlite3 error to a {@link StoreError} with a clear code. */
 export function classifyStoreError(err: unknown): StoreError {
@@ -67,11 +59,6 @@ export interface OpenStoreOptions {
   /** Path of the db file, or `:memory:`. Defaults to `<dataDir>/familiar.db`. */
   file?: string;
   migrations: MigrationSets;
-  /**
-   * Before applying migrations to a database that already has a schema, copy it here first
-   * (`pre-migration-<time>.db`, a consistent `VACUUM INTO` copy): an upgrade never loses data.
-   */
-  backupBeforeMigrating?: string;
 }
 
 /** Opens the database, configures pragmas and applies pending migrations. */
@@ -110,8 +97,10 @@ export function openDatabase(dataDir: string, opts: OpenStoreOptions): Db {
     throw classifyStoreError(err);
   }
   try {
-    if (opts.backupBeforeMigrating && file !== ":memory:")
-      backupBeforeMigrating(db, opts.migrations, opts.backupBeforeMigrating);
+    // A database a newer build wrote is refused before anything touches it; an upgrade first copies
+    // the database beside itself (upgrade-guard.ts), so it can always be gone back to.
+    refuseNewerSchema(db, file, opts.migrations);
+    if (file !== ":memory:") copyBeforeMigrating(db, file, opts.migrations);
     applyMigrations(db, opts.migrations);
   } catch (err) {
     db.close();
@@ -124,37 +113,6 @@ export function openDatabase(dataDir: string, opts: OpenStoreOptions): Db {
     throw err;
   }
   return db;
-}
-
-/**
- * Copies the database aside when migrations are pending and it already holds a schema (a fresh
- * database has nothing to lose). Returns the copy's path, or undefined when none was needed.
- */
-export function backupBeforeMigrating(db: Db, sets: MigrationSets, dir: string): string | undefined {
-  const hasSchema = db
-    .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'schema_version'")
-    .get()!.n;
-  if (!hasSchema) return undefined;
-  const version = db.prepare<[string], { version: number }>(
-    "SELECT version FROM schema_version WHERE namespace = ?",
-  );
-  const pending = Object.entries(sets).some(([ns, list]) => {
-    const cur = version.get(ns)?.version ?? 0;
-    return list.some((m) => m.version > cur);
-  });
-  if (!pending) return undefined;
-  mkdirSync(dir, { recursive: true });
-  const to = join(dir, `pre-migration-${new Date().toISOString().replace(/[:.]/g, "-")}.db`);
-  try {
-    db.prepare("VACUUM INTO ?").run(to);
-  } catch (err) {
-    throw new StoreError(
-      "STORE_MIGRATION",
-      `could not back the database up to ${to} before upgrading it, so it was not upgraded: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
-  return to;
 }
 
 /** Applies every pending migration in one transaction. Returns the ids applied. */

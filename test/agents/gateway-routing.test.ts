@@ -56,6 +56,37 @@ async function command(sessionKey: string, message: string): Promise<string> {
   return fin.state === "final" ? fin.text : "";
 }
 
+/** One /v1 chat completion in the named session; returns the model that answered. */
+async function v1(model: string, user: string): Promise<string | undefined> {
+  const n = h.fake.requests.length;
+  h.fake.enqueue({ text: "ok" });
+  const r = await fetch(`${h.base}/v1/chat/completions`, {
+    method: "POST",
+    headers: h.headers(),
+    body: JSON.stringify({ model, user, messages: [{ role: "user", content: "hello" }] }),
+  });
+  expect(r.status).toBe(200);
+  return h.fake.requests.slice(n).at(-1)?.model;
+}
+
+describe("one session name, one agent on the websocket and on /v1 (issue 46)", () => {
+  it("familiar routes a named session as chat.send does; familiar/<id> names the agent outright", async () => {
+    // routing: chat "work" -> research, on both doors, into the same session.
+    expect(await send("work")).toEqual({ key: "agent:research:gateway:work", model: "research-model" });
+    expect(await v1("familiar", "work")).toBe("research-model");
+    const sessions = h.daemon.db
+      .prepare<[], { key: string }>("SELECT key FROM sessions WHERE key LIKE '%:gateway:work'")
+      .all()
+      .map((r) => r.key);
+    expect(sessions).toEqual(["agent:research:gateway:work"]);
+    // An explicit agent wins on both doors.
+    expect(await v1("familiar/helper", "work")).toBe("helper-model");
+    // A name with no rule: the default agent on both.
+    expect((await send("plain")).key).toBe("agent:main:gateway:plain");
+    expect(await v1("familiar", "plain")).toBe("test-model");
+  });
+});
+
 describe("gateway routing", () => {
   it("request agent > /agent choice > routing > default", async () => {
     expect(await send("misc")).toEqual({ key: "agent:main:gateway:misc", model: "test-model" });

@@ -15,6 +15,7 @@ import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpe
 import { createTestCore, type TestCore } from "../helpers/core.js";
 import { createModelRouter } from "../../internal/models/router.js";
 import { createAgentHost } from "../../internal/agent/host.js";
+import { FileAgentSource } from "../../internal/agent/catalog/file-agents.js";
 
 let llm: FakeOpenAI;
 let tg: FakeTelegramServer;
@@ -199,22 +200,31 @@ describe("echo fallback in the agent host", () => {
         primary: "fake/m",
         max_retries: 0,
       },
-      agents: { main: { model: "nowhere/big-model" } },
+      agents: { default: "helper" },
     });
+    // config.yaml refuses a model of a provider not configured (config/model-provider-check.ts); a
+    // workspace agent file can still name one, and the echo agent answers for it.
+    mkdirSync(join(core.dir, "workspace", "agents"), { recursive: true });
+    writeFileSync(
+      join(core.dir, "workspace", "agents", "helper.yaml"),
+      "name: helper\nmodel: nowhere/big-model\n",
+    );
     const c = core;
     const router = createModelRouter({
       config: () => c.ctx.config(),
       logger: c.ctx.logger,
       clock: c.ctx.clock,
     });
-    const host = createAgentHost({ ctx: c.ctx, model: router });
+    const files = new FileAgentSource(() => c.ctx.config(), c.ctx.logger);
+    files.load();
+    const host = createAgentHost({ ctx: c.ctx, model: router, agentSources: [files] });
     const r = await host.submit({ channel: "gateway", sessionKey: "gateway:x", text: "ping" }).result;
     expect(r.finishReason).toBe("stop");
     expect(r.text).toBe(
-      '[echo agent] The default agent "main" cannot be built: its model nowhere/big-model names provider "nowhere", which is not configured under models.providers. Fix its definition; until then the echo agent answers.\n\necho: ping',
+      '[echo agent] The default agent "helper" cannot be built: its model nowhere/big-model names provider "nowhere", which is not configured under models.providers. Fix its definition; until then the echo agent answers.\n\necho: ping',
     );
     expect(llm.requests).toHaveLength(0);
-    expect(host.sessions.head("gateway:x")?.agent_id).toBe("main");
+    expect(host.sessions.head("gateway:x")?.agent_id).toBe("helper");
     expect(host.sessions.messages(r.sessionId).map((m) => [m.role, m.content])).toEqual([
       ["user", "ping"],
       ["assistant", r.text],
@@ -242,15 +252,24 @@ describe("echo fallback in the agent host", () => {
         primary: "fake/m",
         max_retries: 0,
       },
-      agents: { main: { model: "nowhere/big-model" } },
+      agents: { default: "helper" },
     });
+    // config.yaml refuses a model of a provider not configured (config/model-provider-check.ts); a
+    // workspace agent file can still name one, and the echo agent answers for it.
+    mkdirSync(join(core.dir, "workspace", "agents"), { recursive: true });
+    writeFileSync(
+      join(core.dir, "workspace", "agents", "helper.yaml"),
+      "name: helper\nmodel: nowhere/big-model\n",
+    );
     const c = core;
     const router = createModelRouter({
       config: () => c.ctx.config(),
       logger: c.ctx.logger,
       clock: c.ctx.clock,
     });
-    const host = createAgentHost({ ctx: c.ctx, model: router });
+    const files = new FileAgentSource(() => c.ctx.config(), c.ctx.logger);
+    files.load();
+    const host = createAgentHost({ ctx: c.ctx, model: router, agentSources: [files] });
     host.setSessionModel("gateway:z", "fake/chosen-model");
     llm.enqueue({ text: "from the chosen model" });
     const r = await host.submit({ channel: "gateway", sessionKey: "gateway:z", text: "hi" }).result;

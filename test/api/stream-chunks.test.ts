@@ -37,8 +37,13 @@ async function stream(
     headers: h.headers(),
     body: JSON.stringify({ message: "what time is it?" }),
   });
+  return { status: r.status, events: await sseEvents(r) };
+}
+
+/** The SSE events of a response, parsed. */
+async function sseEvents(r: Response): Promise<{ event: string; data: unknown }[]> {
   const text = await r.text();
-  const events = text
+  return text
     .split("\n\n")
     .filter((b) => b.includes("data: "))
     .map((b) => {
@@ -47,7 +52,6 @@ async function stream(
       const data = JSON.parse(lines.find((l) => l.startsWith("data: "))!.slice(6)) as unknown;
       return { event, data };
     });
-  return { status: r.status, events };
 }
 
 describe("the /api stream in the spec's chunk vocabulary", () => {
@@ -102,6 +106,36 @@ describe("the /api stream in the spec's chunk vocabulary", () => {
     const bad = await stream("?vocabulary=xml");
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.events)).toBe("[]");
+  });
+});
+
+describe("the one-shot /chat/stream honours the vocabulary too (issue 46)", () => {
+  it("?vocabulary=chunks gives chunks ending in end-of-dialog; the default stays events", async () => {
+    const oneShot = (query: string): Promise<Response> =>
+      fetch(`${h.base}/api/agents/main/chat/stream${query}`, {
+        method: "POST",
+        headers: h.headers(),
+        body: JSON.stringify({ message: "say hi" }),
+      });
+    h.fake.enqueue({ text: "Hi there.", chunkSize: 3 });
+    const r = await oneShot("?vocabulary=chunks");
+    expect(r.status).toBe(200);
+    const events = await sseEvents(r);
+    expect(new Set(events.map((e) => e.event))).toEqual(new Set(["chunk"]));
+    const chunks = events.map((e) => e.data as Chunk);
+    expect(
+      chunks
+        .filter((c) => c["chunk-type"] === "answer")
+        .map((c) => c.content)
+        .join(""),
+    ).toBe("Hi there.");
+    expect(JSON.stringify(chunks.find((c) => c["chunk-type"] === "explain"))).toContain("say hi");
+    expect(chunks.at(-1)).toMatchObject({ "chunk-type": "answer", "end-of-dialog": true });
+
+    h.fake.enqueue({ text: "Hi." });
+    const plain = await sseEvents(await oneShot(""));
+    expect(plain.at(-1)).toMatchObject({ event: "done", data: { reply: "Hi." } });
+    expect((await oneShot("?vocabulary=xml")).status).toBe(400);
   });
 });
 

@@ -43,6 +43,25 @@ describe.skipIf(!canSandbox)("sandbox network through the egress proxy", () => {
     expect(asked).toEqual([site.url.replace("http://", "")]);
   }, 60_000);
 
+  it("an IPv6 literal reaches the gate as a valid URL and the host behind it (issue 46)", async () => {
+    const site6 = await startFakeSite("::1");
+    try {
+      const t = await setup({ allow_hosts: ["::1"] });
+      const asked: string[] = [];
+      const r = await t.call(
+        "exec",
+        { command: `curl -sS -g ${site6.url}/ok?via=v6` },
+        { ctx: { egress: async (u: URL) => void asked.push(u.host) } },
+      );
+      expect(r.content).not.toContain("Invalid URL");
+      expect(r.content).toContain("ok");
+      expect(site6.hits).toContain("/ok?via=v6");
+      expect(asked).toEqual([site6.url.replace("http://", "")]);
+    } finally {
+      await site6.close();
+    }
+  }, 60_000);
+
   it("a refused host gets a 403 and nothing reaches it", async () => {
     const t = await setup();
     const before = site.hits.length;

@@ -136,8 +136,9 @@ describe("every gateway door passes through the front desk", () => {
       admitted.map((e) => [e.channel, e.agentId, e.session, e.originLabel, e.ephemeral !== undefined]),
     ).toEqual([
       ["api", "helper", { gateway: "v1" }, "OpenAI-compatible API", true],
-      // `familiar` names no agent: the desk's default answers.
-      ["api", undefined, { gateway: "ann" }, "OpenAI-compatible API", false],
+      // `familiar` with a named session: the desk routes the name as the websocket does (issue 46),
+      // here to the default.
+      ["api", "main", { gateway: "ann" }, "OpenAI-compatible API", false],
     ]);
   });
 

@@ -18,3 +18,37 @@ export function memoryFlushPrompt(opts: { toolName?: string; date?: string } = {
     `This is a silent housekeeping turn: the user will not see your reply. Do not ask questions. When you are done, or if there is nothing to save, reply with exactly ${MEMORY_FLUSH_SILENT_REPLY}.`,
   ].join("\n\n");
 }
+
+/** A message of the flush turn's history. */
+export interface FlushMessage {
+  role: "user" | "assistant";
+  content: string;
+}
+
+/** Share of the context window the flush's history may take: the rest is the system prompt, tools, prompt and reply. */
+export const FLUSH_HISTORY_SHARE = 0.5;
+
+/**
+ * The history the flush turn sends, cut to fit `budgetTokens` (estimated at 4 characters a token,
+ * like the compactor's default estimator). A flush runs because the session has reached its
+ * window, so the whole history never fits: it used to be sent whole and the provider refused the
+ * call (issue 46). The newest messages are kept (what is about to be folded away is the freshest
+ * detail), whole, oldest dropped first; a newest message too long on its own keeps its end.
+ * Invariant: the result's estimated size is at most `budgetTokens` (and empty when that is < 1).
+ */
+export function fitFlushHistory(history: readonly FlushMessage[], budgetTokens: number): FlushMessage[] {
+  let left = Math.floor(budgetTokens) * 4;
+  const kept: FlushMessage[] = [];
+  for (let i = history.length - 1; i >= 0 && left > 0; i--) {
+    const m = history[i]!;
+    if (m.content.length <= left) {
+      kept.push(m);
+      left -= m.content.length;
+      continue;
+    }
+    // Only the newest message may be cut: an older one that does not fit ends the history there.
+    if (kept.length === 0) kept.push({ role: m.role, content: m.content.slice(m.content.length - left) });
+    break;
+  }
+  return kept.reverse();
+}

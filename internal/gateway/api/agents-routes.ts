@@ -18,6 +18,7 @@ import { agentJson, turnTotalsJson } from "./api-json.js";
 import type { ApiRoute } from "./api-route.js";
 import { pageById } from "./pagination.js";
 import { SseWriter, turnEventForwarder } from "./sse.js";
+import { chunkEventForwarder, chunkFinish, streamVocabulary } from "./chunk-vocabulary.js";
 import { turnFailure } from "./turn-errors.js";
 
 const templateBody = z
@@ -227,24 +228,39 @@ export function agentRoutes(api: ApiContext): ApiRoute[] {
     },
     {
       // The one-shot turn as a stream: the `/api` stream events without `user-message` (nothing is
-      // stored), ending in `done` ({reply, finish_reason, model, totals}) or `error`.
+      // stored), ending in `done` ({reply, finish_reason, model, totals}) or `error`; with
+      // `?vocabulary=chunks`, the chunk vocabulary as on the session stream (chunk-vocabulary.ts).
       method: "POST",
       pattern: "/api/agents/:id/chat/stream",
-      handler: async ({ req, res, params }) => {
+      handler: async ({ req, res, url, params }) => {
+        const vocabulary = streamVocabulary(url);
         const agent = api.agent(params.id ?? "");
         const body = await api.body(req, chatBody);
         api.checkModel(agent);
         const sse = new SseWriter(res);
+        const chunks = vocabulary === "chunks" ? chunkEventForwarder(sse) : undefined;
         const handle = api.rt.turnIdempotency.admit(api.desk(), {
           door: "/api/chat/stream",
           req,
           body,
           entry: oneShot(agent.id, body),
-          onEvent: turnEventForwarder(sse),
+          onEvent: chunks ? chunks.forward : turnEventForwarder(sse),
         });
         sse.open({ "x-familiar-request-id": handle.requestId });
         res.once("close", () => !res.writableFinished && handle.abort("client disconnected"));
         const r = await handle.result;
+        if (chunks) {
+          chunks.close();
+          const failure = r.finishReason === "error" ? turnFailure(r) : undefined;
+          chunkFinish(
+            sse,
+            r,
+            { agentId: agent.id, question: body.message },
+            failure ? { code: failure.code, message: failure.message } : undefined,
+          );
+          sse.end();
+          return;
+        }
         const totals = { agent_id: agent.id, model: r.model ?? null, ...turnTotalsJson(r) };
         if (r.finishReason === "error") {
           const e = turnFailure(r);

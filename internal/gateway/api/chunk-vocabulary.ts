@@ -21,6 +21,23 @@ import type { AgentEvent } from "../../core/agent-events.js";
 import type { TurnResult } from "../../core/host.js";
 import type { EventSink } from "./sse.js";
 import { turnTotalsJson } from "./api-json.js";
+import { apiError } from "./api-errors.js";
+
+/**
+ * The stream vocabulary a request asks for with `?vocabulary=` (`events`, the default, or `chunks`);
+ * anything else is a 400 naming the parameter. Every `/api` stream that runs a turn reads it.
+ */
+export function streamVocabulary(url: URL): "events" | "chunks" {
+  const vocabulary = url.searchParams.get("vocabulary") ?? "events";
+  if (vocabulary !== "events" && vocabulary !== "chunks")
+    throw apiError(
+      400,
+      "invalid_query",
+      `vocabulary: expected events (default) or chunks, got "${vocabulary}"`,
+      "vocabulary",
+    );
+  return vocabulary;
+}
 
 type ChunkType = "thought" | "action" | "observation" | "answer" | "explain" | "error";
 

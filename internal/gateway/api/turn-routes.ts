@@ -25,7 +25,7 @@ import { SseWriter, turnEventForwarder } from "./sse.js";
 import { StreamRegistry } from "./stream-replay.js";
 import { apiError } from "./api-errors.js";
 import { turnFailure } from "./turn-errors.js";
-import { chunkEventForwarder, chunkFinish } from "./chunk-vocabulary.js";
+import { chunkEventForwarder, chunkFinish, streamVocabulary } from "./chunk-vocabulary.js";
 
 const messageBody = z.object({ message: z.string().min(1, { error: "must not be empty" }) }).strict();
 const abortBody = z.object({ request_id: z.string().min(1).optional() }).strict();
@@ -160,14 +160,7 @@ export function turnRoutes(api: ApiContext): ApiRoute[] {
       method: "POST",
       pattern: "/api/agents/:id/sessions/:sid/messages/stream",
       handler: async ({ req, res, url, params }) => {
-        const vocabulary = url.searchParams.get("vocabulary") ?? "events";
-        if (vocabulary !== "events" && vocabulary !== "chunks")
-          throw apiError(
-            400,
-            "invalid_query",
-            `vocabulary: expected events (default) or chunks, got "${vocabulary}"`,
-            "vocabulary",
-          );
+        const vocabulary = streamVocabulary(url);
         const t = await prepare(req, params, "/messages/stream");
         const sse = new SseWriter(res);
         // Events of the turn may fire while `submit` runs; hold them until `user-message` is out.

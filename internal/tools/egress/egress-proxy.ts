@@ -21,8 +21,18 @@ import { hostAllowed, isPrivateAddress } from "../net-guard.js";
 import { BRIDGE_SCRIPT } from "./bridge-script.js";
 import { writeFileSync } from "node:fs";
 
-/** Decides one connection; throws (any Error) to refuse, with a message for the command. */
+/**
+ * Decides one connection; throws (any Error) to refuse, with a message for the command. `host` is as
+ * it goes in a URL: a name, an IPv4 literal, or an IPv6 literal in brackets (`[::1]`), so the gate
+ * can build `http://${host}:${port}/` from it.
+ */
 export type EgressGate = (host: string, port: number) => Promise<void>;
+
+/** `host` as a URL's authority holds it: an IPv6 literal bracketed (once), anything else as is. */
+export function urlHost(host: string): string {
+  const bare = host.replace(/^\[|\]$/g, "");
+  return net.isIPv6(bare) ? `[${bare}]` : bare;
+}
 
 export interface EgressProxyOptions {
   gate: EgressGate;
@@ -71,7 +81,8 @@ export async function startEgressProxy(o: EgressProxyOptions): Promise<EgressPro
   const decide = async (host: string, port: number): Promise<string> => {
     const target = `${host}:${port}`;
     try {
-      await o.gate(host.replace(/^\[|\]$/g, ""), port);
+      // Bracketed: a bare IPv6 literal made every `http://[::1]:port/` an invalid URL at the gate.
+      await o.gate(urlHost(host), port);
       const addr = await resolveChecked(host, o);
       log.push({ target, allowed: true });
       return addr;
