@@ -17,6 +17,7 @@ import { networkFix, safeUrl } from "../models/provider-hint.js";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { loadConfigFile } from "../config/load.js";
+import { configRefusal } from "./config-path.js";
 import { ConfigError, formatProblem } from "../config/errors.js";
 import type { Config } from "../config/schema.js";
 import { isLoopback, startProblems, summarize } from "./config-check.js";
@@ -60,6 +61,12 @@ export async function runDoctor(
       : { status: "fail", name: "node", detail: `${node} is too old: Familiar needs Node >= ${MIN_NODE}` },
   );
 
+  // Never a key to an address found in a file the model or another user could have written.
+  const refused = configRefusal(configPath, opts.env ?? process.env);
+  if (refused) {
+    out.push({ status: "fail", name: "config", detail: refused });
+    return out;
+  }
   let cfg: Config;
   try {
     cfg = loadConfigFile(configPath, opts.env ?? process.env).config;

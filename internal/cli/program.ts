@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { registerCronCommands } from "./cron.js";
 import { packageRoot } from "../config/package-root.js";
-import { IMPLICIT_CONFIG, resolveConfigPath } from "./config-path.js";
+import { configRefusal, IMPLICIT_CONFIG, resolveConfigPath } from "./config-path.js";
 
 function version(): string {
   try {
@@ -29,13 +29,23 @@ export function buildProgram(): Command {
     .version(version(), "-v, --version");
 
   // A command run outside the checkout finds the running daemon's config (cli/config-path.ts). Not
-  // `run` (it starts a daemon, never reuses another's config) nor `init`.
+  // `run` (it starts a daemon, never reuses another's config) nor `init`. Whatever the source, a
+  // config in a workspace, or one another user owns or may write, is refused (gateway/owner-files.ts).
   program.hook("preAction", (_program, action) => {
-    if (action.name() === "run" || action.name() === "init") return;
+    if (action.name() === "init") return;
     const given = action.opts<{ config?: unknown }>().config;
     if (typeof given !== "string") return;
-    const { path, note } = resolveConfigPath(given);
-    if (note) process.stderr.write(`${note}\n`);
+    let path = given;
+    if (action.name() !== "run") {
+      const found = resolveConfigPath(given);
+      if (found.note) process.stderr.write(`${found.note}\n`);
+      path = found.path;
+    }
+    const refused = configRefusal(path);
+    if (refused) {
+      process.stderr.write(`familiar: ${refused}\n`);
+      process.exit(1);
+    }
     if (path !== given) action.setOptionValue("config", path);
   });
 
