@@ -85,9 +85,7 @@ export function buildProgram(): Command {
 
   program
     .command("restart")
-    .description(
-      "stop the running daemon and start it again in the background (its output goes to <data_dir>/familiar.log; under systemd, says to use systemctl)",
-    )
+    .description("stop the daemon and start it again in the background (log: <data_dir>/familiar.log)")
     .option("-c, --config <path>", "config file of the daemon", DEFAULT_CONFIG)
     .action(async (opts: { config: string }) => {
       const { restartCommand } = await import("./stop.js");
