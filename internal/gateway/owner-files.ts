@@ -6,7 +6,8 @@
  *
  * Invariant: the CLI reads a config or card only when it is
  * - owned by the CLI's user (or by root, who can change everything anyway),
- * - writable by nobody else (no group or other write bit), and
+ * - writable by nobody else (no other write bit; no group write bit unless the group is the user's
+ *   own primary group, as under user private groups), and
  * - not at or under a workspace root: the assistant writes there (a sandboxed command, a file tool).
  * A workspace root is a directory holding {@link WORKSPACE_MARKER} (the daemon writes it at start) or
  * one the owner's registry remembers (gateway/daemon-registry.ts), so a marker the model removed
@@ -88,7 +89,11 @@ export function distrustReason(file: string, env: NodeJS.ProcessEnv = process.en
   const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
   if (uid !== undefined && st.uid !== uid && st.uid !== 0)
     return `it is owned by uid ${st.uid}, not by you (uid ${uid})`;
-  if ((st.mode & 0o022) !== 0) return `others can write it (mode ${octal(st.mode)})`;
+  // Group write counts as "others" unless the group is the user's own primary group: a clone made
+  // under umask 002 with user private groups (Debian, Ubuntu, Fedora) is 0664 and still only theirs.
+  const gid = typeof process.getgid === "function" ? process.getgid() : undefined;
+  if ((st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && st.gid !== gid))
+    return `others can write it (mode ${octal(st.mode)})`;
   return undefined;
 }
 

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDoctor } from "../../internal/cli/doctor.js";
 import { knownWorkspaces } from "../../internal/gateway/daemon-registry.js";
-import { WORKSPACE_MARKER } from "../../internal/gateway/owner-files.js";
+import { distrustReason, WORKSPACE_MARKER } from "../../internal/gateway/owner-files.js";
 import { childEnv, runCli, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
 
 const OWNER_KEY = "sk-owner-secret-47";
@@ -165,6 +165,17 @@ describe("the CLI never takes a config or card it should not trust", () => {
     expect(checks.find((c) => c.name === "config")?.detail).toContain("others can write it (mode 0666)");
     expect(heard).toEqual([]);
   }, 90_000);
+
+  it("group write: refused for a foreign group, allowed for the user's own primary group", () => {
+    const dir = tempDir("familiar-group-");
+    const config = join(dir, "config.yaml");
+    writeFileSync(config, "data_dir: ./data\n", { mode: 0o600 });
+    chmodSync(config, 0o664);
+    expect(distrustReason(config)).toBeUndefined();
+    chownSync(config, process.getuid!(), 65534);
+    chmodSync(config, 0o664);
+    expect(distrustReason(config)).toBe("others can write it (mode 0664)");
+  });
 
   it("an owned config whose card another user wrote: status refuses the card", async () => {
     heard = [];
