@@ -41,6 +41,10 @@ await build({
   banner: {
     js: 'import { createRequire as __familiarRequire } from "node:module";\nconst require = __familiarRequire(import.meta.url);',
   },
+  // tr46 (under grammY's node-fetch) calls require("punycode"), Node's deprecated built-in, which
+  // printed a DEP0040 warning into the daemon's log when Telegram started: the same code from npm's
+  // `punycode` package (a build dependency) is bundled instead.
+  alias: { punycode: "punycode/" },
   chunkNames: "chunks/[name]-[hash]",
   // Classes keep their own `.name` when esbuild renames them to avoid a clash in a chunk: node-fetch
   // (grammY's fetch) checks `signal.constructor.name === "AbortSignal"`, and the abort-controller

@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import type { UnresolvedEnv } from "../config/load.js";
 import type { LastBackup } from "../store/last-backup.js";
 
 export interface BackupCliOptions {
@@ -20,8 +21,11 @@ export async function backupCommand(opts: BackupCliOptions): Promise<void> {
   const { recordLastBackup } = await import("../store/last-backup.js");
   const { openDatabase } = await import("../store/db.js");
   const { allMigrations } = await import("../daemon/migrations.js");
-  const loaded = loadConfigFile(opts.config);
+  // The config is copied byte for byte, so a ${VAR} unset in this shell (a timer, another terminal)
+  // does not matter: say which were left unresolved instead of refusing.
+  const loaded = loadConfigFile(opts.config, process.env, { deferSecrets: true });
   const cfg = loaded.config;
+  if (loaded.unresolvedEnv.length) process.stderr.write(`${unresolvedNote(loaded.unresolvedEnv)}\n`);
   const to = resolve(opts.to ?? cfg.backup.dir ?? join(cfg.data_dir, "backups"));
   const record = (b: LastBackup): void => {
     try {
@@ -116,7 +120,9 @@ export async function restoreCommand(dir: string, opts: RestoreCliOptions): Prom
       copyFileSync(join(from, "config.yaml"), configFile);
       process.stdout.write(`config written to ${configFile} from the backup\n`);
     }
-    const cfg = loadConfigFile(configFile).config;
+    const loadedCfg = loadConfigFile(configFile, process.env, { deferSecrets: true });
+    if (loadedCfg.unresolvedEnv.length) process.stderr.write(`${unresolvedNote(loadedCfg.unresolvedEnv)}\n`);
+    const cfg = loadedCfg.config;
     const r = runRestore(check, { dataDir: cfg.data_dir, workspace: cfg.workspace, configFile });
     // Open once with the migrations: a snapshot of an older version is brought up to date now.
     openDatabase(cfg.data_dir, { migrations: allMigrations }).close();
@@ -132,4 +138,11 @@ export async function restoreCommand(dir: string, opts: RestoreCliOptions): Prom
     process.stderr.write(`restore failed: ${(err as Error).message}\n`);
     process.exitCode = 1;
   }
+}
+
+/** "skipped (not needed here): ${OPENAI_API_KEY} at models.providers.openai.api_key is not set; ..." */
+function unresolvedNote(list: UnresolvedEnv[]): string {
+  return `skipped (not needed to copy the config): ${list
+    .map((u) => `\${${u.name}} at ${u.path} is not set`)
+    .join("; ")}`;
 }

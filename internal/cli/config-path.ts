@@ -3,10 +3,14 @@
  * then `./config.yaml` when it exists; else the config of a running daemon of this user (the registry
  * in the state dir, gateway/daemon-registry.ts), so `familiar status` works from any directory. When
  * several daemons run, the newest is used and stderr says which, and how to pick another.
+ *
+ * Whichever way it was found, the file must pass gateway/owner-files.ts (not in a workspace, owned by
+ * the user, writable by nobody else): {@link configRefusal} says why not, in one line.
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { readRegistry } from "../gateway/daemon-registry.js";
+import { distrustReason } from "../gateway/owner-files.js";
 
 /** The default `--config` value (the CLI's `./config.yaml`). */
 export const IMPLICIT_CONFIG = "./config.yaml";
@@ -34,4 +38,11 @@ export function resolveConfigPath(
         .join(", ") +
       ". Pick one with --config PATH or FAMILIAR_CONFIG.",
   };
+}
+
+/** The one line to print when `path` must not be read (see the module comment), else undefined. */
+export function configRefusal(path: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const reason = distrustReason(path, env);
+  if (!reason) return undefined;
+  return `not reading ${resolve(path)}: ${reason}; name your own config with --config PATH or FAMILIAR_CONFIG`;
 }

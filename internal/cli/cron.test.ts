@@ -36,6 +36,26 @@ function configFile(): string {
   return file;
 }
 
+describe("familiar cron add --at from now (issue 47)", () => {
+  it('2m, +2m and "in 2 hours" are fixed to an instant when added', async () => {
+    const file = configFile();
+    openDatabase(join(dir!, "data"), { migrations: allMigrations }).close();
+    const now = Date.UTC(2026, 0, 1, 12);
+    for (const [id, at, want] of [
+      ["a", "2m", "2026-01-01T12:02:00.000Z"],
+      ["b", "+2m", "2026-01-01T12:02:00.000Z"],
+      ["c", "in 2 hours", "2026-01-01T14:00:00.000Z"],
+      ["d", "in 1 hour and 30 minutes", "2026-01-01T13:30:00.000Z"],
+    ] as const) {
+      const job = await addJob(file, { id, message: "m", deliver: "none", at }, now);
+      expect(job.at).toBe(want);
+    }
+    await expect(
+      addJob(file, { id: "e", message: "m", deliver: "none", at: "in a while" }, now),
+    ).rejects.toThrow(/a time from now such as 2m, \+2m or "in 2 hours"/);
+  });
+});
+
 describe("familiar cron (store side)", () => {
   it("adds, lists, shows runs and removes runtime jobs; config jobs are protected", async () => {
     const cfg = configFile();

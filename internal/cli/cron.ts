@@ -4,6 +4,7 @@
  * needs the daemon and goes through the gateway (`cron.run`).
  * Over 300 lines on purpose: five subcommands with their option parsing and table output.
  */
+import { relativeAt } from "../config/schedule.js";
 import type { Command } from "commander";
 import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
@@ -116,7 +117,9 @@ export function addJob(
   now = Date.now(),
 ): Promise<CronJobDef> {
   return withStore(configPath, (store, cfg, m) => {
-    const job = m.parseJobInput(input);
+    // `--at 2m`, `+2m`, "in 2 hours": fixed to an instant now (config/schedule.ts, relativeAt).
+    const rel = typeof input.at === "string" ? relativeAt(input.at, now) : undefined;
+    const job = m.parseJobInput(rel ? { ...input, at: rel } : input);
     if (cfg.cron.jobs.some((j) => j.id === job.id) || store.runtimeJob(job.id))
       throw new m.CronError("CRON_EXISTS", `a cron job "${job.id}" already exists`);
     const s = m.jobSchedule(job, cfg.timezone);
@@ -215,8 +218,8 @@ export function registerCronCommands(program: Command, defaultConfig: string): v
     .option("--cron <expr>", 'cron expression, e.g. "0 9 * * 1-5" (6 fields = seconds first)')
     .option("--every <duration>", "interval, e.g. 30m, 2h")
     .option(
-      "--at <iso>",
-      "one-shot time, e.g. 2026-03-29T09:00 (owner's time zone unless an offset is given)",
+      "--at <when>",
+      'one-shot time: 2026-03-29T09:00 (owner\'s time zone unless an offset is given), or from now: 2m, +2m, "in 2 hours"',
     )
     .option("--tz <zone>", "IANA time zone (default: config timezone)")
     .option("--deliver <target>", 'channel target, "last" or "none"', "last")

@@ -16,7 +16,8 @@ import { describePortOwner } from "../daemon/port-owner.js";
 import { networkFix, safeUrl } from "../models/provider-hint.js";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { loadConfigFile } from "../config/load.js";
+import { loadConfigFile, type UnresolvedEnv } from "../config/load.js";
+import { configRefusal } from "./config-path.js";
 import { ConfigError, formatProblem } from "../config/errors.js";
 import type { Config } from "../config/schema.js";
 import { isLoopback, startProblems, summarize } from "./config-check.js";
@@ -60,9 +61,19 @@ export async function runDoctor(
       : { status: "fail", name: "node", detail: `${node} is too old: Familiar needs Node >= ${MIN_NODE}` },
   );
 
+  // Never a key to an address found in a file the model or another user could have written.
+  const refused = configRefusal(configPath, opts.env ?? process.env);
+  if (refused) {
+    out.push({ status: "fail", name: "config", detail: refused });
+    return out;
+  }
   let cfg: Config;
+  let unresolved: UnresolvedEnv[];
   try {
-    cfg = loadConfigFile(configPath, opts.env ?? process.env).config;
+    // Secrets deferred: an unset ${VAR} skips what uses it (cli/doctor-unset.ts), not everything.
+    ({ config: cfg, unresolvedEnv: unresolved } = loadConfigFile(configPath, opts.env ?? process.env, {
+      deferSecrets: true,
+    }));
   } catch (err) {
     const problems =
       err instanceof ConfigError ? err.problems : [{ path: "", message: (err as Error).message }];
@@ -92,13 +103,18 @@ export async function runDoctor(
   const { checkSandbox } = await import("../tools/sandbox/sandbox-mode.js");
   out.push({ name: "sandbox", ...(await checkSandbox(cfg)) });
   if (cfg.gateway.enabled) out.push(await checkGateway(cfg));
-  out.push(...(await checkProviders(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS)));
+  const { withoutUnset } = await import("./doctor-unset.js");
+  const probed = withoutUnset(cfg, unresolved);
+  out.push(...probed.skipped);
+  // All providers skipped is not "no provider configured": their lines above say why.
+  if (Object.keys(probed.cfg.models.providers).length || !Object.keys(cfg.models.providers).length)
+    out.push(...(await checkProviders(probed.cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS)));
   // An unpriced model is not free: budgets count it at budgets.default_price.
   const unpriced = unpricedWarning(cfg);
   if (unpriced) out.push({ status: "warn", name: "pricing", detail: unpriced });
   const { checkMemory } = await import("../memory/memory-doctor.js");
   out.push(await checkMemory(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS));
-  out.push(...checkChannels(cfg));
+  out.push(...checkChannels(probed.cfg));
   const { checkSecurity } = await import("./doctor-security.js");
   out.push(...checkSecurity(cfg, configPath));
   return out;

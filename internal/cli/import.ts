@@ -5,6 +5,7 @@
  * The work is in internal/importer/; this file picks the directories, makes the instance with
  * `familiar init`'s files when it does not exist yet (not on a dry run), and prints the report.
  */
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { relative } from "node:path";
 import { ImportSourceError, defaultOpenClawDir } from "../importer/openclaw-source.js";
@@ -32,7 +33,20 @@ export interface ImportCommandOptions {
 export function importOpenClawCommand(opts: ImportCommandOptions): number {
   const out = opts.out ?? ((t: string) => process.stdout.write(t));
   const err = opts.err ?? ((t: string) => process.stderr.write(t));
-  const from = opts.from ?? defaultOpenClawDir(opts.env ?? process.env, homedir());
+  const env = opts.env ?? process.env;
+  const from = opts.from ?? defaultOpenClawDir(env, homedir());
+  // Where it looked and how to name another, not a raw ENOENT (issue 47).
+  if (!existsSync(from)) {
+    const how = opts.from
+      ? "(--from)"
+      : env.OPENCLAW_STATE_DIR?.trim()
+        ? "($OPENCLAW_STATE_DIR)"
+        : "(the default: $OPENCLAW_STATE_DIR is not set, so ~/.openclaw)";
+    err(
+      `familiar import openclaw: no OpenClaw state directory at ${from} ${how}; name it with --from DIR (the folder holding openclaw.json)\n`,
+    );
+    return 1;
+  }
   const configFile = targetConfigFile(opts.into, opts.config);
   try {
     const init = (dir: string): void => {

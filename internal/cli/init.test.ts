@@ -4,7 +4,7 @@
  * files in a temp dir.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -57,6 +57,8 @@ describe("initDir", () => {
     const r = initDir(home, root);
     expect(r.existing).toEqual([]);
     expect(readFileSync(join(home, "workspace", "SOUL.md"), "utf8")).toBe("pristine soul\n");
+    // Issue 43: the owner's settings are the owner's alone, whatever the umask.
+    expect(statSync(join(home, "config.yaml")).mode & 0o777).toBe(0o600);
     expect(existsSync(join(home, "workspace", "memory", ".gitkeep"))).toBe(true);
     expect(existsSync(join(home, "workspace", "memory", "2026-11-24.md"))).toBe(false);
     expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe("workspace: ./workspace\n");
@@ -68,5 +70,7 @@ describe("initDir", () => {
     const r = initDir(home, root);
     expect(r.written).toContain(join(home, "workspace", "SOUL.md"));
     expect(readFileSync(join(home, "workspace", "SOUL.md"), "utf8")).toBe("pristine soul\n");
+    // Issue 43: the owner's settings are the owner's alone, whatever the umask.
+    expect(statSync(join(home, "config.yaml")).mode & 0o777).toBe(0o600);
   });
 });

@@ -12,7 +12,15 @@
  * (no `.git`) is copied as it is.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { stringify } from "yaml";
 import { AGENT_TEMPLATES, type AgentTemplate } from "../agent/catalog/templates.js";
@@ -135,6 +143,9 @@ export function initDir(dir: string, root = packageRoot()): InitResult {
     if (f.from.startsWith(GIT_PREFIX)) writeFileSync(f.to, readSource(f.from, root), { flag: "wx" });
     else copyFileSync(f.from, f.to, 1);
   }
+  // config.yaml will hold the owner's settings (and often a key): the owner's alone (issue 43).
+  const config = plan[0]?.to;
+  if (config) chmodSync(config, 0o600);
   const agents = seedAgentTemplates(join(resolve(dir), "workspace"));
   return { written: [...plan.map((f) => f.to), ...agents], existing: [], agents };
 }
@@ -172,7 +183,7 @@ export function initCommand(dirArg: string | undefined): void {
     `Wrote ${shown(join(dir, "config.yaml"))} and ${shown(join(dir, "workspace"))}/ (${files} files).\n` +
       agents +
       "Next:\n" +
-      `  edit ${cfg}            (add a model provider; keep keys in the environment)\n` +
+      `  edit ${cfg}            (add a model provider; keep keys in .env beside it, mode 0600)\n` +
       `  familiar config check --config ${cfg}\n` +
       `  familiar run --config ${cfg}\n`,
   );

@@ -10,7 +10,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { registerCronCommands } from "./cron.js";
 import { packageRoot } from "../config/package-root.js";
-import { IMPLICIT_CONFIG, resolveConfigPath } from "./config-path.js";
+import { suggest } from "../config/errors.js";
+import { configRefusal, IMPLICIT_CONFIG, resolveConfigPath } from "./config-path.js";
 
 function version(): string {
   try {
@@ -29,13 +30,23 @@ export function buildProgram(): Command {
     .version(version(), "-v, --version");
 
   // A command run outside the checkout finds the running daemon's config (cli/config-path.ts). Not
-  // `run` (it starts a daemon, never reuses another's config) nor `init`.
+  // `run` (it starts a daemon, never reuses another's config) nor `init`. Whatever the source, a
+  // config in a workspace, or one another user owns or may write, is refused (gateway/owner-files.ts).
   program.hook("preAction", (_program, action) => {
-    if (action.name() === "run" || action.name() === "init") return;
+    if (action.name() === "init") return;
     const given = action.opts<{ config?: unknown }>().config;
     if (typeof given !== "string") return;
-    const { path, note } = resolveConfigPath(given);
-    if (note) process.stderr.write(`${note}\n`);
+    let path = given;
+    if (action.name() !== "run") {
+      const found = resolveConfigPath(given);
+      if (found.note) process.stderr.write(`${found.note}\n`);
+      path = found.path;
+    }
+    const refused = configRefusal(path);
+    if (refused) {
+      process.stderr.write(`familiar: ${refused}\n`);
+      process.exit(1);
+    }
     if (path !== given) action.setOptionValue("config", path);
   });
 
@@ -46,10 +57,63 @@ export function buildProgram(): Command {
     .option("-p, --port <port>", "gateway port, over gateway.port and FAMILIAR_PORT (env)")
     // Read by the entry before this parser runs (cmd/runtime-tuning.ts); declared so it is accepted.
     .option("--heap-mb <mb>", "V8 heap cap in MB (default 96, 0 = no cap; env FAMILIAR_HEAP_MB)")
-    .action(async (opts: { config: string; port?: string }) => {
+    // `run` is the default command, so commander hands it any unknown word (a typo of a command):
+    // answer that as an unknown command with a suggestion, not "too many arguments for 'run'".
+    .allowExcessArguments(true)
+    .action(async (opts: { config: string; port?: string }, cmd: Command) => {
+      const word = cmd.args[0];
+      if (word !== undefined) {
+        const names = program.commands.map((c) => c.name());
+        const hint = suggest(word, names);
+        program.error(
+          `familiar: unknown command '${word}'${hint ? `; did you mean '${hint}'?` : ""} (familiar --help lists them)`,
+          { code: "commander.unknownCommand" },
+        );
+      }
       const { runCommand } = await import("./run.js");
       await runCommand(opts.config, opts.port);
     });
+
+  program
+    .command("stop")
+    .description("stop the running daemon of this config (it drains first, as on Ctrl-C)")
+    .option("-c, --config <path>", "config file of the daemon", DEFAULT_CONFIG)
+    .action(async (opts: { config: string }) => {
+      const { stopCommand } = await import("./stop.js");
+      process.exitCode = await stopCommand(opts);
+    });
+
+  program
+    .command("restart")
+    .description("stop the daemon and start it again in the background (log: <data_dir>/familiar.log)")
+    .option("-c, --config <path>", "config file of the daemon", DEFAULT_CONFIG)
+    .action(async (opts: { config: string }) => {
+      const { restartCommand } = await import("./stop.js");
+      process.exitCode = await restartCommand(opts);
+    });
+
+  program
+    .command("logs")
+    .description("follow the running daemon's log (the last lines, then new ones; Ctrl-C ends)")
+    .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
+    .option("-n, --lines <n>", "how many past lines first (at most 500)", "50")
+    .option("--no-follow", "print the last lines and exit")
+    .option("--json", "the raw JSON log lines")
+    .option("--url <url>", "gateway websocket URL (default: the running daemon, then the config)")
+    .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
+    .action(
+      async (opts: {
+        config: string;
+        lines?: string;
+        follow?: boolean;
+        json?: boolean;
+        url?: string;
+        token?: string;
+      }) => {
+        const { logsCommand } = await import("./logs.js");
+        process.exitCode = await logsCommand(opts);
+      },
+    );
 
   program
     .command("init [dir]")

@@ -4,7 +4,8 @@
  */
 import { Daemon } from "../daemon/daemon.js";
 import { envPort, PORT_ENV } from "../config/env-overrides.js";
-import { registerDaemon, unregisterDaemon } from "../gateway/daemon-registry.js";
+import { registerDaemon, rememberWorkspace, unregisterDaemon } from "../gateway/daemon-registry.js";
+import { markWorkspace } from "../gateway/workspace-marker.js";
 
 /**
  * Starts the daemon. `port` (from `--port`) goes into FAMILIAR_PORT, so it wins over the file and
@@ -27,6 +28,11 @@ export async function runCommand(configPath: string, port?: string): Promise<voi
     process.stderr.write(`familiar: failed to start: ${oneLine(msg)}\n`);
     process.exit(1);
   }
+  // The owner's CLI never takes a config or card from the ground the assistant writes
+  // (gateway/owner-files.ts): mark the workspace root and remember it beside the registry.
+  const workspace = daemon.ctx.config().workspace;
+  markWorkspace(workspace, daemon.logger);
+  rememberWorkspace(workspace);
   // The CLI in any directory finds this daemon (gateway/daemon-registry.ts); gone at a clean stop.
   if (daemon.address) {
     const host = daemon.address.family === "IPv6" ? `[${daemon.address.address}]` : daemon.address.address;
@@ -37,6 +43,7 @@ export async function runCommand(configPath: string, port?: string): Promise<voi
       dataDir: daemon.ctx.config().data_dir,
       url: `http://${dial}:${daemon.address.port}`,
       startedAt: Date.now(),
+      workspace,
     });
   }
   let signals = 0;

@@ -6,6 +6,7 @@
  * Over 300 lines on purpose: every config error message lives here, so their wording stays
  * consistent.
  */
+import { misplacedKeyHint } from "./misplaced-key.js";
 import type { z } from "zod";
 
 /** One problem in a config file: where, what was expected, what was found. */
@@ -70,9 +71,15 @@ function collect(
       const known = schema ? knownKeys(schema, path) : [];
       for (const key of issue.keys) {
         const hint = suggest(key, known);
+        // Spelled right but in the wrong place (a top-level `telegram:`): name where it belongs.
+        const moved = !hint && schema ? misplacedKeyHint(schema, key, path) : undefined;
         out.push({
           path: joinPath([...path, key]),
-          message: `unknown key${hint ? ` (did you mean "${hint}"?)` : " (not part of the config schema)"}`,
+          message: hint
+            ? `unknown key (did you mean "${hint}"?)`
+            : moved
+              ? `unknown key here (did you mean ${moved}?)`
+              : "unknown key (not part of the config schema)",
         });
       }
       continue;
@@ -277,8 +284,8 @@ function unwrap(s: z.core.$ZodType): z.core.$ZodType {
   return cur;
 }
 
-/** The closest known key by edit distance, when close enough to be a plausible typo. */
-function suggest(key: string, known: readonly string[]): string | undefined {
+/** The closest known name by edit distance, when close enough to be a plausible typo. */
+export function suggest(key: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
   for (const k of known) {

@@ -1,6 +1,7 @@
 /**
- * Loading: read YAML, substitute `${VAR}` / `${VAR:-default}` from the environment, validate with zod,
- * resolve relative paths against the config file's directory.
+ * Loading: read YAML, substitute `${VAR}` / `${VAR:-default}` from the environment (and the owner's
+ * `.env` files, config/env-file.ts; the process wins), validate with zod, resolve relative paths
+ * against the config file's directory.
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
@@ -8,6 +9,7 @@ import { isMap, isPair, isScalar, isSeq, parseDocument, type Document, type Node
 import { configSchema, type Config } from "./schema.js";
 import { ConfigError, describe, issuesToProblems, type ConfigProblem } from "./errors.js";
 import { applyEnvOverrides, envPort } from "./env-overrides.js";
+import { EnvFileError, withEnvFiles } from "./env-file.js";
 
 /** Parse options for the config: read once per start or reload, so zod's JIT does not pay (below). */
 const ONCE = { jitless: true } as const;
@@ -23,6 +25,8 @@ export interface LoadedConfig {
    * the literal reference text; a command that uses one must refuse with {@link missingEnvMessage}.
    */
   unresolvedEnv: UnresolvedEnv[];
+  /** The environment files (config/env-file.ts) whose variables filled `${VAR}`, when read from disk. */
+  envFiles?: string[];
 }
 
 /** A `${NAME}` reference at `path` whose variable is not set. */
@@ -44,7 +48,7 @@ export interface LoadOptions {
 
 /** "models.providers.openai.api_key: environment variable OPENAI_API_KEY is not set (...)" */
 export function missingEnvMessage(u: UnresolvedEnv): string {
-  return `${u.path}: environment variable ${u.name} is not set (export it, or put it in the environment file the daemon reads)`;
+  return `${u.path}: environment variable ${u.name} is not set (export it, or put it in .env beside config.yaml, mode 0600)`;
 }
 
 /** Reads and validates a config file. Throws {@link ConfigError} listing every problem. */
@@ -67,7 +71,26 @@ export function loadConfigFile(
       { path: "", message: `cannot read config file: ${(err as Error).message}${hint}` },
     ]);
   }
-  return parseConfigText(text, abs, env, opts);
+  let files: string[];
+  try {
+    ({ env, files } = withEnvFiles(abs, rawDataDir(text, abs), env));
+  } catch (err) {
+    if (err instanceof EnvFileError) throw new ConfigError(abs, [{ path: "", message: err.message }]);
+    throw err;
+  }
+  return { ...parseConfigText(text, abs, env, opts), envFiles: files };
+}
+
+/** `data_dir` as written (absolute), for finding `<data_dir>/.env` before the config is resolved. */
+function rawDataDir(text: string, file: string): string {
+  let d: unknown;
+  try {
+    d = (parseDocument(text).toJS() as { data_dir?: unknown } | null)?.data_dir;
+  } catch {
+    d = undefined;
+  }
+  const dir = typeof d === "string" && d && !d.includes("${") ? d : "./data";
+  return isAbsolute(dir) ? dir : resolve(dirname(file), dir);
 }
 
 /** Parses config text (already read). Exposed for tests and `config check`. */

@@ -4,6 +4,7 @@
  * - an invalid edit never takes effect: the old config stays and one error is reported;
  * - keys that need a restart are reported, and their old values stay in the live object.
  */
+import { ENV_FILE } from "./env-file.js";
 import type { FSWatcher } from "chokidar";
 import { basename, dirname } from "node:path";
 import type { Logger } from "../log/logger.js";
@@ -101,8 +102,9 @@ export class ConfigManager {
       const watcher = watch(dir, {
         ignoreInitial: true,
         depth: 0,
-        // Only the config file itself: an editor's temp and backup files never trigger a reload.
-        ignored: (p: string) => p !== dir && basename(p) !== name,
+        // Only the config file and the owner's .env beside it (config/env-file.ts): an editor's temp
+        // and backup files never trigger a reload.
+        ignored: (p: string) => p !== dir && basename(p) !== name && basename(p) !== ENV_FILE,
       });
       this.watcher = watcher;
       const kick = (): void => {

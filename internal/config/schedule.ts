@@ -6,7 +6,7 @@
  * so a config without cron expressions never pays for it and zod refinements can stay synchronous.
  */
 import { createRequire } from "node:module";
-import { formatDuration } from "./duration.js";
+import { formatDuration, parseDuration } from "./duration.js";
 import { isTimeZone, isUtcZone, zoneOffset } from "./zoned-time.js";
 
 type CronerModule = typeof import("croner");
@@ -108,7 +108,7 @@ export function parseSchedule(input: ScheduleInput, defaultTimezone: string): Sc
   if (at === undefined)
     throw new ScheduleError(
       "at",
-      "expected an ISO time such as 2026-03-29T09:00 (owner's time zone) or 2026-03-29T07:00:00Z",
+      'expected an ISO time such as 2026-03-29T09:00 (owner\'s time zone) or 2026-03-29T07:00:00Z, or (when adding a job) a time from now such as 2m, +2m or "in 2 hours"',
       `"${input.at}"`,
     );
   return { kind: "at", at };
@@ -126,6 +126,39 @@ export function scheduleProblem(
     if (err instanceof ScheduleError) return { field: err.field, message: err.expected };
     throw err;
   }
+}
+
+const UNIT_WORDS: [RegExp, string][] = [
+  [/^(s|secs?|seconds?)$/i, "s"],
+  [/^(m|mins?|minutes?)$/i, "m"],
+  [/^(h|hrs?|hours?)$/i, "h"],
+  [/^(d|days?)$/i, "d"],
+];
+
+/**
+ * A one-shot time relative to `now` (issue 47: "remind me in 2 minutes"): `2m`, `+2m`, `in 2m`,
+ * `in 2 hours`, `1h30m`, `in 1 hour 30 minutes`. Returns the absolute instant as an ISO string (UTC),
+ * or undefined when `text` is not a relative time. Resolved once, when the job is made: a stored job
+ * always holds the absolute time, so a restart never moves it.
+ */
+export function relativeAt(text: string, now: number): string | undefined {
+  const body = text
+    .trim()
+    .replace(/^(\+|in\s+)/i, "")
+    .trim();
+  if (!/^\d/.test(body)) return undefined;
+  const parts = body.match(/\d+\s*[a-z]+/gi);
+  if (!parts || parts.join("").replace(/\s/g, "") !== body.replace(/\s|,|and/gi, "")) return undefined;
+  let compact = "";
+  for (const p of parts) {
+    const [, n, word] = /^(\d+)\s*([a-z]+)$/i.exec(p) ?? [];
+    const unit = UNIT_WORDS.find(([re]) => re.test(word ?? ""))?.[1];
+    if (!n || !unit) return undefined;
+    compact += `${n}${unit}`;
+  }
+  const ms = parseDuration(compact);
+  if (ms === undefined || ms <= 0) return undefined;
+  return new Date(now + ms).toISOString();
 }
 
 const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?$/;

@@ -3,6 +3,7 @@
  * remove, pause/resume and run now. Runtime jobs are written to the store first and then reconciled,
  * so the store stays the one record of them; config jobs are refused (they live in config.yaml).
  */
+import { relativeAt } from "../config/schedule.js";
 import { CronError, jobSchedule, parseJobInput } from "./job.js";
 import { jobView, type CronEntry, type CronService } from "./cron-types.js";
 import type { CronScope } from "./cron-scope.js";
@@ -30,7 +31,10 @@ export function createCronAdmin(s: CronScope, jobs: CronReconciler, runs: CronTr
       return e ? jobView(stateOf, e) : undefined;
     },
     add(input) {
-      const job = parseJobInput(input);
+      // `at: "in 2 minutes"` (the cron tool, the gateway): fixed to an instant now, never re-read later.
+      const given = input && typeof input === "object" ? (input as Record<string, unknown>) : undefined;
+      const rel = typeof given?.at === "string" ? relativeAt(given.at, clock.now()) : undefined;
+      const job = parseJobInput(rel ? { ...given, at: rel } : input);
       if (entries.has(job.id) || store.runtimeJob(job.id))
         throw new CronError("CRON_EXISTS", `a cron job "${job.id}" already exists`);
       const schedule = jobSchedule(job, s.tz());

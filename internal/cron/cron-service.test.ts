@@ -391,6 +391,27 @@ describe("cron service", () => {
     expect(second.h.channel.sent).toMatchObject([{ target: "owner", text: "echo: tea time" }]);
   });
 
+  it('"remind me in 2 minutes": the cron tool takes a time from now, fixed at creation, and it fires on time', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
+    const { svc, h } = await setup({}, { clock });
+    const tool = createCronTool(svc);
+    const signal = new AbortController().signal;
+    await tool.execute(
+      { action: "add", id: "tea", message: "tea time", at: "in 2 minutes", deliver: "test:owner" },
+      signal,
+      toolCtx(),
+    );
+    expect(svc.get("tea")).toMatchObject({ nextRunAt: Date.UTC(2026, 0, 1, 12, 2) });
+    // A restart later must not move it: the stored job holds the absolute instant.
+    expect(svc.get("tea")?.schedule).toContain("2026-01-01");
+    await advance(svc, clock, 3 * MIN, MIN);
+    expect(started(svc, "tea")).toEqual(["2026-01-01T12:02:00.000Z"]);
+    expect(h.channel.sent).toMatchObject([{ target: "owner", text: "echo: tea time" }]);
+    await expect(
+      tool.execute({ action: "add", message: "x", at: "in two minutes" }, signal, toolCtx()),
+    ).rejects.toThrow(/a time from now such as 2m/);
+  });
+
   it("the cron tool lists, runs and removes jobs, and reports bad input to the model", async () => {
     const { svc } = await setup({ cron: { jobs: [job({ id: "cfg", every: "1h" })] } });
     const tool = createCronTool(svc);

@@ -29,7 +29,7 @@ const schema = z
       .string()
       .optional()
       .describe(
-        "add: one-shot ISO time, e.g. 2026-03-29T09:00 (owner's time zone unless an offset is given)",
+        'add: one-shot time: ISO, e.g. 2026-03-29T09:00 (owner\'s time zone unless an offset is given), or from now, e.g. "in 2 minutes", "2m", "+1h30m"',
       ),
     timezone: z.string().optional().describe("add: IANA time zone for cron/at (default: the owner's)"),
     deliver: z

@@ -90,6 +90,9 @@ export class Daemon {
       logger.level = next.log.level;
     });
     const cfg = loaded.config;
+    // Which .env files filled ${VAR} (config/env-file.ts): their names, never their values.
+    if (loaded.envFiles?.length)
+      logger.info({ files: loaded.envFiles }, `config variables read from ${loaded.envFiles.join(", ")}`);
     // Owner data is private on disk (docs/security.md, invariant 5): new files 0600, folders 0700,
     // and an install made before that narrowed now. The workspace door logs each refused link once.
     privateUmask();

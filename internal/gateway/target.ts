@@ -9,12 +9,17 @@
  * Token: `--token`, then FAMILIAR_GATEWAY_TOKEN, then the one the card names (the generated token
  * file, or gateway.token of the config), then gateway.token, then `<data_dir>/gateway-token`. The
  * owner's CLI runs as the owner's user, who can read that 0600 file; nobody else can.
+ *
+ * Invariant: the token goes only to an address the owner chose (a flag, the environment, a config and
+ * card that pass gateway/owner-files.ts). A card in a workspace, or one another user owns or may
+ * write, throws {@link UntrustedFileError} before anything is read from it or sent.
  */
 import { existsSync } from "node:fs";
 import { loadConfigFile } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { gatewayUrl } from "./client.js";
-import { dataDirOf, processAlive, readRuntimeFile } from "./runtime-file.js";
+import { assertOwnerFile } from "./owner-files.js";
+import { dataDirOf, processAlive, readRuntimeFile, runtimeFilePath } from "./runtime-file.js";
 import { readTokenFile, tokenFilePath } from "./token-store.js";
 
 export interface GatewayTarget {
@@ -51,6 +56,11 @@ export function resolveGatewayTarget(
   let token = opts.token ?? (env.FAMILIAR_GATEWAY_TOKEN || undefined);
   const cfg = tryConfig(opts.config, env);
   const dataDir = cfg?.data_dir ?? dataDirOf(opts.config, env);
+  assertOwnerFile(
+    runtimeFilePath(dataDir),
+    "name your own config with --config PATH or FAMILIAR_CONFIG",
+    env,
+  );
   const card = readRuntimeFile(dataDir);
   const live = card && processAlive(card.pid) ? card : undefined;
   if (!url && live) {

@@ -64,7 +64,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
 }
 
 /** Minimal human format for TTYs; avoids loading pino-pretty's worker machinery on the hot path. */
-function prettyLine(json: string): string {
+export function prettyLine(json: string): string {
   try {
     const o = JSON.parse(json) as Record<string, unknown>;
     const { time, level, msg, module, ...rest } = o;
