@@ -5,6 +5,7 @@ import { gateway } from "../gateway";
 import { useLoad, useReloadOn } from "../hooks";
 import { Card, Empty, ErrorLine, fmtCost, fmtInt, Table, When, estimateTitle } from "../ui";
 import { BudgetsCard } from "./budgets-card";
+import { ReconcileCard } from "./reconcile-card";
 import type { DailyUsage as Daily, SessionCost as TopSession } from "../../../internal/gateway/usage-wire";
 
 type Split = "byAgent" | "byModel" | "byChannel";
@@ -66,6 +67,7 @@ export function Usage() {
         )}
       </Card>
       <BudgetsCard />
+      <ReconcileCard />
       <Card
         title="Last 30 days"
         id="usage-chart"
