@@ -13,6 +13,7 @@ import type { AgentDef, AgentSource } from "./agents.js";
 import type { LoopGuard, LoopOptions, LoopOutcome } from "./loop.js";
 import type { BudgetBlock, Projection } from "../budgets/budget-guard.js";
 import type { Payer } from "../budgets/spend.js";
+import type { CostSource } from "../models/call-cost.js";
 
 /** An engine runs one turn and yields the same events as the model loop (model, cli, claude-cli). */
 export type Engine = (
@@ -100,7 +101,13 @@ export interface UsageRecord {
   model: string;
   requestId: string;
   usage: Usage;
-  cost: number | null;
+  /** The ledger figure (models/call-cost.ts) and how it was made. */
+  cost: number;
+  costSource: CostSource;
+  /** What caused the call: turn, tool_loop, subagent, memory_flush, heartbeat, cron, failed. */
+  kind: string;
+  jobId?: string | null;
+  callId?: string | null;
   /** Who pays: the channel, agent and session key of the call tree's root turn (internal/budgets). */
   channel?: string | null;
   payerAgent?: string | null;

@@ -4,7 +4,14 @@
  */
 import type { FinishReason } from "../core/agent-events.js";
 import type { ClientRequest } from "../core/client-request.js";
-import type { ChatMessage, ModelClient, ModelRetry, ToolCall, Usage } from "../models/types.js";
+import type {
+  BilledAttempt,
+  ChatMessage,
+  ModelClient,
+  ModelRetry,
+  ToolCall,
+  Usage,
+} from "../models/types.js";
 import type { ToolContext, ToolResult, ToolSet } from "../tools/tool.js";
 import type { PromptParts } from "./prompt-parts.js";
 
@@ -41,8 +48,9 @@ export interface LoopHooks {
   /** A tool result is ready (in call order of completion). */
   onToolResult?(m: { callId: string; name: string; content: string; isError: boolean }): void;
   /**
-   * Usage of one model call. `cost` (USD) is set by an engine that is told the price by its backend
-   * (claude-cli's `total_cost_usd`); otherwise the host prices the call from `models.pricing`.
+   * Usage of one model call. `cost` (USD) is the provider's own figure when it gave one (OpenRouter's
+   * `usage.cost`, a LiteLLM cost header, claude-cli's `total_cost_usd`); otherwise the host prices the
+   * call (models/call-cost.ts). `estimated`: the counts were estimated from the text.
    */
   onUsage?(u: {
     usage: Usage;
@@ -50,6 +58,9 @@ export interface LoopHooks {
     model: string;
     raw: unknown;
     cost?: number;
+    estimated?: boolean;
+    /** The provider's id of the call, for reconciling with its export. */
+    callId?: string;
     /** How long the call took (ms, including retries after an overflow) and what its prompt held. */
     durationMs?: number;
     prompt?: PromptParts;
@@ -60,6 +71,8 @@ export interface LoopHooks {
   }): void;
   /** A model attempt failed and the router retries it or falls back (tracing). */
   onModelRetry?(r: ModelRetry): void;
+  /** A failed attempt the provider had already counted (billed): recorded in the ledger. */
+  onBilled?(b: BilledAttempt): void;
   /** Wraps one tool execution (tracing). */
   onToolCall?(call: ToolCall, run: () => Promise<ToolResult>): Promise<ToolResult>;
 }

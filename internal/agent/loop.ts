@@ -14,7 +14,7 @@
  */
 import type { AgentEvent } from "../core/agent-events.js";
 import { addUsage } from "../core/usage.js";
-import { ModelError, ZERO_USAGE, type ToolCall, type Usage } from "../models/types.js";
+import { ModelError, ZERO_USAGE, type CallBill, type ToolCall, type Usage } from "../models/types.js";
 import type { ToolContext, ToolResult } from "../tools/tool.js";
 import { promptParts, type PromptParts } from "./prompt-parts.js";
 import { parseArgs, toolImagesMessage, userMessageFor } from "./loop-messages.js";
@@ -73,6 +73,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
     let finishReason = "stop";
     let provider: string | undefined;
     let callUsage: Usage | undefined;
+    let callBill: CallBill | undefined;
     const calls: ToolCall[] = [];
     let overflowAttempts = 0;
     /** Overflow compactions that actually happened (what the user is told), not attempts. */
@@ -99,6 +100,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
           agentId: opts.toolContext.agentId,
           signal,
           ...(hooks.onModelRetry ? { onRetry: hooks.onModelRetry } : {}),
+          ...(hooks.onBilled ? { onBilled: hooks.onBilled } : {}),
         };
         for await (const ev of opts.model.stream(req)) {
           switch (ev.type) {
@@ -114,6 +116,7 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
               break;
             case "usage":
               callUsage = ev.usage;
+              callBill = ev;
               break;
             case "done":
               finishReason = ev.finishReason;
@@ -187,6 +190,9 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         provider: provider ?? "",
         model: (model ?? "").split("/").slice(1).join("/"),
         raw: undefined,
+        ...(callBill?.cost !== undefined ? { cost: callBill.cost } : {}),
+        ...(callBill?.estimated ? { estimated: true } : {}),
+        ...(callBill?.callId ? { callId: callBill.callId } : {}),
         durationMs: performance.now() - callT0,
         ...(prompt ? { prompt } : {}),
         ...(overflowAttempts > 0 ? { overflowRetries: overflowAttempts } : {}),

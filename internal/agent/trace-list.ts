@@ -1,6 +1,7 @@
 /**
  * Recent turns for the console's trace list (`GET /api/traces`): each user message's root turn with
- * its duration, model and tool calls, tokens, cost (priced from `models.pricing` as the call tree is),
+ * its duration, model and tool calls, tokens, cost (the ledger's figure each model call's trace point
+ * carries; an older point without one is priced by the ledger's rule),
  * status and, for a failed turn, the stored cause. Sorted newest, slowest or costliest; filterable to
  * failed turns, an agent or a session.
  *
@@ -10,7 +11,7 @@
 import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
 import { costWithDefault } from "../budgets/spend.js";
-import { costOf } from "./cost.js";
+import { ESTIMATED_SOURCES, priceCall, type CostSource } from "../models/call-cost.js";
 import { flushTraces } from "./trace.js";
 
 /** How many recent root turns a list is drawn from. */
@@ -32,8 +33,9 @@ export interface TraceListItem {
   /** Turns of the tree (1 + delegated sub-turns). */
   turns: number;
   tokens: number;
-  /** USD over priced model calls. */
+  /** USD: the ledger's figure of every model call of the tree. */
   cost: number;
+  /** Calls whose figure is an estimate (no price, or counts estimated from the text). */
   unpriced_calls: number;
   models: string[];
   /** The stored cause of a failed turn (the answer's text), if any. */
@@ -131,8 +133,11 @@ export function listTraces(db: Db, config: Config, q: TraceListQuery): TraceList
     else {
       it.model_calls++;
       let u = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 0 };
+      let stored: { cost: number; source: CostSource } | undefined;
       try {
         const m = JSON.parse(c.meta ?? "{}") as Record<string, unknown>;
+        if (typeof m.cost === "number" && typeof m.costSource === "string")
+          stored = { cost: m.cost, source: m.costSource as CostSource };
         u = {
           input: num(m.input),
           output: num(m.output),
@@ -146,16 +151,15 @@ export function listTraces(db: Db, config: Config, q: TraceListQuery): TraceList
       }
       it.tokens += u.total;
       const slash = c.name.indexOf("/");
-      const cost =
-        slash > 0 ? costOf(config.models.pricing, c.name.slice(0, slash), c.name.slice(slash + 1), u) : null;
-      if (cost === null) {
-        it.unpriced_calls++;
-        if (slash > 0)
-          it.estimated_cost += costWithDefault(config, c.name.slice(0, slash), c.name.slice(slash + 1), u);
-      } else {
-        it.cost += cost;
-        it.estimated_cost += cost;
-      }
+      const provider = slash > 0 ? c.name.slice(0, slash) : c.name;
+      // The ledger's figure, as the SSE `done`, the headers and the trace detail show it.
+      const cost = stored?.cost ?? costWithDefault(config, provider, c.name.slice(slash + 1), u);
+      const estimated = stored
+        ? ESTIMATED_SOURCES.includes(stored.source)
+        : cost > 0 && !priced(config, c.name);
+      if (estimated) it.unpriced_calls++;
+      it.cost += cost;
+      it.estimated_cost += cost;
       if (!it.models.includes(c.name)) it.models.push(c.name);
     }
   }
@@ -199,4 +203,17 @@ function nameTurns(db: Db, page: TraceListItem[]): void {
     const text = question.get(i.session_id, i.session_id, i.request_id)?.content.replace(/\s+/g, " ").trim();
     i.question = text ? (text.length > 160 ? `${text.slice(0, 159)}…` : text) : null;
   }
+}
+
+/** True when a `<provider>/<model>` has a price (config or shipped), or is the free echo model. */
+function priced(config: Config, name: string): boolean {
+  const slash = name.indexOf("/");
+  if (slash <= 0) return false;
+  return (
+    priceCall(config, {
+      provider: name.slice(0, slash),
+      model: name.slice(slash + 1),
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 0 },
+    }).source !== "default"
+  );
 }

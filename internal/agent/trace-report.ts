@@ -9,8 +9,7 @@
 import type { Config } from "../config/schema.js";
 import { ZERO_USAGE, type Usage } from "../models/types.js";
 import type { Db } from "../store/db.js";
-import { costOf } from "./cost.js";
-import { costWithDefault } from "../budgets/spend.js";
+import { priceCall, ESTIMATED_SOURCES, type CostSource } from "../models/call-cost.js";
 import { estimateReason, formatUsd } from "../core/money.js";
 import { addUsage } from "../core/usage.js";
 import { TraceRecorder, type TraceRow } from "./trace.js";
@@ -35,6 +34,19 @@ function usageOf(meta: string | null): Usage {
     };
   } catch {
     return { ...ZERO_USAGE };
+  }
+}
+
+/** The ledger figure a model call's trace point carries (written since the ledger's figure). */
+function storedCost(meta: string | null): { cost: number; source: CostSource } | undefined {
+  if (!meta) return undefined;
+  try {
+    const m = JSON.parse(meta) as Record<string, unknown>;
+    return typeof m.cost === "number" && typeof m.costSource === "string"
+      ? { cost: m.cost, source: m.costSource as CostSource }
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -76,7 +88,6 @@ export function buildTraceReport(
   requestId: string,
   config: Config,
 ): TraceReport | undefined {
-  const pricing = config.models.pricing;
   if (rows.length === 0 || !rows.some((r) => r.request_id === requestId)) return undefined;
   const requests = new Map<string, TraceRequest>();
   for (const r of rows)
@@ -121,12 +132,14 @@ export function buildTraceReport(
       const slash = r.name.indexOf("/");
       const provider = slash > 0 ? r.name.slice(0, slash) : r.name;
       const model = slash > 0 ? r.name.slice(slash + 1) : "";
-      const priced = costOf(pricing, provider, model, u);
-      const c = priced ?? costWithDefault(config, provider, model, u);
+      // The ledger's figure the point carries (every surface shows it); an older point is priced by
+      // the ledger's rule from its counts.
+      const figure = storedCost(r.meta) ?? priceCall(config, { provider, model, usage: u });
+      const c = figure.cost;
       call.usage = u;
       call.cost = c;
       Object.assign(call, extrasOf(r.meta));
-      if (priced === null && provider !== "echo") {
+      if (ESTIMATED_SOURCES.includes(figure.source)) {
         call.estimated = true;
         unpriced++;
       }

@@ -23,8 +23,8 @@ import type { ChatMessage, Usage } from "../models/types.js";
 import type { SessionRow, SessionStore } from "../session/session-store.js";
 import { storeFailure } from "../store/db.js";
 import type { AgentDef } from "./agents.js";
-import { costOf } from "./cost.js";
-import { costWithDefault } from "../budgets/spend.js";
+import { ESTIMATED_SOURCES, priceCall } from "../models/call-cost.js";
+import { createTurnLedger } from "./turn-ledger.js";
 import type { HostBudget, HostCompactor, UsageRecord } from "./host-types.js";
 import type { ToolSet } from "../tools/tool.js";
 import type { Payer } from "../budgets/spend.js";
@@ -122,6 +122,21 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
     detourEnd = undefined;
     return since;
   };
+  // The ledger rows of this turn's calls (their cause, their figure), and its billed failures.
+  const ledger = createTurnLedger({
+    cfg,
+    msg,
+    agentId: agent.id,
+    depth,
+    requestId,
+    rootId,
+    payer,
+    tree,
+    sessionId: () => persistSession?.id ?? null,
+    commit: (c) => commitCall(c),
+    logError: (err) =>
+      ctx.logger.error({ err: (err as Error).message, runId: t.runId }, "failed to record usage"),
+  });
   const commitCall = (c: PendingCall): void => {
     t.usage.recordModelCall(c.rec, c.point);
     budget?.recorded(payer);
@@ -184,25 +199,19 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       });
     },
     onUsage: (u) => {
-      const cost = u.cost ?? costOf(cfg.models.pricing, u.provider, u.model, u.usage);
-      // One cost truth: a call without a price counts at the default price, like the budgets count it
-      // (the usage row keeps cost NULL, the fact that there was no price).
-      const estimated = cost === null && u.provider !== "echo";
-      const counted = cost ?? costWithDefault(cfg, u.provider, u.model, u.usage);
-      t.turnLog.modelCall(u.provider, u.model, u.usage, counted, estimated);
-      const rec: UsageRecord = {
-        sessionId: persistSession?.id ?? null,
-        sessionKey: msg.ephemeral ? null : msg.sessionKey,
-        agentId: agent.id,
+      // The one figure (models/call-cost.ts), made once here: the ledger stores it, and the turn's
+      // totals (SSE `done`, headers), its log line and its trace point show this same figure.
+      const priced = priceCall(cfg, {
         provider: u.provider,
         model: u.model,
-        requestId,
         usage: u.usage,
-        cost,
-        channel: payer.channel,
-        payerAgent: payer.agentId,
-        payerSession: payer.sessionKey,
-      };
+        reported: u.cost,
+        estimatedUsage: u.estimated,
+      });
+      const estimated = ESTIMATED_SOURCES.includes(priced.source);
+      const counted = priced.cost;
+      t.turnLog.modelCall(u.provider, u.model, u.usage, counted, estimated);
+      const rec = ledger.row(u.provider, u.model, u.usage, priced, u.callId);
       if (tree) {
         tree.usage = addUsage(tree.usage, u.usage);
         tree.cost += counted;
@@ -218,6 +227,8 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         // Usage plus, for the console's timeline and token breakdown, where the prompt went.
         meta: {
           ...u.usage,
+          cost: counted,
+          costSource: priced.source,
           ...(u.prompt ? { prompt: u.prompt } : {}),
           ...(u.overflowRetries ? { overflowRetries: u.overflowRetries } : {}),
           ...(u.compacted ? { compacted: true } : {}),
@@ -240,6 +251,7 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
         }
       });
     },
+    onBilled: ledger.onBilled,
     onModelRetry: (r) => {
       traceRetry(traces, spanBase, r);
       detourEnd = performance.now();

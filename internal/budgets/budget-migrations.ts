@@ -23,4 +23,20 @@ CREATE INDEX usage_payer_time ON usage(created_at, payer_agent, payer_session);
     // index only cost one more page written to the WAL per model call.
     sql: `DROP INDEX IF EXISTS usage_time;`,
   },
+  {
+    version: 3,
+    description: "usage ledger: how each cost was made, what caused the call, the provider's call id",
+    // Additive only: a row written before has NULLs (its cost, or the default price when NULL, counts
+    // as before). cost_source: reported | priced | default | estimated | free (models/call-cost.ts);
+    // kind: what caused the call (turn, tool_loop, subagent, compaction, memory_flush, heartbeat, cron,
+    // embedding_index, embedding_search, transcription, speech, failed); job_id: the cron job;
+    // call_id: the provider's id of the call (reconciling); units: audio seconds or spoken characters.
+    sql: `
+ALTER TABLE usage ADD COLUMN cost_source TEXT;
+ALTER TABLE usage ADD COLUMN kind TEXT;
+ALTER TABLE usage ADD COLUMN job_id TEXT;
+ALTER TABLE usage ADD COLUMN call_id TEXT;
+ALTER TABLE usage ADD COLUMN units REAL;
+`,
+  },
 ];

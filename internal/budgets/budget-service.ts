@@ -20,6 +20,11 @@ export interface UsageSink {
     channel: string | null;
     payerAgent: string | null;
     payerSession: string | null;
+    /** The provider's own figure (USD), priced by the ledger's rule when absent. */
+    cost?: number | null;
+    estimated?: boolean;
+    kind?: string;
+    callId?: string | null;
   }): unknown;
 }
 
@@ -71,6 +76,10 @@ export function createBudgets(
               channel: r.payer?.channel ?? null,
               payerAgent: r.payer?.agentId ?? null,
               payerSession: r.payer?.sessionKey ?? null,
+              ...(r.bill?.cost !== undefined ? { cost: r.bill.cost } : {}),
+              ...(r.bill?.estimated ? { estimated: true } : {}),
+              ...(r.bill?.callId ? { callId: r.bill.callId } : {}),
+              kind: r.failed ? "failed" : r.purpose,
             });
           } catch (err) {
             log.error({ err: (err as Error).message }, "could not record a compaction call's usage");

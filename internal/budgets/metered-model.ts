@@ -4,7 +4,7 @@
  * that payer afterwards, so a compaction counts against the turn that needed it.
  */
 import type { Config } from "../config/schema.js";
-import type { ModelClient, ModelRequest, ModelStreamEvent, Usage } from "../models/types.js";
+import type { CallBill, ModelClient, ModelRequest, ModelStreamEvent, Usage } from "../models/types.js";
 import type { BudgetGuard } from "./budget-guard.js";
 import { currentPayer } from "./payer-scope.js";
 import { projectCall } from "./projection.js";
@@ -30,6 +30,9 @@ export interface MeteredModelOptions {
     model: string;
     usage: Usage;
     purpose: string;
+    /** The provider's figure, estimate mark and call id; `failed` for a billed failed attempt. */
+    bill?: CallBill;
+    failed?: boolean;
   }) => void;
   /** What the calls are for, e.g. `compaction` (stored as the usage row's request id prefix). */
   purpose: string;
@@ -47,10 +50,27 @@ export function meteredModel(opts: MeteredModelOptions): ModelClient {
         if (block) throw new BudgetExceededError(block.notice);
       }
       let usage: Usage | undefined;
-      for await (const ev of opts.model.stream(req)) {
-        if (ev.type === "usage") usage = ev.usage;
+      let bill: CallBill = {};
+      const billed: ModelRequest = {
+        ...req,
+        // A failed attempt the provider counted is paid by the same payer.
+        onBilled: (b) => {
+          req.onBilled?.(b);
+          const { provider, model, usage: u, code: _code, ...rest } = b;
+          opts.record({ payer, provider, model, usage: u, purpose: opts.purpose, bill: rest, failed: true });
+        },
+      };
+      for await (const ev of opts.model.stream(billed)) {
+        if (ev.type === "usage") {
+          usage = ev.usage;
+          bill = {
+            ...(ev.cost !== undefined ? { cost: ev.cost } : {}),
+            ...(ev.estimated ? { estimated: true } : {}),
+            ...(ev.callId ? { callId: ev.callId } : {}),
+          };
+        }
         if (ev.type === "done" && usage) {
-          opts.record({ payer, provider: ev.provider, model: ev.model, usage, purpose: opts.purpose });
+          opts.record({ payer, provider: ev.provider, model: ev.model, usage, purpose: opts.purpose, bill });
           if (payer) opts.guard.recorded(payer);
         }
         yield ev;

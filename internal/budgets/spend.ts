@@ -7,6 +7,8 @@ import type { Statement } from "better-sqlite3";
 import type { Db } from "../store/db.js";
 import type { Config } from "../config/schema.js";
 import type { Usage } from "../models/types.js";
+import { findPrice, priceCall } from "../models/call-cost.js";
+import type { ModelPrice } from "../models/price-table.js";
 
 /** Who pays for a model call: the turn that started the call tree. */
 export interface Payer {
@@ -97,21 +99,30 @@ export function costSql(price: Config["budgets"]["default_price"]): string {
     ELSE (input * ${num(price.input)} + output * ${num(price.output)}) / 1000000.0 END)`;
 }
 
-/** SQL: 1 for a row whose cost is an estimate at the default price (no price, not echo), else 0. */
-export const ESTIMATED_SQL = `(cost IS NULL AND provider <> 'echo')`;
+/**
+ * SQL: 1 for a row whose cost is an estimate, else 0: a row at the default price (no price) or with
+ * counts estimated from the text (`cost_source`), or an older row with no cost (not echo). Before the
+ * ledger columns (a read-only look at a store not yet migrated) only the last rule applies.
+ */
+export const ESTIMATED_SQL = `((cost IS NULL AND provider <> 'echo') OR cost_source IN ('default', 'estimated'))`;
+/** {@link ESTIMATED_SQL} for a store without the `cost_source` column (budgets migration 3). */
+export const ESTIMATED_SQL_OLD = `(cost IS NULL AND provider <> 'echo')`;
 
-/** The price of a model (USD per 1M tokens): `models.pricing`, else null. */
-export function knownPrice(
-  cfg: Config,
-  provider: string,
-  model: string,
-): { input: number; output: number } | null {
-  return cfg.models.pricing[`${provider}/${model}`] ?? cfg.models.pricing[model] ?? null;
+/** True when the store has the ledger columns (`cost_source`, `kind`, ...). */
+export function hasLedgerColumns(db: Db): boolean {
+  return (
+    db
+      .prepare<[], { name: string }>("SELECT name FROM pragma_table_info('usage') WHERE name = 'cost_source'")
+      .get() !== undefined
+  );
 }
 
-/** Cost of a call at the model's price, or at the default price when it has none (echo is free). */
+/** The price of a model (USD per 1M tokens): `models.pricing`, else the shipped table, else null. */
+export function knownPrice(cfg: Config, provider: string, model: string): ModelPrice | null {
+  return findPrice(cfg, provider, model)?.price ?? null;
+}
+
+/** Cost of a call by the ledger's rule (models/call-cost.ts), counts as given. */
 export function costWithDefault(cfg: Config, provider: string, model: string, u: Usage): number {
-  if (provider === "echo") return 0;
-  const p = knownPrice(cfg, provider, model) ?? cfg.budgets.default_price;
-  return (Math.max(0, u.input) * p.input + u.output * p.output) / 1_000_000;
+  return priceCall(cfg, { provider, model, usage: u }).cost;
 }

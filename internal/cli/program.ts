@@ -262,10 +262,28 @@ export function buildProgram(): Command {
     .option("-c, --config <path>", "config file", DEFAULT_CONFIG)
     .option("--since <when>", "period start: a duration back from now (7d, 12h) or an ISO date", "30d")
     .option("--json", "print the report as JSON")
-    .action(async (opts: { config: string; since?: string; json?: boolean }) => {
-      const { usageCommand } = await import("./usage.js");
-      await usageCommand(opts);
-    });
+    .option(
+      "--reconcile <file>",
+      "compare the ledger with a provider's usage export (OpenAI cost or activity CSV, OpenRouter activity CSV)",
+    )
+    .option("--provider <name>", "with --reconcile: the models.providers entry the export is of")
+    .action(
+      async (opts: {
+        config: string;
+        since?: string;
+        json?: boolean;
+        reconcile?: string;
+        provider?: string;
+      }) => {
+        if (opts.reconcile) {
+          const { reconcileCommand } = await import("./usage-reconcile.js");
+          process.exitCode = await reconcileCommand({ ...opts, file: opts.reconcile });
+          return;
+        }
+        const { usageCommand } = await import("./usage.js");
+        await usageCommand(opts);
+      },
+    );
 
   const sessions = program
     .command("sessions")

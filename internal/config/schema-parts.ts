@@ -187,12 +187,30 @@ export const providerSchema = z
   })
   .strict();
 
+/**
+ * A model's price (`models.pricing`), USD. Tokens are per 1M; `long_context` prices a whole call whose
+ * prompt is over `above` tokens (Gemini 2.5 Pro, Claude's 1M window); `per_minute` prices audio
+ * transcription, `per_million_chars` speech. Reasoning tokens are billed as output (they are part of
+ * `output`). See docs/costs.md.
+ */
 export const priceSchema = z
   .object({
-    input: z.number().min(0),
-    output: z.number().min(0),
+    input: z.number().min(0).default(0),
+    output: z.number().min(0).default(0),
     cache_read: z.number().min(0).optional(),
     cache_write: z.number().min(0).optional(),
+    long_context: z
+      .object({
+        above: z.number().int().positive(),
+        input: z.number().min(0),
+        output: z.number().min(0),
+        cache_read: z.number().min(0).optional(),
+        cache_write: z.number().min(0).optional(),
+      })
+      .strict()
+      .optional(),
+    per_minute: z.number().min(0).optional(),
+    per_million_chars: z.number().min(0).optional(),
   })
   .strict();
 

@@ -221,7 +221,13 @@ export async function buildServices(
 /** Step 1: the model router and usage tracker, and the warning when no provider is configured. */
 async function buildModels(ctx: CoreContext): Promise<{ router: ModelRouter; usage: UsageTracker }> {
   const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
-  const usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
+  const usage = new UsageTracker({
+    db: ctx.db,
+    config: () => ctx.config(),
+    clock: ctx.clock,
+    // A model with no price, said once and loudly when its first call is recorded.
+    warn: (message) => ctx.logger.warn({ module: "usage" }, message),
+  });
   const checkModels = (): void => {
     if (router.usingEcho()) {
       // The router warns once (here at start, or when a reload removes the last provider).

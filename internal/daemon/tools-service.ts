@@ -21,6 +21,7 @@ import { createMemoryTools } from "../memory/memory-tools.js";
 import { SkillsLoader } from "../skills/skills-loader.js";
 import { createSkillTool } from "../skills/skill-tool.js";
 import { Containment } from "../tools/taint/containment.js";
+import { embeddingLedger, type EmbeddingUsage } from "./embedding-ledger.js";
 
 export interface ToolsServiceDeps {
   channels: ApprovalDelivery;
@@ -28,7 +29,7 @@ export interface ToolsServiceDeps {
   /** Bundled skills folder override (tests). */
   bundledSkillsDir?: string;
   /** Records embedding calls of the memory index (usage and cost). */
-  usage?: { record(input: import("../agent/usage/usage-tracker.js").UsageRecordInput): unknown };
+  usage?: EmbeddingUsage;
   /** First MCP reconnect delay (default 1000 ms). */
   mcpBaseBackoffMs?: number;
   /** The config file: never visible to a sandboxed command. */
@@ -87,18 +88,9 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
     config,
     logger: ctx.logger,
     clock: ctx.clock,
-    // Embedding calls are billed like model calls: one usage row each (agent "memory").
-    ...(deps.usage
-      ? {
-          onUsage: (provider: string, model: string, tokens: number) =>
-            deps.usage?.record({
-              provider,
-              model,
-              agentId: "memory",
-              usage: { input: tokens, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: tokens },
-            }),
-        }
-      : {}),
+    // Embedding calls are billed like model calls: one ledger row each (agent "memory"), checked
+    // against the budgets before the call (its cost is known in advance).
+    ...(deps.usage ? embeddingLedger(ctx, deps.usage) : {}),
   });
   const mcp = new McpManager({
     config,

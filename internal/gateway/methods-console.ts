@@ -11,6 +11,11 @@ import { MemoryEditError, editMemoryEntry, memoryEntries } from "./memory-entrie
 import { MethodError, type Params } from "./protocol.js";
 import type { GatewayRuntime } from "./runtime.js";
 import { dailyUsage, topSessions } from "./usage-report.js";
+import { ExportFormatError, parseExport } from "../agent/usage/provider-export.js";
+import { reconcile } from "../agent/usage/reconcile.js";
+
+/** The largest export the console may send (a month of OpenRouter generations fits well below). */
+const MAX_EXPORT_CHARS = 20_000_000;
 import type { MethodHandler } from "./ws-server.js";
 
 /** A session row of `sessions.search`. */
@@ -180,6 +185,31 @@ export function consoleMethods(
         const days = p.optInt("days", 1, 366) ?? 30;
         const cfg = rt.ctx.config();
         return dailyUsage(rt.ctx.db, rt.ctx.clock.now(), days, cfg.timezone, cfg.budgets.default_price);
+      },
+    ],
+    [
+      // The ledger beside a provider's usage export the owner picked in the console (CSV text).
+      "usage.reconcile",
+      (p) => {
+        const text = p.str("text");
+        if (text.length > MAX_EXPORT_CHARS)
+          throw new MethodError(
+            "invalid_params",
+            `params.text: expected at most ${MAX_EXPORT_CHARS} characters`,
+          );
+        const provider = p.optStr("provider");
+        const cfg = rt.ctx.config();
+        if (provider && !cfg.models.providers[provider])
+          throw new MethodError(
+            "invalid_params",
+            `params.provider: expected a name under models.providers; got "${provider}"`,
+          );
+        try {
+          return reconcile(rt.ctx.db, cfg, parseExport(text), provider);
+        } catch (err) {
+          if (err instanceof ExportFormatError) throw new MethodError("invalid_params", err.message);
+          throw err;
+        }
       },
     ],
     [

@@ -18,15 +18,33 @@ export interface UsageSink {
     sessionKey?: string;
     agentId?: string;
     usage: Usage;
-    cost: number | null;
+    kind: "transcription" | "speech";
+    /** Audio seconds (per-minute price) or characters spoken (per-character price). */
+    seconds?: number;
+    chars?: number;
+    /** `media.*.price_per_*` when the owner set one: wins over `models.pricing` and the shipped table. */
+    price?: { input: number; output: number; per_minute?: number; per_million_chars?: number };
+    channel?: string | null;
+    payerAgent?: string | null;
+    payerSession?: string | null;
     at: number;
   }): unknown;
+  /** The ledger figure of a call before it is made (for the budget check). */
+  price?(input: Parameters<UsageSink["record"]>[0]): { cost: number };
 }
+
+/**
+ * The budget check before a call whose cost is known in advance (a transcription of known length):
+ * the notice of the limit it would cross, or undefined. internal/budgets' guard, narrowed.
+ */
+export type MediaBudget = (scope: MediaCallScope, usd: number) => string | undefined;
 
 /** Who the call is for, for the usage record. */
 export interface MediaCallScope {
   sessionKey?: string;
   agentId?: string;
+  /** The chat channel (telegram, discord): who pays, for channel budgets. */
+  channel?: string;
 }
 
 /** One audio clip to transcribe. */
@@ -42,6 +60,7 @@ export interface AudioInput {
 export interface AudioClientDeps {
   config: () => Config;
   usage?: UsageSink;
+  budget?: MediaBudget;
   now: () => number;
 }
 
@@ -74,6 +93,22 @@ export class AudioClient {
         "Voice messages are off: set media.transcription.provider in config.yaml to have them transcribed.",
       );
     if (audio.data.length > cfg.max_bytes) throw tooLong(audio.data.length, cfg.max_bytes);
+    const price =
+      cfg.price_per_minute !== undefined
+        ? { input: 0, output: 0, per_minute: cfg.price_per_minute }
+        : undefined;
+    // A clip of known length costs a known amount: refused before the call when it would cross a cap.
+    if (this.deps.budget && audio.durationS !== undefined) {
+      const usd =
+        this.deps.usage?.price?.(
+          this.entry(cfg.provider, cfg.model, scope, "transcription", 0, 0, {
+            seconds: audio.durationS,
+            ...(price ? { price } : {}),
+          }),
+        ).cost ?? 0;
+      const refused = this.deps.budget(scope, usd);
+      if (refused) throw new MediaFailure("MEDIA_BUDGET", refused);
+    }
     const client = await this.client(cfg.provider);
     const { toFile } = await loadSdk();
     try {
@@ -90,10 +125,11 @@ export class AudioClient {
       const seconds = u?.type === "duration" ? u.seconds : audio.durationS;
       const input = u?.type === "tokens" ? (u.input_tokens ?? 0) : 0;
       const output = u?.type === "tokens" ? (u.output_tokens ?? 0) : 0;
-      this.record(cfg.provider, cfg.model, scope, input, output, () =>
-        cfg.price_per_minute !== undefined && seconds !== undefined
-          ? (cfg.price_per_minute * seconds) / 60
-          : null,
+      this.record(
+        this.entry(cfg.provider, cfg.model, scope, "transcription", input, output, {
+          ...(seconds !== undefined ? { seconds } : {}),
+          ...(price ? { price } : {}),
+        }),
       );
       return res.text.trim();
     } catch (err) {
@@ -117,11 +153,16 @@ export class AudioClient {
         signal ? { signal } : {},
       );
       const buf = Buffer.from(await res.arrayBuffer());
-      // Speech is billed per character: the characters are the "input tokens" of the record.
-      this.record(cfg.provider, cfg.model, scope, input.length, 0, () =>
+      // Speech is billed per character: the characters are the "input tokens" and the units of the row.
+      const price =
         cfg.price_per_million_chars !== undefined
-          ? (cfg.price_per_million_chars * input.length) / 1_000_000
-          : null,
+          ? { input: 0, output: 0, per_million_chars: cfg.price_per_million_chars }
+          : undefined;
+      this.record(
+        this.entry(cfg.provider, cfg.model, scope, "speech", 0, 0, {
+          chars: input.length,
+          ...(price ? { price } : {}),
+        }),
       );
       return buf;
     } catch (err) {
@@ -129,24 +170,33 @@ export class AudioClient {
     }
   }
 
-  private record(
+  private entry(
     provider: string,
     model: string,
     scope: MediaCallScope,
+    kind: "transcription" | "speech",
     input: number,
     output: number,
-    cost: () => number | null,
-  ): void {
+    extra: Pick<Parameters<UsageSink["record"]>[0], "seconds" | "chars" | "price">,
+  ): Parameters<UsageSink["record"]>[0] {
+    return {
+      provider,
+      model,
+      ...(scope.sessionKey ? { sessionKey: scope.sessionKey } : {}),
+      ...(scope.agentId ? { agentId: scope.agentId } : {}),
+      usage: { ...ZERO_USAGE, input, output, total: input + output },
+      kind,
+      ...extra,
+      channel: scope.channel ?? null,
+      payerAgent: scope.agentId ?? null,
+      payerSession: scope.sessionKey ?? null,
+      at: this.deps.now(),
+    };
+  }
+
+  private record(entry: Parameters<UsageSink["record"]>[0]): void {
     try {
-      this.deps.usage?.record({
-        provider,
-        model,
-        ...(scope.sessionKey ? { sessionKey: scope.sessionKey } : {}),
-        ...(scope.agentId ? { agentId: scope.agentId } : {}),
-        usage: { ...ZERO_USAGE, input, output, total: input + output },
-        cost: cost(),
-        at: this.deps.now(),
-      });
+      this.deps.usage?.record(entry);
     } catch {
       /* a full disk loses the record, never the voice note */
     }

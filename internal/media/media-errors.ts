@@ -7,7 +7,8 @@ export type MediaErrorCode =
   | "MEDIA_UNSUPPORTED"
   | "MEDIA_PROVIDER_FAILED"
   | "MEDIA_EXTRACT_FAILED"
-  | "MEDIA_SAVE_REFUSED";
+  | "MEDIA_SAVE_REFUSED"
+  | "MEDIA_BUDGET";
 
 /** A media failure whose message is safe to show the user. */
 export class MediaFailure extends Error {

@@ -20,7 +20,7 @@ import type OpenAIType from "openai";
 /** Why an embedding call did not happen or failed. */
 export class EmbeddingError extends Error {
   constructor(
-    readonly code: "EMBED_OFF" | "EMBED_COOLDOWN" | "EMBED_FAILED" | "EMBED_BAD_RESPONSE",
+    readonly code: "EMBED_OFF" | "EMBED_COOLDOWN" | "EMBED_FAILED" | "EMBED_BAD_RESPONSE" | "EMBED_BUDGET",
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -41,11 +41,24 @@ export interface EmbedderOptions {
   config: () => Config;
   logger: Logger;
   clock: Clock;
-  /** Called after each successful call with the tokens the provider billed. */
-  onUsage?: (provider: string, model: string, tokens: number) => void;
+  /** Called after each successful call with the tokens the provider billed, and what it was for. */
+  onUsage?: (provider: string, model: string, tokens: number, purpose: EmbedPurpose) => void;
+  /**
+   * Called before each call with its texts: an embedding's cost is known in advance, so a budget can
+   * refuse the call before it is made. Returns the notice of the limit it would cross, or undefined.
+   */
+  beforeCall?: (
+    provider: string,
+    model: string,
+    texts: readonly string[],
+    purpose: EmbedPurpose,
+  ) => string | undefined;
   backoff?: { baseMs?: number; maxMs?: number };
   cooldown?: { baseMs?: number; maxMs?: number };
 }
+
+/** What an embedding call is for (the ledger's `embedding_<purpose>` cause). */
+export type EmbedPurpose = "index" | "search" | "check";
 
 /** Current health of the embedder, for `familiar memory status`. */
 export interface EmbedderHealth {
@@ -120,11 +133,18 @@ export class Embedder {
    * Embeds `texts` (one request; callers batch by `batch_size`). Throws {@link EmbeddingError}:
    * EMBED_OFF when not configured, EMBED_COOLDOWN during a cooldown, EMBED_FAILED after retries.
    */
-  async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  async embed(
+    texts: string[],
+    signal?: AbortSignal,
+    purpose: EmbedPurpose = "index",
+  ): Promise<Float32Array[]> {
     const cfg = this.opts.config();
     const e = cfg.memory.embeddings;
     if (!e) throw new EmbeddingError("EMBED_OFF", "memory.embeddings is not configured");
     if (texts.length === 0) return [];
+    // Before the cooldown and the call: a budget's refusal is not an outage of the provider.
+    const refused = this.opts.beforeCall?.(e.provider, e.model, texts, purpose);
+    if (refused) throw new EmbeddingError("EMBED_BUDGET", refused);
     const ref = `${e.provider}/${e.model}`;
     if (this.coolingDown())
       throw new EmbeddingError(
@@ -148,7 +168,7 @@ export class Embedder {
         const vectors = toVectors(res.data, texts.length, ref);
         this.recovered(ref);
         const tokens = res.usage?.prompt_tokens ?? res.usage?.total_tokens ?? 0;
-        this.opts.onUsage?.(e.provider, e.model, tokens);
+        this.opts.onUsage?.(e.provider, e.model, tokens, purpose);
         return vectors;
       } catch (raw) {
         if (raw instanceof EmbeddingError) {

@@ -58,7 +58,7 @@ export async function checkMemory(cfg: Config, timeoutMs: number): Promise<Memor
   const embedder = new Embedder({ config: () => quick, logger: silentLogger(), clock: systemClock });
   const ref = `${e.provider}/${e.model}`;
   try {
-    const [v] = await embedder.embed(["familiar doctor"]);
+    const [v] = await embedder.embed(["familiar doctor"], undefined, "check");
     const dims = v?.length ?? 0;
     if (e.dimensions !== undefined && dims !== e.dimensions)
       return {

@@ -15,7 +15,7 @@ import { systemClock, type Clock } from "../core/clock.js";
 import { silentLogger, type Logger } from "../log/logger.js";
 import type { Db } from "../store/db.js";
 import { ChunkSync } from "./chunk-sync.js";
-import { Embedder, type EmbedderHealth } from "./embedder.js";
+import { Embedder, type EmbedderHealth, type EmbedderOptions } from "./embedder.js";
 import { EmbeddingSync, type FillProgress } from "./embedding-sync.js";
 import { reciprocalRankFusion, recencyFactor } from "./hybrid-rank.js";
 import { ftsQuery } from "./keyword-query.js";
@@ -50,8 +50,9 @@ export interface MemoryIndexOptions {
   config?: () => Config;
   logger?: Logger;
   clock?: Clock;
-  /** Records embedding calls in usage (tokens, cost). */
-  onUsage?: (provider: string, model: string, tokens: number) => void;
+  /** Records embedding calls in usage (tokens, cost) and checks them against budgets first. */
+  onUsage?: EmbedderOptions["onUsage"];
+  beforeEmbed?: EmbedderOptions["beforeCall"];
   /** Router-style backoff/cooldown overrides (tests). */
   backoff?: { baseMs?: number; maxMs?: number };
   cooldown?: { baseMs?: number; maxMs?: number };
@@ -87,6 +88,7 @@ export class MemoryIndex {
       logger,
       clock: this.clock,
       ...(opts.onUsage ? { onUsage: opts.onUsage } : {}),
+      ...(opts.beforeEmbed ? { beforeCall: opts.beforeEmbed } : {}),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
       ...(opts.cooldown ? { cooldown: opts.cooldown } : {}),
     });
@@ -219,7 +221,7 @@ export class MemoryIndex {
     const fill = this.fills.fill();
     if (this.fills.pendingCount() <= batch) await fill;
     try {
-      const [q] = await this.embedder.embed([query]);
+      const [q] = await this.embedder.embed([query], undefined, "search");
       if (!q) return [];
       const source = sources === "files" ? "file" : sources === "sessions" ? "session" : undefined;
       return this.vectors

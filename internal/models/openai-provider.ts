@@ -15,13 +15,14 @@
  *   imported on first use so daemon start-up does not pay for it.
  */
 import type OpenAIType from "openai";
-import type { ModelStreamEvent, ToolCall } from "./types.js";
+import type { CallBill, ModelStreamEvent, ToolCall } from "./types.js";
 import { ModelError } from "./types.js";
 import { classifyModelError } from "./classify-error.js";
 import { normalizeUsage } from "./normalize-usage.js";
 import { requestBody, type ProviderRequest } from "./chat-request-body.js";
 import { ProviderHttpError, SseCall } from "./sse-call.js";
 import { endpointOf, headersOf, loadTransport, type Transport } from "./provider-transport.js";
+import { billOf, estimatedUsage } from "./provider-bill.js";
 
 export { requestBody, toOpenAIMessages, type ProviderRequest } from "./chat-request-body.js";
 
@@ -98,6 +99,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     const byIndex = new Map<number, PartialCall>();
     let finishReason: string | undefined;
     let rawUsage: unknown;
+    let callId: string | undefined;
+    let replyChars = 0;
     let sawDone = false;
     try {
       try {
@@ -142,6 +145,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
             throw fail(new ProviderHttpError(undefined, chunk?.error ?? chunk, undefined));
           if (chunk?.error) throw fail(new ProviderHttpError(undefined, chunk.error, undefined));
           if (chunk.usage) rawUsage = chunk.usage;
+          if (callId === undefined && typeof chunk.id === "string" && chunk.id) callId = chunk.id;
           const choice = chunk.choices?.[0];
           if (!choice) continue;
           const delta = (choice.delta ?? {}) as Chunk["choices"][number]["delta"] & {
@@ -155,8 +159,11 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
                 ? delta.reasoning
                 : "";
           if (thinking) yield { type: "thinking", delta: thinking };
-          if (typeof delta.content === "string" && delta.content)
+          if (typeof delta.content === "string" && delta.content) {
+            replyChars += delta.content.length;
             yield { type: "text", delta: delta.content };
+          }
+          replyChars += thinking.length;
           for (const tc of delta.tool_calls ?? []) {
             let cur = byIndex.get(tc.index);
             if (!cur || (tc.id && cur.id && tc.id !== cur.id && cur.name)) {
@@ -192,13 +199,34 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         };
         yield { type: "tool_call", call: out };
       }
-      if (rawUsage !== undefined) yield { type: "usage", usage: normalizeUsage(rawUsage), raw: rawUsage };
+      const bill: CallBill = billOf(rawUsage, call.header("x-litellm-response-cost"), callId);
+      if (rawUsage !== undefined)
+        yield { type: "usage", usage: normalizeUsage(rawUsage), raw: rawUsage, ...bill };
+      else {
+        // No counts from the provider: estimated from the text sent and received, and marked so.
+        for (const c of calls) replyChars += c.name.length + c.args.length;
+        yield {
+          type: "usage",
+          usage: estimatedUsage(req, replyChars),
+          raw: undefined,
+          ...bill,
+          estimated: true,
+        };
+      }
       yield {
         type: "done",
         finishReason: calls.length > 0 && finishReason === "stop" ? "tool_calls" : finishReason,
         provider: opts.name,
         model: req.model,
       };
+    } catch (err) {
+      // The provider had counted this call before it failed: the error carries the bill (onBilled).
+      if (rawUsage !== undefined && err instanceof ModelError)
+        err.info.billed = {
+          usage: normalizeUsage(rawUsage),
+          ...billOf(rawUsage, call?.header("x-litellm-response-cost"), callId),
+        };
+      throw err;
     } finally {
       req.signal?.removeEventListener("abort", onAbort);
       if (call && !call.finished && sawDone && !timedOut && !req.signal?.aborted) {

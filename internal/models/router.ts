@@ -290,6 +290,9 @@ export function createModelRouter(opts: ModelRouterOptions): ModelRouter {
         } catch (e) {
           const baseUrl = cfg.models.providers[pname]?.base_url;
           const err = classifyModelError(e, { provider: pname, model, ...(baseUrl ? { baseUrl } : {}) });
+          // Counted by the provider before it failed: in the ledger whatever happens next.
+          const billed = e instanceof ModelError ? e.info.billed : undefined;
+          if (billed) req.onBilled?.({ ...billed, provider: pname, model, code: err.code });
           if (err.code === "MODEL_ABORTED" || req.signal?.aborted) throw err;
           if (
             err.code === "MODEL_AUTH" ||

@@ -169,6 +169,8 @@ export class SseCall implements Dispatcher.DispatchHandlers {
   onHeaders(status: number, rawHeaders: Buffer[]): boolean {
     if (status < 200) return true; // 1xx: the real head follows
     this.status = status;
+    // Kept as raw buffers (parsed only when asked): a proxy's cost header is read once per call.
+    this.rawHeaders = rawHeaders;
     this.opts.onActivity();
     if (status >= 300) {
       // Not followed: the SDK over fetch followed redirects, but a model endpoint that redirects a
@@ -239,6 +241,12 @@ export class SseCall implements Dispatcher.DispatchHandlers {
     const error =
       json && typeof json === "object" ? ((json as { error?: unknown }).error ?? json) : undefined;
     return new ProviderHttpError(this.status, error, json ? undefined : text, this.headers());
+  }
+
+  /** A response header (lower-case name) of the head received, or undefined. */
+  header(name: string): string | undefined {
+    const v = this.headers()[name];
+    return Array.isArray(v) ? v[0] : v;
   }
 
   private headers(): Record<string, string | string[] | undefined> {

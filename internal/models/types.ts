@@ -50,6 +50,29 @@ export interface ModelRequest {
   parallelToolCalls?: boolean;
   /** Told of every failed attempt the router retries or falls back from (the turn's trace). */
   onRetry?: (r: ModelRetry) => void;
+  /**
+   * Told of a failed attempt the provider had already counted tokens for (a stream that broke after
+   * its usage arrived): billed, so it goes in the ledger even though it answered nothing.
+   */
+  onBilled?: (b: BilledAttempt) => void;
+}
+
+/** What a provider reported about one call's bill, beside the counts. */
+export interface CallBill {
+  /** The provider's own figure in USD (OpenRouter `usage.cost`, LiteLLM `x-litellm-response-cost`). */
+  cost?: number;
+  /** True when the provider reported no counts and they were estimated from the text. */
+  estimated?: boolean;
+  /** The provider's id of the call (`chatcmpl-...`, OpenRouter `gen-...`), for reconciling. */
+  callId?: string;
+}
+
+/** A failed attempt that was billed. */
+export interface BilledAttempt extends CallBill {
+  provider: string;
+  model: string;
+  usage: Usage;
+  code: string;
 }
 
 /** A model attempt that failed and was followed by another (same model after a wait, or a fallback). */
@@ -78,7 +101,7 @@ export type ModelStreamEvent =
   | { type: "thinking"; delta: string }
   /** Emitted once per call, complete, after the stream finished assembling it. */
   | { type: "tool_call"; call: ToolCall }
-  | { type: "usage"; usage: Usage; raw: unknown }
+  | ({ type: "usage"; usage: Usage; raw: unknown } & CallBill)
   | { type: "done"; finishReason: string; provider: string; model: string };
 
 /** Anything that can answer a model request: a provider, the echo model, or the router. */
@@ -113,6 +136,8 @@ export class ModelError extends Error {
       status?: number;
       retryAfterMs?: number;
       cause?: unknown;
+      /** Set when the provider had counted tokens before the failure (see `onBilled`). */
+      billed?: { usage: Usage } & CallBill;
     } = {},
   ) {
     super(message, { cause: info.cause });

@@ -164,8 +164,11 @@ describe("budgets", () => {
     );
     fake.enqueue({ model: "unpriced", text: "cheap?", usage: usage(20000) });
     await turn("hello");
-    const row = h!.core.db.prepare<[], { cost: number | null }>("SELECT cost FROM usage").get();
-    expect(row?.cost).toBeNull(); // the row stays honest: no configured price
+    const row = h!.core.db
+      .prepare<[], { cost: number | null; cost_source: string }>("SELECT cost, cost_source FROM usage")
+      .get();
+    // The row holds the figure every surface shows, and says it is at the default price.
+    expect(row).toMatchObject({ cost: 1, cost_source: "default" });
     const status = h!.agents.budgets.guard.status();
     expect(status[0]).toMatchObject({ id: "overall:daily_usd", spent: 1, limit: 1 });
     expect((await turn("again")).code).toBe("BUDGET_EXCEEDED");

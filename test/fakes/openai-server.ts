@@ -16,6 +16,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
+import { requestChars, type FakeBilling } from "./fake-billing.js";
 
 /** A scripted tool call; `arguments` objects are JSON-encoded. */
 export interface FakeToolCall {
@@ -118,6 +119,8 @@ export interface FakeOpenAIOptions {
   models?: string[];
   /** Keep at most this many recorded requests (benchmarks); default unlimited. */
   maxRecorded?: number;
+  /** Bill each reply of the models it names, in their shape (fake-billing.ts). */
+  billing?: FakeBilling;
 }
 
 export interface FakeOpenAI {
@@ -385,7 +388,10 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       arguments: argString(c.arguments),
     }));
     const finish = reply.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop");
-    const usage = reply.usage === false ? undefined : (reply.usage ?? defaultUsage(body, reply));
+    let usage = reply.usage === false ? undefined : (reply.usage ?? defaultUsage(body, reply));
+    const billed = opts.billing?.models[model];
+    if (billed && opts.billing)
+      usage = billReply(opts.billing, billed.shape, id, model, body, reply, toolCalls, usage);
 
     if (!stream) {
       res.writeHead(200, { "content-type": "application/json", "x-request-id": `req_${seq}` });
@@ -538,4 +544,44 @@ if (isMain) {
   const stop = (): void => void fake.close().then(() => process.exit(0));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+}
+
+/** Bills one reply in its model's shape; returns the usage object to send (none for `nothing`). */
+function billReply(
+  billing: FakeBilling,
+  shape: "reported" | "tokens" | "nothing",
+  id: string,
+  model: string,
+  body: ChatBody,
+  reply: FakeReplyStep,
+  toolCalls: { name: string; arguments: string }[],
+  usage: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  if (shape === "nothing" || !usage) {
+    const out =
+      (reply.text ?? "").length +
+      (reply.reasoning ?? "").length +
+      toolCalls.reduce((a, c) => a + c.name.length + c.arguments.length, 0);
+    billing.bill({
+      id,
+      model,
+      input: Math.ceil(requestChars(body) / 4),
+      cached: 0,
+      output: Math.ceil(out / 4),
+      reasoning: 0,
+    });
+    return undefined;
+  }
+  const n = (v: unknown): number => (typeof v === "number" ? v : 0);
+  const details = (usage.prompt_tokens_details ?? {}) as Record<string, unknown>;
+  const outDetails = (usage.completion_tokens_details ?? {}) as Record<string, unknown>;
+  const cost = billing.bill({
+    id,
+    model,
+    input: n(usage.prompt_tokens),
+    cached: n(details.cached_tokens),
+    output: n(usage.completion_tokens),
+    reasoning: n(outDetails.reasoning_tokens),
+  });
+  return shape === "reported" ? { ...usage, cost } : usage;
 }

@@ -7,6 +7,7 @@ import { Card, Empty, ErrorLine, fmtCost, fmtInt, Table, When, estimateTitle } f
 import { SessionLabel, useSessionNames } from "../names";
 import { BudgetsCard } from "./budgets-card";
 import { firstShownDay } from "./usage-range";
+import { ReconcileCard } from "./reconcile-card";
 import type { DailyUsage as Daily, SessionCost as TopSession } from "../../../internal/gateway/usage-wire";
 
 type Split = "byAgent" | "byModel" | "byChannel";
@@ -88,6 +89,7 @@ export function Usage() {
         )}
       </Card>
       <BudgetsCard />
+      <ReconcileCard />
       <Card
         title={days.length && days.length < 30 ? `Last ${days.length} days` : "Last 30 days"}
         id="usage-chart"

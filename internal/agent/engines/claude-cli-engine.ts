@@ -8,6 +8,7 @@
  * Protocol details: docs/claude-cli.md.
  * Over 300 lines on purpose: the Claude Code stream-json protocol is one contract.
  */
+import { estimatedUsage } from "../../models/provider-bill.js";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
@@ -346,6 +347,22 @@ export class ClaudeCliEngine {
         provider: "claude-cli",
         model: final.model ?? "claude",
         raw: final.usage,
+        ...(cost !== undefined ? { cost } : {}),
+      });
+    } else if (!final.isError || cost !== undefined) {
+      // No counts from the CLI: estimated from the text in and out, marked so, and still counted
+      // (its own cost wins when it gave one).
+      usage = estimatedUsage(
+        { messages: [{ role: "user", content: lastText(loop.messages) }] },
+        (final.text ?? "").length,
+      );
+      yield { type: "usage", runId, usage, provider: "claude-cli", model: final.model ?? "claude" };
+      loop.hooks?.onUsage?.({
+        usage,
+        provider: "claude-cli",
+        model: final.model ?? "claude",
+        raw: undefined,
+        estimated: true,
         ...(cost !== undefined ? { cost } : {}),
       });
     }

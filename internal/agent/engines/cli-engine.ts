@@ -7,10 +7,11 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
 import { accessSync, constants } from "node:fs";
-import { delimiter, isAbsolute, join } from "node:path";
+import { basename, delimiter, isAbsolute, join } from "node:path";
 import type { Engine } from "../host-types.js";
 import type { LoopOutcome } from "../loop.js";
 import { ZERO_USAGE } from "../../models/types.js";
+import { estimatedUsage } from "../../models/provider-bill.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { AgentEvent } from "../../core/agent-events.js";
 import type { Launch } from "./engine-launch.js";
@@ -169,10 +170,16 @@ export function createCliEngine(opts: CliEngineOptions): Engine {
         error: { code: timedOut ? "CLI_TIMEOUT" : "CLI_FAILED", message },
       };
     }
+    // The program reports no usage: the call is estimated from the text in and out (marked so), and
+    // priced at models.pricing["cli/<command>"] (0 for a program that costs nothing), else the default.
+    const usage = estimatedUsage({ messages: [{ role: "user", content: message }] }, out.length);
+    const model = basename(opts.command);
+    yield { type: "usage", runId: loop.runId, usage, provider: "cli", model: `cli/${model}` };
+    loop.hooks?.onUsage?.({ usage, provider: "cli", model, raw: undefined, estimated: true });
     return {
       text,
       finishReason: "stop",
-      usage: { ...ZERO_USAGE },
+      usage,
       iterations: 1,
       model: `cli/${opts.command}`,
     };

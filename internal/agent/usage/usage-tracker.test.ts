@@ -65,7 +65,9 @@ describe("UsageTracker", () => {
       requestId: "req-b",
       usage: u(500, 50),
     });
-    expect(r2.cost).toBeNull();
+    // No price (local model, not in the shipped table): counted at the default price, and said so.
+    expect(r2).toMatchObject({ source: "default" });
+    expect(r2.cost).toBeCloseTo((500 * 5 + 50 * 15) / 1e6, 12);
 
     expect(tracker.session("s1")).toMatchObject({
       calls: 1,

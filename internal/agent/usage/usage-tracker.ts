@@ -1,10 +1,13 @@
 /**
- * Persistent token usage: one row per model call in the core `usage` table, so totals survive
- * restarts (unlike the in-memory Go original). Cost is computed at record time from `models.pricing`
- * (USD per 1M tokens, key `<provider>/<model>`); calls without a price keep `cost = NULL` and are
- * counted as unpriced rather than as free.
+ * The usage ledger: one row per billed call in the core `usage` table (model calls, embeddings,
+ * transcription, speech, CLI engines, failed attempts the provider counted), so totals survive
+ * restarts. Each row holds the one figure every surface shows (models/call-cost.ts: the provider's
+ * figure, else the counts at the model's price, else the default price, else an estimate) with how it
+ * was made (`cost_source`) and what caused it (`kind`, request, session, job, agent). A model with no
+ * price is said once per process, loudly, with the default it counts at.
  *
- * Read methods work on a read-only connection too (the CLI reads while the daemon runs).
+ * Read methods work on a read-only connection too (the CLI reads while the daemon runs), also on a
+ * store not yet migrated for the ledger columns.
  */
 import type { Config } from "../../config/schema.js";
 import type { Statement } from "better-sqlite3";
@@ -13,8 +16,9 @@ import { classifyStoreError } from "../../store/db.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import { addUsage } from "../../core/usage.js";
 import type { Usage } from "../../models/types.js";
-import { costOf } from "../cost.js";
-import { costSql, ESTIMATED_SQL } from "../../budgets/spend.js";
+import { priceCall, type CostSource } from "../../models/call-cost.js";
+import type { ModelPrice } from "../../models/price-table.js";
+import { costSql, ESTIMATED_SQL, ESTIMATED_SQL_OLD, hasLedgerColumns } from "../../budgets/spend.js";
 
 /** One model call to record. */
 export interface UsageRecordInput {
@@ -25,8 +29,29 @@ export interface UsageRecordInput {
   model: string;
   requestId?: string | null;
   usage: Usage;
-  /** A cost already computed by the caller; computed from `models.pricing` when undefined. */
+  /**
+   * The provider's own figure (USD) when it reported one; the call is priced by models/call-cost.ts
+   * when undefined or null.
+   */
   cost?: number | null;
+  /**
+   * How `cost` was made, when the caller already priced the call with models/call-cost.ts (the turn
+   * recorder, which shows the figure before it is stored): stored as given, never priced again.
+   */
+  costSource?: CostSource;
+  /** The counts were estimated from the text (the provider reported none). */
+  estimated?: boolean;
+  /** What caused the call (see budget-migrations.ts, version 3). */
+  kind?: string;
+  /** The cron job that caused it. */
+  jobId?: string | null;
+  /** The provider's id of the call. */
+  callId?: string | null;
+  /** Audio seconds (transcription) or characters (speech), priced per minute or per character. */
+  seconds?: number;
+  chars?: number;
+  /** A price that wins over `models.pricing` (media's own `price_per_minute`, ...). */
+  price?: ModelPrice;
   /** Epoch ms; defaults to the clock's now. */
   at?: number;
   /** Who pays (internal/budgets): the channel, agent and session key of the call tree's root turn. */
@@ -76,10 +101,10 @@ interface TotalsRow {
 }
 
 /** The sums of a totals row; unpriced calls count at the default price (budgets/spend.ts). */
-const sums = (price: Config["budgets"]["default_price"]): string =>
+const sums = (price: Config["budgets"]["default_price"], estimated: string): string =>
   `COUNT(*) AS calls, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cache_read,
   SUM(cache_write) AS cache_write, SUM(reasoning) AS reasoning, SUM(total) AS total,
-  SUM(${costSql(price)}) AS cost, SUM(${ESTIMATED_SQL}) AS unpriced`;
+  SUM(${costSql(price)}) AS cost, SUM(${estimated}) AS unpriced`;
 
 function totals(r: TotalsRow | undefined): UsageTotals {
   return {
@@ -111,7 +136,12 @@ export interface UsageTrackerOptions {
   db: Db;
   config: () => Config;
   clock?: Clock;
+  /** Says, once per model and process, that a model has no price and what it counts at. */
+  warn?: (message: string) => void;
 }
+
+/** Models already said to have no price (once per process, whatever tracker records them). */
+const saidUnpriced = new Set<string>();
 
 /** Records and queries token usage. */
 export class UsageTracker {
@@ -119,26 +149,46 @@ export class UsageTracker {
   private readonly config: () => Config;
   private readonly clock: Clock;
   private insertStmt: Statement<unknown[]> | undefined;
+  private readonly warn: ((message: string) => void) | undefined;
 
   constructor(opts: UsageTrackerOptions) {
     this.db = opts.db;
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
+    this.warn = opts.warn;
   }
 
-  /** Records one model call; returns the row id and the computed cost (null when unpriced). */
-  record(input: UsageRecordInput): { id: number; cost: number | null } {
+  /** The ledger figure of a call as {@link record} would store it, without storing it. */
+  price(input: UsageRecordInput): { cost: number; source: CostSource } {
+    if (input.costSource !== undefined && typeof input.cost === "number")
+      return { cost: input.cost, source: input.costSource };
+    const cfg = this.config();
+    const withOwn = input.price
+      ? { ...cfg, models: { ...cfg.models, pricing: { [`${input.provider}/${input.model}`]: input.price } } }
+      : cfg;
+    return priceCall(withOwn, {
+      provider: input.provider,
+      model: input.model,
+      usage: input.usage,
+      reported: input.cost ?? undefined,
+      estimatedUsage: input.estimated,
+      seconds: input.seconds,
+      chars: input.chars,
+    });
+  }
+
+  /** Records one call; returns the row id, its ledger figure and how it was made. */
+  record(input: UsageRecordInput): { id: number; cost: number; source: CostSource } {
     const u = input.usage;
-    const cost =
-      input.cost !== undefined
-        ? input.cost
-        : costOf(this.config().models.pricing, input.provider, input.model, u);
+    const { cost, source } = this.price(input);
+    if (source === "default") this.sayUnpriced(input.provider, input.model);
     try {
       // Prepared lazily so a read-only connection (the CLI) can still build a tracker.
       this.insertStmt ??= this.db.prepare<unknown[]>(
         `INSERT INTO usage (session_id, session_key, agent_id, provider, model, request_id, input, output,
-           cache_read, cache_write, reasoning, total, cost, created_at, channel, payer_agent, payer_session)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           cache_read, cache_write, reasoning, total, cost, created_at, channel, payer_agent, payer_session,
+           cost_source, kind, job_id, call_id, units)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const res = this.insertStmt.run(
         input.sessionId ?? null,
@@ -158,15 +208,35 @@ export class UsageTracker {
         input.channel ?? null,
         input.payerAgent ?? null,
         input.payerSession ?? null,
+        source,
+        input.kind ?? null,
+        input.jobId ?? null,
+        input.callId ?? null,
+        input.seconds ?? input.chars ?? null,
       );
-      return { id: Number(res.lastInsertRowid), cost };
+      return { id: Number(res.lastInsertRowid), cost, source };
     } catch (err) {
       throw classifyStoreError(err);
     }
   }
 
+  private sayUnpriced(provider: string, model: string): void {
+    const ref = `${provider}/${model}`;
+    if (saidUnpriced.has(ref)) return;
+    saidUnpriced.add(ref);
+    const d = this.config().budgets.default_price;
+    this.warn?.(
+      `NO PRICE for ${ref}: neither models.pricing nor the shipped table knows it, so its calls are ` +
+        `counted at budgets.default_price ($${d.input} input / $${d.output} output per 1M tokens) and ` +
+        `marked estimated. Add models.pricing["${ref}"] (0 for a local model) so costs match the bill.`,
+    );
+  }
+
+  private estimatedSql: string | undefined;
+
   private sums(): string {
-    return sums(this.config().budgets.default_price);
+    this.estimatedSql ??= hasLedgerColumns(this.db) ? ESTIMATED_SQL : ESTIMATED_SQL_OLD;
+    return sums(this.config().budgets.default_price, this.estimatedSql);
   }
 
   /** Totals of one session id. */

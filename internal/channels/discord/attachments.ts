@@ -33,7 +33,7 @@ export async function discordAttachments(
     atts.map((a) => incoming(a, deps.voiceFlag)),
     chat.text,
     deps,
-    { agentId, sessionKey: router.sessionKey(chat, agentId) },
+    { agentId, sessionKey: router.sessionKey(chat, agentId), channel: "discord" },
     {
       maxImageBytes: deps.maxImageBytes,
       ...(deps.onError ? { onError: deps.onError } : {}),

@@ -163,7 +163,7 @@ async function attachment(
       channel: "telegram",
       typing: () => env.typing(addr),
     },
-    { agentId, sessionKey: env.router.sessionKey(chat, agentId) },
+    { agentId, sessionKey: env.router.sessionKey(chat, agentId), channel: "telegram" },
   );
   if (!out) return undefined;
   if ("reply" in out) {
