@@ -15,7 +15,6 @@
  */
 import { createHash } from "node:crypto";
 import { visibleText } from "../core/visible-text.js";
-import type { GrantChoice } from "./approvals.js";
 
 /** Characters of the payload a chat question carries before it says how much is left out. */
 export const CHAT_PAYLOAD_LIMIT = 1500;
@@ -28,7 +27,7 @@ export interface QuestionParts {
   intro: string;
   /** The thing that runs or goes out, whole. */
   payload: string;
-  choices: readonly GrantChoice[];
+  choices: readonly ("target" | "session")[];
   targetLabel?: string | undefined;
   timeoutS: number;
 }
