@@ -14,7 +14,7 @@
  *   for one hash never settles a call that hashes differently.
  */
 import { createHash } from "node:crypto";
-import { visibleText } from "../core/visible-text.js";
+import { visibleLine, visibleText } from "../core/visible-text.js";
 
 /** Characters of the payload a chat question carries before it says how much is left out. */
 export const CHAT_PAYLOAD_LIMIT = 1500;
@@ -66,7 +66,7 @@ function answerLines(p: QuestionParts): string {
   return [
     `Reply /approve ${p.id} to allow this once,`,
     ...(p.choices.includes("target")
-      ? [`/approve ${p.id} host to allow ${visibleText(p.targetLabel ?? "this target")},`]
+      ? [`/approve ${p.id} host to allow ${visibleLine(p.targetLabel ?? "this target")},`]
       : []),
     ...(p.choices.includes("session")
       ? [`/approve ${p.id} session to allow this for the rest of the session,`]
