@@ -214,20 +214,22 @@ describe("a tainted conversation cannot send anything out without the owner", ()
         const tag = `t${++seq}${source}${sink}`;
         const chat = source === "group" ? GROUP : owner.id;
         await fresh(chat);
-        const seen = approvalsIn(chat);
+        // A question raised in the group goes to the owner's private chat, never to the group.
+        const seen = approvalsIn(owner.id);
+        const seenInGroup = approvalsIn(GROUP);
         const deniedBefore = count(
           "SELECT COUNT(*) AS n FROM traces WHERE kind = 'approval' AND name LIKE '% denied'",
         );
         const done = `done ${tag}`;
         inject(source, [sinkCall(sink, tag)], done);
-        const q = await nextApproval(chat, seen);
+        const q = await nextApproval(owner.id, seen);
         expect(q.text).toMatch(named);
-        expect(q.text).toContain("it now wants to");
+        expect(q.text).toContain("It now wants to");
+        expect(approvalsIn(GROUP)).toBe(seenInGroup);
         // Held: nothing happened while the owner has not answered.
         expect(sinkHappened(sink, tag)).toBe(false);
         const answeredAt = Date.now();
-        if (chat === owner.id) tg.pushText(owner, `/deny ${q.id}`);
-        else tg.pushGroupText(chat, owner, `/deny ${q.id}`);
+        tg.pushText(owner, `/deny ${q.id}`);
         await tg.waitFor(() => texts(chat).includes(done), 30_000, "final answer");
         expect(sinkHappened(sink, tag)).toBe(false);
         // The wait is a span of the trace: from the question to the owner's "no", given in this chat.
