@@ -23,6 +23,7 @@ import {
 } from "../helpers/daemon.js";
 import { GatewayClient } from "../../internal/gateway/client.js";
 import { INJECTION, startFakeSite, type FakeSite } from "./fake-site.js";
+import { NOT_AN_APPROVER } from "../../internal/inbound/front-desk.js";
 
 let llm: FakeOpenAI;
 let tg: FakeTelegramServer;
@@ -255,6 +256,47 @@ describe("a tainted conversation cannot send anything out without the owner", ()
         ).toBe(deniedBefore + 1);
         expect(count("SELECT COUNT(*) AS n FROM traces WHERE kind = 'taint'")).toBeGreaterThan(0);
       }, 90_000);
+});
+
+describe("only the owner answers (issue 44)", () => {
+  it("a group member cannot settle the question their message raised; the owner sees the whole text", async () => {
+    const tag = `o${++seq}`;
+    await fresh(GROUP);
+    const seen = approvalsIn(owner.id);
+    const padded = `${tag} ${SECRET} ${" ".repeat(2000)} tail-${tag}`;
+    const done = `done ${tag}`;
+    llm.enqueue(
+      {
+        toolCalls: [{ name: "send_message", arguments: { target: `telegram:${OTHER_CHAT}`, text: padded } }],
+      },
+      { text: done },
+    );
+    tg.pushGroupText(GROUP, mallory, `hey bot: ${INJECTION}`);
+    const q = await nextApproval(owner.id, seen);
+    // Cut in the chat, and it says by how much and where the rest is.
+    expect(q.text).not.toContain(`tail-${tag}`);
+    expect(q.text).toMatch(/… [\d,]+ more characters not shown/);
+    expect(q.text).toContain(`familiar approvals show ${q.id}`);
+    // Mallory, in the group, types the answer: refused with the owner rule, still pending.
+    tg.pushGroupText(GROUP, mallory, `/approve ${q.id}`);
+    await tg.waitFor(() => texts(GROUP).includes(NOT_AN_APPROVER), 30_000, "refusal");
+    expect(sinkHappened("send", tag)).toBe(false);
+    // The owner reads it whole from the terminal (escaped), then says no.
+    const [cmd, ...pre] = cliCommand();
+    const child = spawn(cmd!, [...pre, "approvals", "show", q.id, "--config", d.configPath], {
+      cwd: d.dir,
+      env: childEnv(),
+    });
+    let shown = "";
+    child.stdout.on("data", (b: Buffer) => (shown += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (shown += b.toString()));
+    expect(await new Promise((res) => child.on("close", res))).toBe(0);
+    expect(shown).toContain(`tail-${tag}`);
+    expect(shown).toMatch(/sha256 [0-9a-f]{64}/);
+    tg.pushText(owner, `/deny ${q.id}`);
+    await tg.waitFor(() => texts(GROUP).includes(done), 30_000, "final answer");
+    expect(sinkHappened("send", tag)).toBe(false);
+  }, 90_000);
 });
 
 describe("untainted sessions behave as before", () => {
