@@ -8,6 +8,7 @@
  * - agent files are watched from `start()` and the watcher is closed on `stop()`; CLI engine
  *   subprocesses are closed on `stop()` too.
  */
+import { withoutPrivate } from "./private-context.js";
 import { resumeInterruptedTurns } from "./interrupted-turns.js";
 import type { CoreContext, Service, ServiceHealth } from "../runtime/context.js";
 import type { Outbox } from "../core/outbox.js";
@@ -57,6 +58,8 @@ export interface AgentToolbox {
     target: string | undefined,
     sessionKey: string,
     req: ApprovalRequest,
+    /** The asking turn: its abort withdraws the question. */
+    turn?: { requestId: string; signal?: AbortSignal },
   ) => Promise<ApprovalDecision | ApprovalAnswer>;
   /** Prompt-injection containment; every tool call passes it when present. */
   containment?: Containment;
@@ -192,19 +195,22 @@ export function createAgentHostService(ctx: CoreContext, deps: AgentHostServiceD
     model: router,
     // CLI engines run their own tools: our tools, skills and their hints stay out of their prompt.
     // Every call of ours passes containment (a tainted session asks before a sink).
-    toolsFor: (agent, msg) =>
-      agent.engine !== "model"
-        ? NO_TOOLS
-        : containment
-          ? containment.wrap(toolsFor(agent), {
-              channel: msg.channel,
-              sessionKey: msg.sessionKey,
-              agentId: agent.id,
-              replyTarget: msg.replyTarget,
-              parentRequestId: msg.parentRequestId,
-              taint: msg.taint,
-            })
-          : toolsFor(agent),
+    // A shared chat (a group, a non-owner) gets no tool that reads the owner's private files.
+    toolsFor: (agent, msg) => {
+      if (agent.engine !== "model") return NO_TOOLS;
+      const own = toolsFor(agent);
+      const set = msg.withholdPrivate ? withoutPrivate(own, ctx.config().workspace) : own;
+      return containment
+        ? containment.wrap(set, {
+            channel: msg.channel,
+            sessionKey: msg.sessionKey,
+            agentId: agent.id,
+            replyTarget: msg.replyTarget,
+            parentRequestId: msg.parentRequestId,
+            taint: msg.taint,
+          })
+        : set;
+    },
     ...(containment
       ? {
           taint: {

@@ -57,6 +57,8 @@ export interface AgentHostDeps {
     target: string | undefined,
     sessionKey: string,
     req: ApprovalRequest,
+    /** The asking turn: its abort withdraws the question. */
+    turn?: { requestId: string; signal?: AbortSignal },
   ) => Promise<ApprovalDecision | ApprovalAnswer>;
   /** Records one model call's usage (the UsageTracker); a direct insert when absent. */
   recordUsage?: (rec: UsageRecord) => void;

@@ -23,7 +23,7 @@ import { TraceRecorder } from "./trace.js";
 import { AgentPromptFiles } from "./catalog/agent-prompt.js";
 import { agentProblem, echoFallbackAgent } from "./echo-fallback.js";
 import type { AgentHostDeps } from "./host-types.js";
-import { TurnQueue } from "./turn-queue.js";
+import { TurnQueue, type ParkSlot } from "./turn-queue.js";
 import type { TreeAcc } from "./turn-recorder.js";
 import { UsageWriter } from "./usage-writer.js";
 import { runTurn, type TurnEnv } from "./run-turn.js";
@@ -157,7 +157,7 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
     );
     let markStarted!: () => void;
     const started = new Promise<void>((r) => (markStarted = r));
-    const task = async (): Promise<TurnResult> => {
+    const task = async (park: ParkSlot): Promise<TurnResult> => {
       markStarted();
       return runTurn(
         this,
@@ -168,6 +168,7 @@ export class AgentHostImpl implements AgentHost, TurnEnv {
           runId,
           requestId,
           controller,
+          park,
           ...(userMessageId !== undefined ? { userMessageId } : {}),
         },
         onEvent,

@@ -10,6 +10,7 @@ import type { Config } from "../config/schema.js";
 import { pad2, WEEKDAYS, weekdayOf, zonedParts } from "../config/zoned-time.js";
 import type { AgentDef } from "./agents.js";
 import { WorkspaceFiles } from "./workspace-files.js";
+import { PRIVATE_PROMPT_FILES } from "./private-context.js";
 
 /** Workspace files included in the full prompt, in this order. */
 export const PROMPT_FILES = [
@@ -31,6 +32,8 @@ export interface PromptInput {
   /** The agent's rendered prompt file (catalog/agent-prompt.ts); replaces `agent.system_prompt`. */
   agentPrompt?: string;
   light?: boolean;
+  /** Leave the owner's private files (USER.md, MEMORY.md) out: a group or a non-owner's chat. */
+  withholdPrivate?: boolean;
   originLabel?: string;
   /** Compact skills list (names and one-line descriptions), from the skills loader. */
   skillsSection?: string;
@@ -55,13 +58,14 @@ export class PromptBuilder {
     );
     const names = input.light ? LIGHT_FILES : PROMPT_FILES;
     for (const name of names) {
+      if (input.withholdPrivate && PRIVATE_PROMPT_FILES.has(name)) continue;
       const text = this.files.read(config.workspace, name, max);
       if (text) parts.push(`## ${name}\n${text}`);
     }
     const own = input.agentPrompt ?? agent.system_prompt;
     if (own?.trim()) parts.push(own.trim());
     if (!input.light && input.skillsSection) parts.push(input.skillsSection);
-    if (!input.light && input.toolNames?.includes("memory_write"))
+    if (!input.light && !input.withholdPrivate && input.toolNames?.includes("memory_write"))
       parts.push("Save durable facts about the owner with memory_write; look things up with memory_search.");
     if (input.extra) parts.push(input.extra.trim());
     return parts.join("\n\n");

@@ -14,7 +14,7 @@ import type { AgentDef } from "./agents.js";
 import { echoFallbackEngine, isEchoFallback } from "./echo-fallback.js";
 import { runAgentLoop, type LoopOptions, type LoopOutcome } from "./loop.js";
 import type { TraceRecorder } from "./trace.js";
-import type { TurnQueue } from "./turn-queue.js";
+import type { ParkSlot, TurnQueue } from "./turn-queue.js";
 import { createTurnRecorder, type TreeAcc, type UsageWriter } from "./turn-recorder.js";
 import { setupTurn, type SetupEnv } from "./turn-setup.js";
 import { tracedApproval } from "./trace-spans.js";
@@ -38,6 +38,8 @@ export interface TurnInput {
   runId: string;
   requestId: string;
   controller: AbortController;
+  /** Gives the turn's global slot back while it waits for the owner (turn-queue.ts). */
+  park?: ParkSlot;
   userMessageId?: number;
 }
 
@@ -106,6 +108,8 @@ export async function runTurn(
     sessionId,
     liveSession,
     userMessageId: t.userMessageId,
+    signal: controller.signal,
+    ...(t.park ? { park: t.park } : {}),
     traceApproval: (req, ask) =>
       tracedApproval(
         env.traces,

@@ -3,13 +3,21 @@
  *
  * Invariants:
  * - turns of one session key run one at a time in arrival order (p-queue, concurrency 1 per key);
- * - top-level turns share a global limit (`agents.max_concurrent`); nested turns (subagents, depth > 0)
- *   bypass it, so a parent holding a slot never waits on a slot its own child needs (no deadlock);
+ * - top-level turns share a global limit (`agents.max_concurrent`, turn-slots.ts); nested turns
+ *   (subagents, depth > 0) bypass it, so a parent holding a slot never waits on a slot its own child
+ *   needs (no deadlock); a turn waiting for the owner's answer parks its slot (gives it back) until
+ *   the answer comes;
  * - an idle key's queue is dropped, so queues never grow with the number of sessions ever seen.
  */
 import PQueue from "p-queue";
 import type { TurnResult } from "../core/host.js";
 import type { CoreContext } from "../runtime/context.js";
+import { TurnSlots } from "./turn-slots.js";
+
+/** Gives the turn's global slot back while `wait` runs (identity for nested turns). */
+export type ParkSlot = <R>(wait: () => Promise<R>) => Promise<R>;
+
+const NO_PARK: ParkSlot = (wait) => wait();
 
 /** The turn running under a queue key, so it can be aborted. */
 export interface RunningTurn {
@@ -20,15 +28,13 @@ export interface RunningTurn {
 
 export class TurnQueue {
   private queues = new Map<string, PQueue>();
-  private global: PQueue;
+  private global: TurnSlots;
   private running = new Map<string, RunningTurn>();
   private inflight = new Set<Promise<TurnResult>>();
 
   constructor(ctx: CoreContext) {
-    this.global = new PQueue({ concurrency: ctx.config().agents.max_concurrent });
-    ctx.onConfig((next) => {
-      this.global.concurrency = next.agents.max_concurrent;
-    });
+    this.global = new TurnSlots(() => ctx.config().agents.max_concurrent);
+    ctx.onConfig(() => this.global.pump());
   }
 
   /** The queue of a session key (created on first use, dropped when idle). */
@@ -45,11 +51,19 @@ export class TurnQueue {
     return q;
   }
 
-  /** Queues `task` under `key`; top-level tasks (not `nested`) also wait for a global slot. */
-  add(key: string, nested: boolean, task: () => Promise<TurnResult>): Promise<TurnResult> {
+  /**
+   * Queues `task` under `key`; top-level tasks (not `nested`) also wait for a global slot, and get
+   * `park` to give it back while they wait for the owner.
+   */
+  add(key: string, nested: boolean, task: (park: ParkSlot) => Promise<TurnResult>): Promise<TurnResult> {
     return this.queueFor(key)
-      .add(() => (nested ? task() : this.global.add(task)))
+      .add(() => (nested ? task(NO_PARK) : this.global.run((park) => task(park))))
       .then((r) => r as TurnResult);
+  }
+
+  /** Global slots in use and turns waiting for one (metrics, tests). */
+  slots(): { inUse: number; waiting: number } {
+    return { inUse: this.global.inUse, waiting: this.global.waiting };
   }
 
   /** Tracks a turn's result until it settles, for `drain`. */

@@ -60,6 +60,10 @@ export function setupTurn(
     sessionId: string;
     liveSession: SessionRow | undefined;
     userMessageId?: number | undefined;
+    /** The turn's abort signal (questions asked under it are withdrawn when it ends). */
+    signal?: AbortSignal;
+    /** Gives the turn's global slot back while it waits for the owner. */
+    park?: <R>(wait: () => Promise<R>) => Promise<R>;
     /** Records an approval question and its wait in the turn's trace (trace-spans.ts). */
     traceApproval?: (req: ApprovalRequest, ask: AskOwner) => Promise<ApprovalDecision>;
   },
@@ -104,6 +108,7 @@ export function setupTurn(
     agent,
     ...(agentPrompt !== undefined ? { agentPrompt } : {}),
     ...(msg.lightContext || agent.light_context ? { light: true } : {}),
+    ...(msg.withholdPrivate ? { withholdPrivate: true } : {}),
     ...(env.deps.skillsSection ? { skillsSection: env.deps.skillsSection(agent, toolNames) ?? "" } : {}),
     toolNames,
     ...(msg.extraSystem ? { extra: msg.extraSystem } : {}),
@@ -129,10 +134,18 @@ export function setupTurn(
     requestId: t.requestId,
     depth: msg.depth ?? 0,
     logger: ctx.logger,
+    ...(t.signal ? { signal: t.signal } : {}),
+    ...(t.park ? { parkWhile: t.park } : {}),
     requestApproval: (req) => {
+      const park = t.park ?? (<R>(wait: () => Promise<R>): Promise<R> => wait());
       const ask: AskOwner = () =>
         env.deps.requestApproval
-          ? env.deps.requestApproval(msg.approvalTarget ?? msg.replyTarget, msg.sessionKey, req)
+          ? park(() =>
+              env.deps.requestApproval!(msg.approvalTarget ?? msg.replyTarget, msg.sessionKey, req, {
+                requestId: t.requestId,
+                ...(t.signal ? { signal: t.signal } : {}),
+              }),
+            )
           : Promise.resolve({ decision: "denied", reason: "this host cannot ask the owner" });
       return t.traceApproval ? t.traceApproval(req, ask) : ask().then((a) => answerOf(a).decision);
     },

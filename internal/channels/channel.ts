@@ -63,4 +63,9 @@ export interface Channel {
   probe?(): Promise<ChannelProbe>;
   /** Tears the transport down and connects again with the live config (the watchdog's first remedy). */
   restart?(): Promise<void>;
+  /**
+   * Closes an approval question this channel sent: its buttons are edited away and `note` says how
+   * it ended. False when the channel never sent it.
+   */
+  closeApproval?(approvalId: string, note: string): Promise<boolean>;
 }

@@ -104,6 +104,12 @@ export class ChannelRegistry implements Outbox {
     return { channel: ch, rest: idx < 0 ? "" : resolved.slice(idx + 1), target: resolved };
   }
 
+  /** Closes an approval question in whichever channel sent it (buttons removed, `note` added). */
+  async closeApproval(approvalId: string, note: string): Promise<void> {
+    for (const ch of this.channels.values())
+      if (ch.closeApproval && (await ch.closeApproval(approvalId, note))) return;
+  }
+
   /** Sends a file to `<channel>:<rest>` (or `last`); CHANNEL_NO_FILES where the channel has none. */
   async deliverFile(target: string, file: OutboundFile): Promise<void> {
     const { channel, rest } = this.resolve(target);

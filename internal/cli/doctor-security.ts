@@ -12,6 +12,7 @@ import { SkillsLoader } from "../skills/skills-loader.js";
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DESK, MIND_DIRS, MIND_FILES, zoneOf } from "../workspace/zones.js";
+import { channelOwners, type OwnedChannel } from "../config/channel-owner.js";
 
 /** One doctor line (the shape of doctor.ts's CheckResult; not imported, which would be a circle). */
 interface CheckResult {
@@ -28,9 +29,41 @@ function listed(items: string[]): string {
   return items.slice(0, SHOWN).join("; ") + more;
 }
 
-/** Private modes, planted links, refused workspace files. */
-export function checkSecurity(cfg: Config, configPath: string): CheckResult[] {
+/**
+ * Who answers approval questions on each enabled chat channel: `owner`, else `allow_from` (config,
+ * never pairing); said so, and a warning when nobody is the owner there.
+ */
+export function checkOwners(cfg: Config): CheckResult[] {
   const out: CheckResult[] = [];
+  for (const ch of ["telegram", "discord"] as OwnedChannel[]) {
+    if (!cfg.channels[ch].enabled) continue;
+    const o = channelOwners(cfg, ch);
+    const name = `${ch} owner`;
+    if (o.source === "owner")
+      out.push({
+        status: "ok",
+        name,
+        detail: `channels.${ch}.owner: ${o.ids.join(", ")} (only they answer questions)`,
+      });
+    else if (o.source === "allow_from")
+      out.push({
+        status: "ok",
+        name,
+        detail: `channels.${ch}.owner is not set: the owner is channels.${ch}.allow_from (${o.ids.join(", ")}), from config.yaml, never from pairing; set owner to say it explicitly`,
+      });
+    else
+      out.push({
+        status: "warn",
+        name,
+        detail: `nobody is the owner on ${ch}: channels.${ch}.owner and allow_from are empty, so no chat user can answer approval questions and every sender taints the session; set channels.${ch}.owner: [<your user id>]`,
+      });
+  }
+  return out;
+}
+
+/** Private modes, planted links, refused workspace files, the chat owners. */
+export function checkSecurity(cfg: Config, configPath: string): CheckResult[] {
+  const out: CheckResult[] = [...checkOwners(cfg)];
   const loose = looseModes(cfg.data_dir, cfg.workspace, configPath);
   out.push(
     loose.length === 0

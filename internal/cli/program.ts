@@ -230,23 +230,34 @@ export function buildProgram(): Command {
   program
     .command("approvals [action] [id] [scope]")
     .description(
-      "list pending approval requests, settle one (approvals approve <id> [once|host|session] | deny <id>), or list and revoke containment grants (approvals grants | revoke <grant>)",
+      "list pending approval requests, show one whole (approvals show <id>), settle one (approvals approve <id> [once|host|session] [--hash <sha256>] | deny <id>), or list and revoke containment grants (approvals grants | revoke <grant>)",
     )
     .option("-c, --config <path>", "config file (gateway address and token)", DEFAULT_CONFIG)
     .option("--url <url>", "gateway websocket URL (default: the running daemon, then the config)")
     .option("--token <token>", "gateway token (default: the running daemon's, then the config's)")
-    .option("--json", "print JSON (list)")
+    .option("--json", "print JSON (list, show)")
+    .option(
+      "--hash <sha256>",
+      "approve/deny only if the request still shows this payload (from approvals show)",
+    )
     .action(
       async (
         action: string | undefined,
         id: string | undefined,
         scope: string | undefined,
-        opts: { config: string; url?: string; token?: string; json?: boolean },
+        opts: { config: string; url?: string; token?: string; json?: boolean; hash?: string },
       ) => {
         const a = action ?? "list";
-        if (a !== "list" && a !== "approve" && a !== "deny" && a !== "grants" && a !== "revoke") {
+        if (
+          a !== "list" &&
+          a !== "show" &&
+          a !== "approve" &&
+          a !== "deny" &&
+          a !== "grants" &&
+          a !== "revoke"
+        ) {
           process.stderr.write(
-            `familiar approvals: unknown action "${a}" (list, approve, deny, grants, revoke)\n`,
+            `familiar approvals: unknown action "${a}" (list, show, approve, deny, grants, revoke)\n`,
           );
           process.exitCode = 1;
           return;

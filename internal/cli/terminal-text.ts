@@ -4,28 +4,17 @@
  * title, clear the screen, move the cursor to overwrite the line that says which user a pairing code
  * belongs to, or (OSC 52) write the clipboard; bidi overrides reorder what is shown.
  *
- * Invariant: the result contains no C0 control (except `\n` and `\t` where allowed), no DEL, no C1
- * control (U+0080-U+009F, 8-bit CSI among them) and no bidi embedding/override/isolate; each is
- * shown as a visible `\xNN` / `\u{NNNN}` escape, so an attempt is seen, not obeyed.
+ * Invariant: see internal/core/visible-text.ts (one escaping for the terminal and every approval
+ * question, so what the owner sees in the chat and in `familiar approvals show` is the same text).
  */
-
-/* eslint-disable no-control-regex -- matching control characters is the point */
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-const CONTROLS_AND_LINES =
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]/g;
-/* eslint-enable no-control-regex */
-
-function escape(c: string): string {
-  const n = c.codePointAt(0) ?? 0;
-  return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u{${n.toString(16)}}`;
-}
+import { visibleLine, visibleText } from "../core/visible-text.js";
 
 /** One line of stranger text (a name, a title): every control, newlines included, made visible. */
 export function safeLine(s: string): string {
-  return s.replace(CONTROLS_AND_LINES, escape);
+  return visibleLine(s);
 }
 
 /** Stranger text that may span lines (a message, a model's answer): newlines and tabs kept. */
 export function safeText(s: string): string {
-  return s.replace(CONTROLS, escape);
+  return visibleText(s);
 }

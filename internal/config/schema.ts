@@ -170,6 +170,17 @@ export const configSchema = z
                 ]),
               )
               .default([]),
+            owner: z
+              .array(
+                z.union([
+                  z.number().int(),
+                  z
+                    .string()
+                    .regex(/^\d+$/, { error: "expected a numeric Telegram user id such as 123456789" }),
+                ]),
+              )
+              .optional(),
+            private_context: z.array(z.union([z.number().int(), z.string()])).default([]),
             groups: z.array(z.union([z.number().int(), z.string()])).default([]),
             require_mention: z.boolean().default(true),
             mention_patterns: z.array(z.string()).default([]),
@@ -200,6 +211,8 @@ export const configSchema = z
             api_base: z.url().optional(),
             dm_policy: dmPolicy.default("pairing"),
             allow_from: z.array(z.union([z.string(), z.number()])).default([]),
+            owner: z.array(z.union([z.string(), z.number()])).optional(),
+            private_context: z.array(z.union([z.string(), z.number()])).default([]),
             guilds: z
               .record(
                 z.string(),

@@ -35,6 +35,12 @@ export interface InboundMessage {
    * as the session's origin. Only that connection (or the owner) can settle them.
    */
   approvalTarget?: string;
+  /**
+   * Leave the owner's private files out of this turn: USER.md and MEMORY.md from the prompt,
+   * memory_search and reads of those files from the tools (a group chat, a non-owner's DM, unless
+   * the owner opted the chat in with `channels.<name>.private_context`).
+   */
+  withholdPrivate?: boolean;
   /** Model override for this turn only (`<provider>/<model>`). */
   model?: string;
   /** Minimal prompt (identity + HEARTBEAT.md): heartbeat and cron. */

@@ -12,6 +12,8 @@ export interface SendOptions {
   approvalId?: string;
   /** Extra approve buttons for standing answers (`host`, `session`): `/approve <id> <choice>`. */
   approvalChoices?: readonly ("host" | "session")[];
+  /** A "Show all" button: the question was cut, the press sends it whole to the owner's private chat. */
+  approvalShowAll?: boolean;
   silent?: boolean;
 }
 

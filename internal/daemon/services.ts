@@ -10,6 +10,7 @@
  * Build order and start order are the same except where a part is handed to one built before it
  * starts (the gateway reads cron and heartbeat at call time): those are built first, started later.
  */
+import { closedNote } from "../tools/approval-text.js";
 import type { ConfigManager } from "../config/manager.js";
 import type { CoreContext, Service } from "../runtime/context.js";
 import type { HttpServer } from "../gateway/http-server.js";
@@ -92,6 +93,13 @@ export async function buildServices(
     configFile: config.file,
     usage,
     afterReady: afterDaemonReady(ctx),
+  });
+
+  // 2b. A question that closes (answered, expired, withdrawn) loses its buttons in the chat.
+  tools.approvals.onClosed((a, out) => {
+    void channels.closeApproval(a.id, closedNote(out)).catch((err: unknown) => {
+      ctx.logger.warn({ id: a.id, err: (err as Error).message }, "could not close an approval question");
+    });
   });
 
   // 3. The agent host: turns, sessions, subagents, engines. It delivers through the Outbox.

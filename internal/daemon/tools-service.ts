@@ -55,6 +55,7 @@ export interface ToolsParts {
     target: string | undefined,
     sessionKey: string,
     req: ApprovalRequest,
+    turn?: { requestId: string; signal?: AbortSignal },
   ) => Promise<ApprovalDecision | ApprovalAnswer>;
 }
 
@@ -210,7 +211,14 @@ export function createToolsService(ctx: CoreContext, deps: ToolsServiceDeps): To
     mcp,
     containment,
     // With the reason and who answered: the turn's trace shows the wait and how it ended.
-    requestApproval: (target, sessionKey, req) =>
-      approvals.requestDetailed({ replyTarget: target, sessionKey, summary: req.summary, kind: req.kind }),
+    requestApproval: (target, sessionKey, req, turn) =>
+      approvals.requestDetailed({
+        replyTarget: target,
+        sessionKey,
+        summary: req.summary,
+        kind: req.kind,
+        ...(turn?.requestId ? { requestId: turn.requestId } : {}),
+        ...(turn?.signal ? { signal: turn.signal } : {}),
+      }),
   };
 }

@@ -66,7 +66,8 @@ export interface GatewayDeps {
   /** The data dir's disk space (`status`): `degraded` while nearly full. */
   disk?: { health(): unknown };
   /** Pending approvals: `/approve` in chat, `approvals.*` methods. */
-  approvals?: ApprovalResolver & Pick<ApprovalManager, "list" | "resolve" | "access">;
+  approvals?: Omit<ApprovalResolver, "show"> &
+    Pick<ApprovalManager, "list" | "resolve" | "access" | "show" | "onClosed">;
   /** Prompt-injection containment: session taint, grants, tainted memory. */
   containment?: Containment;
 }

@@ -165,6 +165,26 @@ export function createGatewayService(
           if (payload && ws.size > 0) ws.broadcast("chat", payload);
         }),
         ctx.bus.on("session.changed", (p) => ws.broadcast("session.changed", p)),
+        // A closed question leaves the console and the web chat (the owner's clients and the
+        // connection it was asked on; nobody else learns its id).
+        ...(deps.approvals
+          ? [
+              deps.approvals.onClosed((a, out) => {
+                const payload = {
+                  id: a.id,
+                  decision: out.decision,
+                  reason: out.reason,
+                  ...(out.withdrawn ? { withdrawn: true } : {}),
+                };
+                const conn = connIdOf(a.replyTarget);
+                ws.broadcastIf(
+                  (c) => c.role === "owner" || (conn !== undefined && c.id === conn),
+                  "approval.closed",
+                  payload,
+                );
+              }),
+            ]
+          : []),
         ctx.bus.on("config.error", (p) => ws.broadcast("config.error", p)),
         ctx.bus.on("heartbeat", (p) => ws.broadcast("heartbeat", p)),
         ctx.bus.on("cron", (p) => ws.broadcast("cron", p)),

@@ -345,6 +345,11 @@ export class WsGateway {
     return false;
   }
 
+  /** Sends an event to every connected client whose connection passes `pred`. */
+  broadcastIf(pred: (conn: WsConn) => boolean, event: string, payload: unknown): void {
+    for (const c of this.clients) if (pred(c.conn)) this.sendEvent(c, event, payload);
+  }
+
   /** Sends an event to every connected client. Serialises once per client (seq differs). */
   broadcast(event: string, payload: unknown): void {
     for (const c of this.clients) this.sendEvent(c, event, payload);

@@ -61,6 +61,13 @@ export interface InboundDeps {
    * Default: {@link mayApprove}, else everyone who got this far.
    */
   isOwner?: (senderId: string) => boolean;
+  /**
+   * The owner's private chat (`telegram:<id>`): a question raised in a group or by a non-owner goes
+   * there, never into the chat where the stranger reads it. Undefined: no owner is configured.
+   */
+  ownerTarget?: () => string | undefined;
+  /** True when the owner opted this chat in to their private files (`private_context`). */
+  privateAllowed?: (chatId: string) => boolean;
   /** Transcription/speech and the per-chat `/voice` switch. */
   media?: MediaParts;
 }
@@ -212,6 +219,13 @@ export class InboundRouter {
         }
       : stream.onEvent;
     const taint = this.taintOf(m);
+    const isOwner = this.deps.isOwner ?? this.deps.mayApprove;
+    const byOwner = isOwner ? isOwner(m.sender.id) : true;
+    // A group or a non-owner's chat: the question goes to the owner's private chat, and the owner's
+    // private files stay out of the prompt unless the owner opted this chat in.
+    const shared = m.isGroup || !byOwner;
+    const ownerChat = shared ? this.deps.ownerTarget?.() : undefined;
+    const withholdPrivate = shared && !(this.deps.privateAllowed?.(m.chatId) ?? false);
     const handle = this.desk.admit(
       {
         channel: m.channel,
@@ -222,6 +236,8 @@ export class InboundRouter {
         ...(m.images?.length ? { images: m.images } : {}),
         sender: m.sender,
         replyTarget,
+        ...(ownerChat !== undefined && ownerChat !== replyTarget ? { approvalTarget: ownerChat } : {}),
+        ...(withholdPrivate ? { withholdPrivate: true } : {}),
         ...(m.originLabel ? { originLabel: m.originLabel } : {}),
         // Recorded with the user message (one commit) and cleared once delivered: a stored answer a
         // crash kept from the chat is sent after the restart (delivery-ledger.ts).

@@ -88,6 +88,8 @@ export interface ApprovalResolver {
   ): boolean;
   /** Why an id cannot be settled from `fromTarget` (see ApprovalManager.access). */
   access?(id: string, fromTarget?: string): "ok" | "unknown" | "foreign";
+  /** A pending request with its whole question text (the "Show all" button). */
+  show?(id: string): { text: string } | undefined;
 }
 
 /** The refusal for an approval that was sent to another chat. */

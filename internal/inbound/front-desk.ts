@@ -30,7 +30,8 @@ import { sessionKeyFor, type SessionSpec } from "./session-spec.js";
 export { SessionKeyError, type SessionSpec } from "./session-spec.js";
 
 /** The reply to an approval command from someone who may not decide. */
-export const NOT_AN_APPROVER = "Only the owner (an allowed user) can approve or deny actions.";
+export const NOT_AN_APPROVER =
+  "Only the owner can approve or deny actions (channels.<name>.owner in config.yaml, else allow_from); a paired user or a group member cannot.";
 
 /**
  * The agent for a message from `route`, for every way in: the `/agent` choice of `scope` > the most
@@ -84,8 +85,10 @@ export interface FrontDeskEntry extends Destination {
   originLabel?: string;
   /** Where replies and announcements of the session go later (approvals, async results). */
   replyTarget?: string;
-  /** Where this turn's approval requests go instead (a live gateway connection). */
+  /** Where this turn's approval requests go instead (a live gateway connection, the owner's DM). */
   approvalTarget?: string;
+  /** Leave USER.md, MEMORY.md and memory search out of this turn (a group, a non-owner). */
+  withholdPrivate?: boolean;
   /** Recorded in the transaction that stores the user message (idempotency keys, delivery ledgers). */
   onAccepted?: InboundMessage["onAccepted"];
   extraSystem?: string;
@@ -187,6 +190,7 @@ export class FrontDesk implements FrontDeskPort {
       ...(entry.sender ? { sender: entry.sender } : {}),
       ...(entry.replyTarget !== undefined ? { replyTarget: entry.replyTarget } : {}),
       ...(entry.approvalTarget !== undefined ? { approvalTarget: entry.approvalTarget } : {}),
+      ...(entry.withholdPrivate ? { withholdPrivate: true } : {}),
       ...(entry.originLabel ? { originLabel: entry.originLabel } : {}),
       ...(entry.extraSystem !== undefined ? { extraSystem: entry.extraSystem } : {}),
       ...(entry.ephemeral ? { ephemeral: entry.ephemeral } : {}),

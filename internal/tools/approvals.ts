@@ -12,9 +12,24 @@
  * - only the chat a request was sent to (`fromTarget` equal to its reply target), or the owner
  *   (no `fromTarget`: the owner's CLI or an owner-role gateway client), settles it;
  * - a standing answer (`scope` "target" or "session", containment grants) is accepted only when the
- *   request offered it; otherwise an approval covers this one call.
+ *   request offered it; otherwise an approval covers this one call;
+ * - the question shows the whole payload (approval-text.ts) and the outcome carries the sha256 of
+ *   exactly what was shown; an answer that names a hash (the console, the CLI) settles the request
+ *   only when it is that hash;
+ * - at most {@link MAX_OPEN_PER_SESSION} requests of one session are open: the next is denied at once
+ *   (`flooded`), never delivered;
+ * - a request whose turn ended (its `signal` aborted: stopped, timed out, shut down) is withdrawn:
+ *   settled as denied, and every {@link ApprovalManager.onClosed} listener hears it (the chat edits
+ *   away its buttons, the console and web chat drop the card).
  */
 import { randomInt } from "node:crypto";
+import {
+  CHAT_PAYLOAD_LIMIT as CHAT_LIMIT,
+  chatQuestion,
+  fullQuestion,
+  payloadHash,
+  shownPayload,
+} from "./approval-text.js";
 import type { Clock, TimerHandle } from "../core/clock.js";
 import type { Logger } from "../log/logger.js";
 import type { Outbox } from "../core/outbox.js";
@@ -39,6 +54,15 @@ export interface ApprovalRequestInput {
   targetLabel?: string;
   /** Overrides `timeoutS` for this request. */
   timeoutS?: number;
+  /**
+   * The thing that runs or goes out, whole (a command, a message, a URL, a file list). When set,
+   * `summary` is the question's intro (why the owner is asked); when absent, `summary` is the payload.
+   */
+  payload?: string;
+  /** The turn asking: when it aborts (stopped, timed out), the request is withdrawn. */
+  signal?: AbortSignal;
+  /** The request id of the turn asking (for the trace and the console). */
+  requestId?: string;
 }
 
 /** A standing answer a request may offer. */
@@ -58,6 +82,15 @@ export interface PendingApproval {
   expiresAt: number;
   /** Standing answers offered besides "once". */
   choices: readonly GrantChoice[];
+  /** The whole payload as shown (controls and bidi marks escaped). */
+  payload: string;
+  /** sha256 of kind + shown payload: what an answer is bound to. */
+  payloadHash: string;
+  /** The question with the whole payload (what `approvals show` prints). */
+  text: string;
+  /** Characters of the payload the chat question left out (0: it was shown whole). */
+  omitted: number;
+  requestId?: string;
 }
 
 /** The settled outcome with a reason for logs and the model. */
@@ -71,12 +104,26 @@ export interface ApprovalOutcome {
    * the owner's console or CLI. Only set when someone answered (not on expiry or a failed delivery).
    */
   via?: string;
+  /** The hash of the payload the question showed (absent when nothing was asked). */
+  payloadHash?: string;
+  /** Refused at once: the session already had {@link MAX_OPEN_PER_SESSION} open questions. */
+  flooded?: boolean;
+  /** Withdrawn: the turn that asked ended before an answer. */
+  withdrawn?: boolean;
 }
+
+/** Listener of closed requests (answered, expired, withdrawn, denied for a failed delivery). */
+export type ApprovalClosedListener = (a: PendingApproval, outcome: ApprovalOutcome) => void;
 
 interface Entry extends PendingApproval {
   settle: (o: ApprovalOutcome) => void;
   timer: TimerHandle;
+  /** Removes the abort listener of the turn's signal. */
+  unlisten: () => void;
 }
+
+/** Open questions one session may have; the next sink call is refused at once. */
+export const MAX_OPEN_PER_SESSION = 3;
 
 export interface ApprovalManagerOptions {
   clock: Clock;
@@ -95,8 +142,17 @@ export type ApprovalAccess = "ok" | "unknown" | "foreign";
 
 export class ApprovalManager {
   private pending = new Map<string, Entry>();
+  private closedListeners: ApprovalClosedListener[] = [];
 
   constructor(private opts: ApprovalManagerOptions) {}
+
+  /** Calls `fn` for every request that closes (the channels and the gateway withdraw the question). */
+  onClosed(fn: ApprovalClosedListener): () => void {
+    this.closedListeners.push(fn);
+    return () => {
+      this.closedListeners = this.closedListeners.filter((f) => f !== fn);
+    };
+  }
 
   private newId(): string {
     for (;;) {
@@ -119,16 +175,48 @@ export class ApprovalManager {
         decision: "denied",
         reason: "no channel to ask the owner on (this session has no reply target)",
       });
+    if (input.signal?.aborted)
+      return Promise.resolve({ decision: "denied", reason: "the turn ended before asking", withdrawn: true });
+    const open = [...this.pending.values()].filter((e) => e.sessionKey === input.sessionKey).length;
+    if (open >= MAX_OPEN_PER_SESSION)
+      return Promise.resolve({
+        decision: "denied",
+        flooded: true,
+        reason:
+          `${open} questions of this conversation already wait for the owner (at most ` +
+          `${MAX_OPEN_PER_SESSION}); not asked. Wait for their answers, or tell the owner in your reply what you wanted to do`,
+      });
     const id = this.newId();
     const timeoutS = input.timeoutS ?? this.opts.timeoutS();
     const choices = input.choices ?? [];
     const now = this.opts.clock.now();
     const kind = input.kind ?? "action";
+    const parts = {
+      id,
+      kind,
+      intro: input.payload === undefined ? "" : input.summary,
+      payload: input.payload ?? input.summary,
+      choices,
+      targetLabel: input.targetLabel,
+      timeoutS,
+    };
+    const shown = shownPayload(parts.payload);
+    const hash = payloadHash(kind, shown);
+    const text = chatQuestion(parts);
     return new Promise<ApprovalOutcome>((resolve) => {
       const timer = this.opts.clock.setTimeout(() => {
         this.finish(id, { decision: "expired", reason: `no answer within ${timeoutS}s` });
       }, timeoutS * 1000);
       timer.unref?.();
+      const signal = input.signal;
+      const onAbort = (): void => {
+        this.finish(id, {
+          decision: "denied",
+          reason: "withdrawn: the turn that asked ended before an answer",
+          withdrawn: true,
+        });
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
       this.pending.set(id, {
         id,
         replyTarget: target,
@@ -138,29 +226,22 @@ export class ApprovalManager {
         createdAt: now,
         expiresAt: now + timeoutS * 1000,
         choices,
+        payload: shown,
+        payloadHash: hash,
+        text: fullQuestion(parts),
+        omitted: Math.max(0, shown.length - CHAT_LIMIT),
+        ...(input.requestId ? { requestId: input.requestId } : {}),
         settle: resolve,
         timer,
+        unlisten: () => signal?.removeEventListener("abort", onAbort),
       });
-      const text =
-        `Approval needed (${kind}):\n${input.summary}\n\n` +
-        (choices.length === 0
-          ? `Reply /approve ${id} to allow or /deny ${id} to refuse (expires in ${formatSeconds(timeoutS)}).`
-          : [
-              `Reply /approve ${id} to allow this once,`,
-              ...(choices.includes("target")
-                ? [`/approve ${id} host to allow ${input.targetLabel ?? "this target"},`]
-                : []),
-              ...(choices.includes("session")
-                ? [`/approve ${id} session to allow this for the rest of the session,`]
-                : []),
-              `or /deny ${id} to refuse (no answer within ${formatSeconds(timeoutS)} counts as no).`,
-            ].join("\n"));
       const buttons = choices.map((c) => (c === "target" ? ("host" as const) : ("session" as const)));
       this.opts.channels
         .deliver(target, text, {
           approvalId: id,
           markdown: false,
           ...(buttons.length ? { approvalChoices: buttons } : {}),
+          ...(shown.length > CHAT_LIMIT ? { approvalShowAll: true } : {}),
         })
         .catch((err: unknown) => {
           this.opts.logger?.warn(
@@ -176,17 +257,22 @@ export class ApprovalManager {
   }
 
   /**
-   * Settles a pending request. With `fromTarget`, only the chat the request was sent to may answer.
-   * Returns false for unknown, already settled or foreign ids.
+   * Settles a pending request. With `fromTarget`, only the chat the request was sent to may answer;
+   * with `hash`, only when it is the hash of the payload the question showed. Returns false for
+   * unknown, already settled or foreign ids, and for a hash that does not match.
    */
   resolve(
     id: string,
     decision: "approved" | "denied",
-    opts: { fromTarget?: string; scope?: ApprovalScope } = {},
+    opts: { fromTarget?: string; scope?: ApprovalScope; hash?: string } = {},
   ): boolean {
     const key = id.trim().toLowerCase();
     if (this.access(key, opts.fromTarget) !== "ok") return false;
-    const offered = this.pending.get(key)?.choices ?? [];
+    const entry = this.pending.get(key);
+    // An answer given for another text (the console showed a payload that is not this one) settles
+    // nothing: a yes is bound to exactly what was shown.
+    if (opts.hash !== undefined && opts.hash.toLowerCase() !== entry?.payloadHash) return false;
+    const offered = entry?.choices ?? [];
     // A standing answer the request did not offer is refused, not silently narrowed to "once".
     if (decision === "approved" && opts.scope && opts.scope !== "once" && !offered.includes(opts.scope))
       return false;
@@ -212,7 +298,28 @@ export class ApprovalManager {
 
   /** Pending requests, oldest first. */
   list(): PendingApproval[] {
-    return [...this.pending.values()].map(({ settle: _s, timer: _t, ...p }) => p);
+    return [...this.pending.values()].map((e) => publicOf(e));
+  }
+
+  /** One pending request with its whole payload, or undefined when unknown or settled. */
+  show(id: string): PendingApproval | undefined {
+    const e = this.pending.get(id.trim().toLowerCase());
+    return e ? publicOf(e) : undefined;
+  }
+
+  /** Withdraws every open request of a turn (it ended); returns how many. */
+  withdrawTurn(requestId: string): number {
+    let n = 0;
+    for (const e of [...this.pending.values()])
+      if (e.requestId === requestId)
+        n += this.finish(e.id, {
+          decision: "denied",
+          reason: "withdrawn: the turn that asked ended before an answer",
+          withdrawn: true,
+        })
+          ? 1
+          : 0;
+    return n;
   }
 
   /** Denies everything pending (daemon shutdown). */
@@ -225,13 +332,21 @@ export class ApprovalManager {
     if (!e) return false;
     this.pending.delete(id);
     this.opts.clock.clearTimeout(e.timer);
+    e.unlisten();
     this.opts.logger?.info({ id, kind: e.kind, decision: outcome.decision }, "approval settled");
-    e.settle(outcome);
+    const full: ApprovalOutcome = { ...outcome, payloadHash: e.payloadHash };
+    for (const fn of this.closedListeners)
+      try {
+        fn(publicOf(e), full);
+      } catch (err) {
+        this.opts.logger?.warn({ id, err: (err as Error).message }, "approval close listener failed");
+      }
+    e.settle(full);
     return true;
   }
 }
 
-function formatSeconds(s: number): string {
-  if (s % 60 === 0 && s >= 60) return `${s / 60} min`;
-  return `${s}s`;
+function publicOf(e: Entry): PendingApproval {
+  const { settle: _s, timer: _t, unlisten: _u, ...p } = e;
+  return p;
 }

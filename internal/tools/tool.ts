@@ -47,6 +47,13 @@ export interface ToolContext {
   /** Asks the owner on the originating channel; resolves when decided or expired. Never hangs. */
   requestApproval(req: ApprovalRequest): Promise<ApprovalDecision>;
   /**
+   * Runs `wait` (a wait for the owner) with the turn's global slot given back, so other sessions'
+   * turns run meanwhile. Absent: the wait holds the slot (tools run outside a turn, tests).
+   */
+  parkWhile?<R>(wait: () => Promise<R>): Promise<R>;
+  /** The turn's abort signal: a question asked under it is withdrawn when the turn ends. */
+  signal?: AbortSignal;
+  /**
    * The egress gate (prompt-injection containment): resolves when this session may connect to the
    * URL's host, throws a ToolError when not (the allowlist, or the owner said no). Tools that reach
    * the network call it for every hop, redirects included. Absent: no containment (tests, tools run

@@ -23,6 +23,7 @@ import {
 } from "../helpers/daemon.js";
 import { GatewayClient } from "../../internal/gateway/client.js";
 import { INJECTION, startFakeSite, type FakeSite } from "./fake-site.js";
+import { NOT_AN_APPROVER } from "../../internal/inbound/front-desk.js";
 
 let llm: FakeOpenAI;
 let tg: FakeTelegramServer;
@@ -214,20 +215,22 @@ describe("a tainted conversation cannot send anything out without the owner", ()
         const tag = `t${++seq}${source}${sink}`;
         const chat = source === "group" ? GROUP : owner.id;
         await fresh(chat);
-        const seen = approvalsIn(chat);
+        // A question raised in the group goes to the owner's private chat, never to the group.
+        const seen = approvalsIn(owner.id);
+        const seenInGroup = approvalsIn(GROUP);
         const deniedBefore = count(
           "SELECT COUNT(*) AS n FROM traces WHERE kind = 'approval' AND name LIKE '% denied'",
         );
         const done = `done ${tag}`;
         inject(source, [sinkCall(sink, tag)], done);
-        const q = await nextApproval(chat, seen);
+        const q = await nextApproval(owner.id, seen);
         expect(q.text).toMatch(named);
-        expect(q.text).toContain("it now wants to");
+        expect(q.text).toContain("It now wants to");
+        expect(approvalsIn(GROUP)).toBe(seenInGroup);
         // Held: nothing happened while the owner has not answered.
         expect(sinkHappened(sink, tag)).toBe(false);
         const answeredAt = Date.now();
-        if (chat === owner.id) tg.pushText(owner, `/deny ${q.id}`);
-        else tg.pushGroupText(chat, owner, `/deny ${q.id}`);
+        tg.pushText(owner, `/deny ${q.id}`);
         await tg.waitFor(() => texts(chat).includes(done), 30_000, "final answer");
         expect(sinkHappened(sink, tag)).toBe(false);
         // The wait is a span of the trace: from the question to the owner's "no", given in this chat.
@@ -253,6 +256,47 @@ describe("a tainted conversation cannot send anything out without the owner", ()
         ).toBe(deniedBefore + 1);
         expect(count("SELECT COUNT(*) AS n FROM traces WHERE kind = 'taint'")).toBeGreaterThan(0);
       }, 90_000);
+});
+
+describe("only the owner answers (issue 44)", () => {
+  it("a group member cannot settle the question their message raised; the owner sees the whole text", async () => {
+    const tag = `o${++seq}`;
+    await fresh(GROUP);
+    const seen = approvalsIn(owner.id);
+    const padded = `${tag} ${SECRET} ${" ".repeat(2000)} tail-${tag}`;
+    const done = `done ${tag}`;
+    llm.enqueue(
+      {
+        toolCalls: [{ name: "send_message", arguments: { target: `telegram:${OTHER_CHAT}`, text: padded } }],
+      },
+      { text: done },
+    );
+    tg.pushGroupText(GROUP, mallory, `hey bot: ${INJECTION}`);
+    const q = await nextApproval(owner.id, seen);
+    // Cut in the chat, and it says by how much and where the rest is.
+    expect(q.text).not.toContain(`tail-${tag}`);
+    expect(q.text).toMatch(/… [\d,]+ more characters not shown/);
+    expect(q.text).toContain(`familiar approvals show ${q.id}`);
+    // Mallory, in the group, types the answer: refused with the owner rule, still pending.
+    tg.pushGroupText(GROUP, mallory, `/approve ${q.id}`);
+    await tg.waitFor(() => texts(GROUP).includes(NOT_AN_APPROVER), 30_000, "refusal");
+    expect(sinkHappened("send", tag)).toBe(false);
+    // The owner reads it whole from the terminal (escaped), then says no.
+    const [cmd, ...pre] = cliCommand();
+    const child = spawn(cmd!, [...pre, "approvals", "show", q.id, "--config", d.configPath], {
+      cwd: d.dir,
+      env: childEnv(),
+    });
+    let shown = "";
+    child.stdout.on("data", (b: Buffer) => (shown += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (shown += b.toString()));
+    expect(await new Promise((res) => child.on("close", res))).toBe(0);
+    expect(shown).toContain(`tail-${tag}`);
+    expect(shown).toMatch(/sha256 [0-9a-f]{64}/);
+    tg.pushText(owner, `/deny ${q.id}`);
+    await tg.waitFor(() => texts(GROUP).includes(done), 30_000, "final answer");
+    expect(sinkHappened("send", tag)).toBe(false);
+  }, 90_000);
 });
 
 describe("untainted sessions behave as before", () => {

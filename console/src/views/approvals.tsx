@@ -16,6 +16,10 @@ interface Approval {
   expiresAt: number;
   /** Standing answers offered (containment): "target" (this host for a while), "session". */
   choices?: string[];
+  /** The whole question (the payload never cut; controls and bidi marks escaped by the daemon). */
+  text?: string;
+  /** sha256 of the shown payload: an answer names it, so it settles exactly what is shown here. */
+  payloadHash?: string;
 }
 interface PairReq {
   channel: string;
@@ -73,7 +77,8 @@ export function Approvals() {
   const ap = useLoad(() => gateway.call<{ approvals: Approval[] }>("approvals.list"), []);
   const pr = useLoad(() => gateway.call<{ requests: PairReq[]; allowed: Allowed[] }>("pairing.list"), []);
   // New approvals arrive during turns (tool events); pairing codes from channel messages.
-  useReloadOn(ap, ["chat", "tick"]);
+  // A closed question (answered elsewhere, expired, withdrawn with its turn) leaves at once.
+  useReloadOn(ap, ["chat", "tick", "approval.closed"]);
   useReloadOn(pr, ["chat", "tick", "channel.state"]);
   // No event announces a new approval or pairing code: look again every 2 s while this view is open.
   usePoll(ap, 2000);
@@ -101,13 +106,18 @@ export function Approvals() {
                   from <SessionLabel sessionKey={a.sessionKey} title={names.name(a.sessionKey)?.title} /> ·
                   expires {fmtAgo(a.expiresAt)}
                 </div>
-                <pre class="wrap">{a.summary}</pre>
+                <pre class="wrap">{a.text ?? a.summary}</pre>
+                {a.payloadHash && <div class="muted">sha256 {a.payloadHash}</div>}
                 <div class="toolbar">
                   <ActionButton
                     primary
                     label={`approve ${a.id}`}
                     action={async () => {
-                      await gateway.call("approvals.resolve", { id: a.id, decision: "approve" });
+                      await gateway.call("approvals.resolve", {
+                        id: a.id,
+                        decision: "approve",
+                        ...(a.payloadHash ? { hash: a.payloadHash } : {}),
+                      });
                       ap.reload();
                     }}
                   >
@@ -118,7 +128,12 @@ export function Approvals() {
                       key={c}
                       label={`approve ${a.id} for ${c}`}
                       action={async () => {
-                        await gateway.call("approvals.resolve", { id: a.id, decision: "approve", scope: c });
+                        await gateway.call("approvals.resolve", {
+                          id: a.id,
+                          decision: "approve",
+                          scope: c,
+                          ...(a.payloadHash ? { hash: a.payloadHash } : {}),
+                        });
                         ap.reload();
                       }}
                     >
@@ -129,7 +144,11 @@ export function Approvals() {
                     danger
                     label={`deny ${a.id}`}
                     action={async () => {
-                      await gateway.call("approvals.resolve", { id: a.id, decision: "deny" });
+                      await gateway.call("approvals.resolve", {
+                        id: a.id,
+                        decision: "deny",
+                        ...(a.payloadHash ? { hash: a.payloadHash } : {}),
+                      });
                       ap.reload();
                     }}
                   >

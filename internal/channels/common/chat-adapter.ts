@@ -12,6 +12,8 @@ export interface OutboundOptions {
   approvalId?: string;
   /** Extra approve buttons for standing answers (containment): `host`, `session`. */
   approvalChoices?: readonly ("host" | "session")[];
+  /** A "Show all" button (`show:<id>`): the question was cut. */
+  approvalShowAll?: boolean;
   silent?: boolean;
 }
 

@@ -23,7 +23,16 @@ export function createChatPipeline(
   adapter: ChatAdapter,
   opts: Pick<
     InboundDeps,
-    "desk" | "host" | "registry" | "approvals" | "agentSources" | "mayApprove" | "isOwner" | "media"
+    | "desk"
+    | "host"
+    | "registry"
+    | "approvals"
+    | "agentSources"
+    | "mayApprove"
+    | "isOwner"
+    | "ownerTarget"
+    | "privateAllowed"
+    | "media"
   > & {
     /** Read on every turn: a hot reload applies to the next reply. */
     stream: () => StreamSettings;
@@ -51,6 +60,8 @@ export function createChatPipeline(
     ...(opts.agentSources ? { agentSources: opts.agentSources } : {}),
     ...(opts.mayApprove ? { mayApprove: opts.mayApprove } : {}),
     ...(opts.isOwner ? { isOwner: opts.isOwner } : {}),
+    ...(opts.ownerTarget ? { ownerTarget: opts.ownerTarget } : {}),
+    ...(opts.privateAllowed ? { privateAllowed: opts.privateAllowed } : {}),
     ...(opts.media ? { media: opts.media } : {}),
   });
   return { relay, router };

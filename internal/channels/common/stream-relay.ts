@@ -113,6 +113,7 @@ export class StreamRelay implements ReplyRelay {
       const o: OutboundOptions = { markdown: opts.markdown, ...(opts.silent ? { silent: true } : {}) };
       if (last && opts.approvalId) o.approvalId = opts.approvalId;
       if (last && opts.approvalId && opts.approvalChoices?.length) o.approvalChoices = opts.approvalChoices;
+      if (last && opts.approvalId && opts.approvalShowAll) o.approvalShowAll = true;
       ids.push(await this.adapter.send(chatId, chunks[i] ?? "", o));
     }
     return ids;

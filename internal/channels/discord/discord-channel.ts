@@ -37,6 +37,8 @@ import type { TimerHandle } from "../../core/clock.js";
 import { PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
+import { ApprovalMessages } from "../common/approval-messages.js";
+import { isChannelOwner, ownerChatTarget, privateContextAllowed } from "../../config/channel-owner.js";
 import { ChatChannelBase, type ChatChannelDeps } from "../common/chat-channel-base.js";
 import { ChannelIdentities } from "./channel-identities.js";
 import { translateMessage } from "./discord-inbound.js";
@@ -65,6 +67,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
   private client: Client | undefined;
   private me: { id: string; username: string; appId: string } | undefined;
   private identities: ChannelIdentities;
+  private questions: ApprovalMessages;
   private retryTimer: TimerHandle | undefined;
   private retryDelayMs = 1000;
   private stopping = false;
@@ -89,26 +92,35 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       ...(deps.registry ? { registry: deps.registry } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
-      mayApprove: (id) => this.mayApprove(id),
+      mayApprove: (id) => this.isOwner(id),
       isOwner: (id) => this.isOwner(id),
+      ownerTarget: () => ownerChatTarget(ctx.config(), "discord"),
+      privateAllowed: (chatId) => privateContextAllowed(ctx.config(), "discord", chatId),
       media: this.media,
       stream: () => this.cfg().stream,
     }));
+    this.questions = new ApprovalMessages(this.relay, this.adapter, ctx.logger);
   }
 
-  /** Allowed users decide approvals (in a guild channel anyone may press a button or type `/approve`). */
   /**
-   * The owner, for containment: the users of `allow_from` when it lists any (a paired user or a
-   * group member then taints the session), else everyone allowed.
+   * The owner (config/channel-owner.ts): `owner`, else `allow_from` of config.yaml, never the pairing
+   * store. Only the owner answers questions; anyone else taints the session they write into.
    */
   private isOwner(userId: string): boolean {
-    const listed = this.cfg().allow_from.map(String);
-    return listed.length ? listed.includes(String(userId)) : this.mayApprove(userId);
+    return isChannelOwner(this.ctx.config(), "discord", userId);
   }
 
-  private mayApprove(userId: string): boolean {
-    const cfg = this.cfg();
-    return cfg.dm_policy === "open" || this.pairing.isAllowed("discord", userId, cfg.allow_from);
+  /** Closes a question this channel sent (buttons edited away, `note` added). */
+  async closeApproval(approvalId: string, note: string): Promise<boolean> {
+    return this.questions.close(approvalId, note);
+  }
+
+  /** "Show all": the whole question, to the presser's DM (never the guild channel). */
+  private async showAll(approvalId: string, userId: string): Promise<string> {
+    const a = this.deps.approvals?.show?.(approvalId);
+    if (!a) return "That question is no longer open.";
+    await this.questions.showAll(await this.runningTarget(`user:${userId}`), a.text);
+    return "Sent the whole question to your DMs.";
   }
 
   private cfg(): ReturnType<CoreContext["config"]>["channels"]["discord"] {
@@ -348,19 +360,23 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
       identities: this.identities,
       adapter: this.adapter,
       router: this.router,
-      mayApprove: (id: string) => this.mayApprove(id),
+      mayApprove: (id: string) => this.isOwner(id),
+      showAll: (approvalId: string, userId: string) => this.showAll(approvalId, userId),
     };
     await handleInteraction(env, i);
   }
 
   /** Outbound, proactive delivery: `<channelId>` or `user:<userId>` (a DM channel is opened). */
   async send(target: string, text: string, opts?: SendOptions): Promise<void> {
-    await this.relay.sendText(await this.runningTarget(target), text, {
+    const addr = await this.runningTarget(target);
+    const o = {
       markdown: opts?.markdown ?? true,
-      ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
       ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
+      ...(opts?.approvalShowAll ? { approvalShowAll: true } : {}),
       ...(opts?.silent ? { silent: true } : {}),
-    });
+    };
+    if (opts?.approvalId) await this.questions.send(addr, text, { ...o, approvalId: opts.approvalId });
+    else await this.relay.sendText(addr, text, o);
   }
 
   /** Sends a file to `<channelId>` or `user:<userId>` (size checked before the upload). */

@@ -10,7 +10,7 @@ import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
 import type { ChannelIdentities } from "./channel-identities.js";
-import { interactionAddress, NO_MENTIONS, type DiscordAdapter } from "./discord-adapter.js";
+import { interactionAddress, NO_MENTIONS, SUPPRESS_EMBEDS, type DiscordAdapter } from "./discord-adapter.js";
 import { guildVerdict } from "./guild-gate.js";
 import type { SeenStore } from "./seen-store.js";
 import { commandText } from "./slash-commands.js";
@@ -27,8 +27,10 @@ export interface DiscordInteractionEnv {
   identities: ChannelIdentities;
   adapter: DiscordAdapter;
   router: InboundRouter;
-  /** Whether a user may decide approvals (press approve/deny). */
+  /** Whether a user may decide approvals (press approve/deny): the owner only. */
   mayApprove: (userId: string) => boolean;
+  /** "Show all": sends the whole question to the presser's DM; returns the line to answer with. */
+  showAll?: (approvalId: string, userId: string) => Promise<string>;
 }
 
 /** Answers one interaction: refuses it ephemerally, or acknowledges it and routes it as a chat turn. */
@@ -43,7 +45,10 @@ export async function handleInteraction(env: DiscordInteractionEnv, i: APIIntera
   const callback = (body: Record<string, unknown>): Promise<unknown> =>
     env.rest.post(Routes.interactionCallback(i.id, i.token), { body, auth: false });
   const ephemeral = (content: string): Promise<unknown> =>
-    callback({ type: 4, data: { content, flags: EPHEMERAL, allowed_mentions: NO_MENTIONS } });
+    callback({
+      type: 4,
+      data: { content, flags: EPHEMERAL | SUPPRESS_EMBEDS, allowed_mentions: NO_MENTIONS },
+    });
   const inbound: InboundChat = {
     channel: "discord",
     chatId: channelId,
@@ -69,10 +74,18 @@ export async function handleInteraction(env: DiscordInteractionEnv, i: APIIntera
   if (i.type === 2) {
     const data = i.data as { name: string; options?: { name: string; value?: unknown }[] };
     inbound.text = commandText(data.name, data.options);
-    await callback({ type: 5 });
+    await callback({ type: 5, data: { flags: SUPPRESS_EMBEDS } });
     env.adapter.registerInteraction(inbound.relayChatId ?? "", true);
   } else {
     const customId = (i.data as { custom_id?: string }).custom_id ?? "";
+    const show = /^show:([^\s:]+)$/.exec(customId);
+    if (show) {
+      if (!env.mayApprove(sender.id) || !env.showAll) return void (await ephemeral(NOT_AN_APPROVER));
+      const line = await env
+        .showAll(show[1] ?? "", sender.id)
+        .catch((err: unknown) => `Could not send it: ${(err as Error).message}`);
+      return void (await ephemeral(line));
+    }
     // `approve:<id>:host|session`: a containment question's standing answers.
     const m = /^(approve|deny):([^\s:]+)(?::(host|session))?$/.exec(customId);
     if (!m) return void (await ephemeral("Unknown action."));

@@ -278,7 +278,7 @@ describe("discord channel end to end", () => {
       20_000,
       "/model reply",
     );
-    expect(discord.interactionCallbacks.get(ix.id)).toEqual([{ type: 5 }]);
+    expect(discord.interactionCallbacks.get(ix.id)).toEqual([{ type: 5, data: { flags: 4 } }]);
     expect(discord.messages.get(original)?.content).toBe("Model for this chat: a/m2");
 
     const st = discord.interaction({ channelId: DM, user: ANN, command: { name: "status" } });
@@ -315,9 +315,52 @@ describe("discord channel end to end", () => {
     for (const b of bodies) expect(b.allowed_mentions).toEqual({ parse: [] });
   });
 
+  it("nothing unfurls: replies, edits, questions, refusals and interaction replies carry SuppressEmbeds", async () => {
+    h = await startDiscordHarness({
+      discord: { dm_policy: "pairing", allow_from: [ANN.id, BOB.id], owner: [ANN.id] },
+      approvals: { resolve: () => true, show: () => ({ text: "whole https://evil.example/?d=secret" }) },
+    });
+    const { discord, ai, channel } = h;
+    ai.enqueue({ text: "see https://evil.example/?d=secret", chunkSize: 5, delayMs: 30 });
+    discord.userMessage({ channelId: DM, content: "hi", author: ANN });
+    await answered(discord, DM, (t) => t.includes("evil.example"), "the answer");
+    await channel.send(CHAN, "fetch https://evil.example/?d=secret?", {
+      approvalId: "ap9",
+      approvalShowAll: true,
+    });
+    // Bob is allowed (paired) but not the owner: his press is refused with a line, and the refusal
+    // does not unfurl either.
+    const bob = discord.interaction({ channelId: CHAN, guildId: GUILD, user: BOB, customId: "approve:ap9" });
+    await discord.waitFor(
+      () => (discord.interactionCallbacks.get(bob.id) ?? []).length > 0,
+      15_000,
+      "refusal",
+    );
+    expect(discord.interactionCallbacks.get(bob.id)).toEqual([
+      { type: 4, data: expect.objectContaining({ content: NOT_AN_APPROVER, flags: 64 | 4 }) },
+    ]);
+    // The owner's "Show all" sends the whole text to the owner's DM, not the guild channel.
+    const show = discord.interaction({ channelId: CHAN, guildId: GUILD, user: ANN, customId: "show:ap9" });
+    await discord.waitFor(() => (discord.interactionCallbacks.get(show.id) ?? []).length > 0, 15_000, "show");
+    await discord.waitFor(
+      () => discord.calls.some((c) => JSON.stringify(c.body ?? "").includes("whole https://evil.example")),
+      15_000,
+      "the whole text",
+    );
+    expect(discord.channelMessages(CHAN).some((m) => m.content.includes("whole https"))).toBe(false);
+    await channel.closeApproval("ap9", "withdrawn: the turn that asked ended before an answer");
+    const q = discord.channelMessages(CHAN).find((m) => m.content.includes("fetch https://evil.example"));
+    expect(q?.content).toContain("[withdrawn");
+    expect(q?.components).toEqual([]);
+    const bodies = outboundBodies(discord);
+    expect(bodies.length).toBeGreaterThan(3);
+    for (const b of bodies) expect(((b.flags as number | undefined) ?? 0) & 4).toBe(4);
+  });
+
   it("sends approval buttons and resolves a button press via the shared /approve command", async () => {
     const decisions: [string, string][] = [];
     h = await startDiscordHarness({
+      discord: { allow_from: [ANN.id] },
       approvals: {
         resolve: (id, decision) => {
           if (id !== "ap1") return false;
@@ -372,7 +415,7 @@ describe("discord channel end to end", () => {
       "refusal",
     );
     expect(discord.interactionCallbacks.get(bobPress.id)).toEqual([
-      { type: 4, data: expect.objectContaining({ content: NOT_AN_APPROVER, flags: 64 }) },
+      { type: 4, data: expect.objectContaining({ content: NOT_AN_APPROVER, flags: 64 | 4 }) },
     ]);
     // ... or types the command.
     discord.userMessage({

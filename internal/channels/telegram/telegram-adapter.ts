@@ -68,7 +68,11 @@ export function toChannelError(err: unknown, what: string): ChannelError {
   return new ChannelError("CHANNEL_UNREACHABLE", `${what} failed: ${(err as Error).message}`, { cause: err });
 }
 
-function keyboard(approvalId: string, choices: readonly string[] = []): InlineKeyboardMarkup {
+function keyboard(
+  approvalId: string,
+  choices: readonly string[] = [],
+  showAll = false,
+): InlineKeyboardMarkup {
   const rows = [
     [
       { text: "✅ Approve", callback_data: `approve:${approvalId}` },
@@ -83,6 +87,8 @@ function keyboard(approvalId: string, choices: readonly string[] = []): InlineKe
         callback_data: `approve:${approvalId}:${c}`,
       })),
     );
+  // A cut question: the press sends the whole text to the owner's private chat (`show:<id>`).
+  if (showAll) rows.push([{ text: "📄 Show all", callback_data: `show:${approvalId}` }]);
   return { inline_keyboard: rows };
 }
 
@@ -124,7 +130,9 @@ export class TelegramAdapter implements ChatAdapter {
       ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
       link_preview_options: { is_disabled: true },
       ...(opts.silent ? { disable_notification: true } : {}),
-      ...(opts.approvalId ? { reply_markup: keyboard(opts.approvalId, opts.approvalChoices) } : {}),
+      ...(opts.approvalId
+        ? { reply_markup: keyboard(opts.approvalId, opts.approvalChoices, opts.approvalShowAll) }
+        : {}),
     };
     return this.paced(chatId, async () => {
       try {
@@ -151,7 +159,9 @@ export class TelegramAdapter implements ChatAdapter {
     const { chatId } = parseChatAddress(addr);
     const other = {
       link_preview_options: { is_disabled: true },
-      ...(opts.approvalId ? { reply_markup: keyboard(opts.approvalId, opts.approvalChoices) } : {}),
+      ...(opts.approvalId
+        ? { reply_markup: keyboard(opts.approvalId, opts.approvalChoices, opts.approvalShowAll) }
+        : {}),
     };
     await this.paced(chatId, async () => {
       try {

@@ -212,10 +212,10 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     expect(req.threadId).toBe(5);
     const id = /\/approve ([a-z0-9]+)/.exec(req.text)?.[1] ?? "";
     expect(JSON.stringify(req.replyMarkup)).toContain(`approve:${id}`);
-    // A group member who is not allowed: the button answers "Not allowed", the command is refused.
+    // A group member who is not the owner: the button answers with the owner rule, the command is refused.
     tg.pushCallback(member, `approve:${id}`, req.messageId, { chatId: forum, threadId: 5 });
     await tg.waitFor(
-      () => tg.callsOf("answerCallbackQuery").some((c) => c.params.text === "Not allowed"),
+      () => tg.callsOf("answerCallbackQuery").some((c) => c.params.text === NOT_AN_APPROVER.slice(0, 190)),
       15_000,
       "button refusal",
     );
@@ -227,6 +227,13 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     expect(await decision).toBe("approved");
     await tg.waitFor(() => botTexts(forum).includes(`Approved ${id}.`), 15_000, "approved reply");
     expect(tg.visible(forum).find((m) => m.text === `Approved ${id}.`)?.threadId).toBe(5);
+    // The settled question lost its buttons (the registry closes it where it was sent).
+    await registry.closeApproval(id, "approved");
+    const edit = tg
+      .callsOf("editMessageText")
+      .find((c) => String(c.params.message_id) === String(req.messageId));
+    expect(String(edit?.params.text)).toContain("[approved]");
+    expect(edit?.params.reply_markup).toBeUndefined();
     // A later /deny of the settled id by the owner: nothing pending any more.
     tg.pushGroupText(forum, owner, `/deny ${id}`, { is_topic_message: true, message_thread_id: 5 });
     await tg.waitFor(

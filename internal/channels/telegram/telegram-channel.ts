@@ -24,6 +24,8 @@ import { sleep } from "../../core/clock.js";
 import { PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
+import { ApprovalMessages } from "../common/approval-messages.js";
+import { isChannelOwner, ownerChatTarget, privateContextAllowed } from "../../config/channel-owner.js";
 import { ChatChannelBase, type ChatChannelDeps } from "../common/chat-channel-base.js";
 import type { InboundRouter } from "../../inbound/chat-router.js";
 import { CHAT_COMMANDS } from "../../inbound/commands.js";
@@ -54,6 +56,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
   readonly relay: StreamRelay;
   readonly router: InboundRouter;
   private adapter: TelegramAdapter;
+  private questions: ApprovalMessages;
   private api: Api | undefined;
   private me: UserFromGetMe | undefined;
   private store: UpdateStore | undefined;
@@ -81,26 +84,35 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       ...(deps.registry ? { registry: deps.registry } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
-      mayApprove: (id) => this.mayApprove(id),
+      mayApprove: (id) => this.isOwner(id),
       isOwner: (id) => this.isOwner(id),
+      ownerTarget: () => ownerChatTarget(ctx.config(), "telegram"),
+      privateAllowed: (chatId) => privateContextAllowed(ctx.config(), "telegram", chatId),
       media: this.media,
       stream: () => this.cfg().stream,
     }));
+    this.questions = new ApprovalMessages(this.relay, this.adapter, ctx.logger);
   }
 
-  /** Allowed users decide approvals (in groups anyone may type `/approve`). */
   /**
-   * The owner, for containment: the users of `allow_from` when it lists any (a paired user or a
-   * group member then taints the session), else everyone allowed.
+   * The owner (config-channel-owner.ts): `owner`, else `allow_from` of config.yaml, never the pairing
+   * store. Only the owner answers questions; anyone else taints the session they write into.
    */
   private isOwner(userId: string): boolean {
-    const listed = this.cfg().allow_from.map(String);
-    return listed.length ? listed.includes(String(userId)) : this.mayApprove(userId);
+    return isChannelOwner(this.ctx.config(), "telegram", userId);
   }
 
-  private mayApprove(userId: string): boolean {
-    const cfg = this.cfg();
-    return cfg.dm_policy === "open" || this.pairing.isAllowed("telegram", userId, cfg.allow_from);
+  /** Closes a question this channel sent (buttons edited away, `note` added). */
+  async closeApproval(approvalId: string, note: string): Promise<boolean> {
+    return this.questions.close(approvalId, note);
+  }
+
+  /** "Show all": the whole question, to the presser's private chat (their user id is its id). */
+  private async showAll(approvalId: string, userId: string): Promise<string> {
+    const a = this.deps.approvals?.show?.(approvalId);
+    if (!a) return "That question is no longer open.";
+    await this.questions.showAll(userId, a.text);
+    return "Sent the whole question to your private chat.";
   }
 
   private cfg(): ReturnType<CoreContext["config"]>["channels"]["telegram"] {
@@ -224,12 +236,14 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
         `the Telegram channel is not running (${this.st.detail ?? this.st.state})`,
       );
     try {
-      await this.relay.sendText(target, text, {
+      const o = {
         markdown: opts?.markdown ?? true,
-        ...(opts?.approvalId ? { approvalId: opts.approvalId } : {}),
         ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
+        ...(opts?.approvalShowAll ? { approvalShowAll: true } : {}),
         ...(opts?.silent ? { silent: true } : {}),
-      });
+      };
+      if (opts?.approvalId) await this.questions.send(target, text, { ...o, approvalId: opts.approvalId });
+      else await this.relay.sendText(target, text, o);
     } catch (err) {
       throw toChannelError(err, "send");
     }
@@ -361,7 +375,13 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     const me = this.me;
     if (!me) return;
     if (u.callback_query) {
-      const press = approvalButton(api, u.callback_query, (id) => this.mayApprove(id), this.router);
+      const press = approvalButton(
+        api,
+        u.callback_query,
+        (id) => this.isOwner(id),
+        this.router,
+        (id, user) => this.showAll(id, user),
+      );
       // A refusal is answered before the next update; an accepted press runs like a reply.
       return press.accepted ? this.track(press.done, "reply") : void (await press.done);
     }

@@ -10,6 +10,7 @@ import type { CoreContext } from "../../runtime/context.js";
 import type { Config } from "../../config/schema.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
+import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import type { AudioClient } from "../../media/audio-client.js";
 import { attachmentMessage } from "../../media/inbound-media.js";
@@ -193,13 +194,22 @@ export function approvalButton(
   q: NonNullable<Update["callback_query"]>,
   mayApprove: (userId: string) => boolean,
   router: InboundRouter,
+  showAll?: (approvalId: string, userId: string) => Promise<string>,
 ): { accepted: boolean; done: Promise<unknown> } {
+  const allowed = mayApprove(String(q.from.id));
+  // `show:<id>`: the whole question, sent to the owner's private chat (never to the group).
+  const show = /^show:([^\s:]+)$/.exec(q.data ?? "");
+  if (show && allowed && showAll) {
+    const done = showAll(show[1] ?? "", String(q.from.id))
+      .catch((err: unknown) => `Could not send it: ${(err as Error).message}`)
+      .then((text) => api.answerCallbackQuery(q.id, { text: text.slice(0, 190) }).catch(() => undefined));
+    return { accepted: true, done };
+  }
   // `approve:<id>[:host|:session]` (the suffix: a containment question's standing answers).
   const m = /^(approve|deny):([^\s:]+)(?::(host|session))?$/.exec(q.data ?? "");
-  const allowed = mayApprove(String(q.from.id));
   if (!m || !allowed) {
     const done = api
-      .answerCallbackQuery(q.id, { text: allowed ? "Unknown action" : "Not allowed" })
+      .answerCallbackQuery(q.id, { text: allowed ? "Unknown action" : NOT_AN_APPROVER.slice(0, 190) })
       .catch(() => undefined);
     return { accepted: false, done };
   }

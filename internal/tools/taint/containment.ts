@@ -27,7 +27,17 @@ import { DataLabels } from "./data-labels.js";
 import { egressVerdict } from "./egress-policy.js";
 import { GrantStore } from "./grant-store.js";
 import { MemoryTaint } from "./memory-taint.js";
-import { classifySink, type Sink } from "./sinks.js";
+import { classifySink, type Sink, type SinkEnv } from "./sinks.js";
+import { visibleLine, visibleText } from "../../core/visible-text.js";
+import { payloadHash, shownPayload } from "../approval-text.js";
+
+/** The kind of every containment question (part of the hash an answer is bound to). */
+const KIND = "tainted conversation";
+
+/** The question's payload for a sink: the action, then the whole payload. */
+function questionPayload(sink: Sink): string {
+  return `It now wants to ${sink.action}:\n${sink.payload}`;
+}
 import { classifySource } from "./sources.js";
 import { TaintStore } from "./taint-store.js";
 
@@ -230,17 +240,25 @@ export class Containment {
         let approvedExec = false;
         const gated: ToolContext = {
           ...ctx,
-          egress: (url) => this.egress(url, ctx, turn, approvedExec ? [] : sources()),
+          egress: (url) => this.egress(url, ctx, turn, approvedExec ? [] : sources(), signal),
           sandboxMasks: () => (sources().length ? [] : this.masksForClean()),
         };
-        if (sources().length) {
-          const sink = classifySink(call.name, call.arguments, {
+        const now = sources();
+        if (now.length) {
+          const env = {
             config: this.deps.config(),
             replyTarget: turn.replyTarget ?? ctx.replyTarget,
             agentHasSinks: this.agentHasSinks,
-          });
+            strangerTainted: now.some((x) => x.kind === "non_owner_sender"),
+          };
+          const sink = classifySink(call.name, call.arguments, env);
           if (sink) {
-            const refusal = await this.decide(sink, ctx, turn, sources());
+            const d = await this.decide(sink, ctx, turn, now, signal);
+            if (d.refusal) return { isError: true, content: d.refusal };
+            // The yes is bound to the hash of what the question showed: the call that runs must be
+            // that one (a changed argument, a re-read that classifies otherwise, is refused).
+            const refusal =
+              d.hash === undefined ? undefined : boundRefusal(call.name, call.arguments, env, d.hash);
             if (refusal) return { isError: true, content: refusal };
             approvedExec = sink.kind === "exec";
           }
@@ -277,6 +295,7 @@ export class Containment {
     ctx: ToolContext,
     turn: TurnInfo,
     sources: readonly TaintSource[],
+    signal?: AbortSignal,
   ): Promise<void> {
     if (!this.enabled()) return;
     const cfg = this.deps.config().containment.egress;
@@ -287,18 +306,27 @@ export class Containment {
         "EGRESS_REFUSED",
         `refused: ${url.hostname} is not in containment.egress.allow_domains (the owner can add it to config.yaml)`,
       );
-    const sink: Sink = { kind: "egress", target: url.hostname.toLowerCase(), action: `fetch ${url.href}` };
-    const refusal = await this.decide(sink, ctx, turn, sources);
+    const sink: Sink = {
+      kind: "egress",
+      target: url.hostname.toLowerCase(),
+      action: `connect to ${visibleLine(url.hostname)}`,
+      payload: url.href,
+    };
+    const { refusal } = await this.decide(sink, ctx, turn, sources, signal);
     if (refusal) throw new ToolError("EGRESS_REFUSED", refusal);
   }
 
-  /** Asks for a sink of a tainted session; returns the refusal text, or undefined when allowed. */
+  /**
+   * Asks for a sink of a tainted session: `refusal` is the text for the model, absent when allowed;
+   * `hash` is the payload hash the owner's yes was given for (absent for a grant).
+   */
   async decide(
     sink: Sink,
     ctx: ToolContext,
     turn: TurnInfo,
     sources: readonly TaintSource[],
-  ): Promise<string | undefined> {
+    signal?: AbortSignal,
+  ): Promise<{ refusal?: string; hash?: string }> {
     const lineage = this.taint.lineageOf(ctx.sessionId);
     const asked: { at?: number } = {}; // once asked, the note covers the wait (a bar on the timeline)
     const note = (decision: string, extra: Record<string, unknown> = {}): void =>
@@ -312,37 +340,51 @@ export class Containment {
       const grant = this.grants.match(lineage, sink.kind, sink.target);
       if (grant) {
         note("granted", { grant: grant.id });
-        return undefined;
+        return {};
       }
     }
     const question = this.question(sink, ctx.sessionId, sources);
     if (UNATTENDED.has(turn.channel)) {
       note("refused", { reason: "unattended run" });
-      const report = `Refused in a ${turn.channel} run (${turn.sessionKey}): ${question}\nUnattended runs never wait for approval; run it yourself if you want it.`;
+      // Nothing waits on a refusal, so the report carries the whole payload (escaped).
+      const shown = shownPayload(question.payload);
+      const report = `Refused in a ${turn.channel} run (${visibleLine(turn.sessionKey)}):\n${visibleText(question.intro)}\n${shown}\nUnattended runs never wait for approval; run it yourself if you want it.`;
       void this.deps.deliver(turn.replyTarget ?? "last", report).catch((err: unknown) => {
         this.deps.logger.warn({ err: (err as Error).message }, "containment: could not report a refusal");
       });
-      return `refused: this ${turn.channel} run read untrusted text, and unattended runs cannot ask the owner (${sink.action}). The owner was told.`;
+      return {
+        refusal: `refused: this ${turn.channel} run read untrusted text, and unattended runs cannot ask the owner (${sink.action}). The owner was told.`,
+      };
     }
     const cfg = this.deps.config().containment;
     const choices: GrantChoice[] = sink.target === "*" ? ["session"] : ["target", "session"];
     asked.at = this.deps.clock.now();
-    const out = await this.deps.approvals.requestDetailed({
-      replyTarget: ctx.approvalTarget ?? ctx.replyTarget ?? turn.replyTarget,
-      sessionKey: ctx.sessionKey,
-      summary: question,
-      kind: "tainted conversation",
-      choices,
-      targetLabel:
-        sink.kind === "egress"
-          ? `${sink.target} for ${cfg.host_grant_minutes} min`
-          : `${sink.target} for ${cfg.host_grant_minutes} min`,
-      timeoutS: cfg.approval_timeout_s,
-    });
+    // The wait gives the turn's slot back: turns waiting for the owner never hold every slot.
+    const park = ctx.parkWhile?.bind(ctx) ?? (<R>(wait: () => Promise<R>): Promise<R> => wait());
+    const ask = signal ?? ctx.signal;
+    const out = await park(() =>
+      this.deps.approvals.requestDetailed({
+        replyTarget: ctx.approvalTarget ?? ctx.replyTarget ?? turn.replyTarget,
+        sessionKey: ctx.sessionKey,
+        summary: question.intro,
+        payload: question.payload,
+        requestId: ctx.requestId,
+        ...(ask ? { signal: ask } : {}),
+        kind: KIND,
+        choices,
+        targetLabel:
+          sink.kind === "egress"
+            ? `${sink.target} for ${cfg.host_grant_minutes} min`
+            : `${sink.target} for ${cfg.host_grant_minutes} min`,
+        timeoutS: cfg.approval_timeout_s,
+      }),
+    );
     const why = { reason: out.reason, ...(out.via ? { via: out.via } : {}) };
     if (out.decision !== "approved") {
-      note(out.decision, why);
-      return `refused by containment: ${out.reason}. This conversation read untrusted text, so ${sink.action} needed the owner's yes.`;
+      note(out.flooded ? "flooded" : out.withdrawn ? "withdrawn" : out.decision, why);
+      return {
+        refusal: `refused by containment: ${out.reason}. This conversation read untrusted text, so ${sink.action} needed the owner's yes.`,
+      };
     }
     const scope = out.scope ?? "once";
     if (scope !== "once" && ctx.sessionId) {
@@ -356,21 +398,49 @@ export class Containment {
       });
       note("approved", { scope, grant: g.id, ...why });
     } else note("approved", { scope: "once", ...why });
-    return undefined;
+    return out.payloadHash !== undefined ? { hash: out.payloadHash } : {};
   }
 
-  /** "This conversation read https://evil.example/page 2 turns ago; it now wants to fetch ...". */
-  question(sink: Sink, sessionId: string, sources: readonly TaintSource[]): string {
-    const latest = sources[sources.length - 1];
-    if (!latest) return `It wants to ${sink.action}.`;
-    const turns = this.taint.turnsSince(sessionId, latest.at);
-    const ago = turns === 0 ? "earlier in this turn" : turns === 1 ? "1 turn ago" : `${turns} turns ago`;
-    const more =
-      sources.length > 1
-        ? ` (and ${sources.length - 1} earlier untrusted source${sources.length > 2 ? "s" : ""})`
-        : "";
-    return `This conversation ${describeTaint(latest)} ${ago}${more}; it now wants to ${sink.action}.`;
+  /**
+   * The question's two parts: `intro` lists every taint source of the session, most recent first,
+   * with how long ago each entered and how many there are; `payload` is the sink's action and its
+   * whole payload (approval-text.ts cuts it for a chat and says by how much).
+   */
+  question(
+    sink: Sink,
+    sessionId: string,
+    sources: readonly TaintSource[],
+  ): { intro: string; payload: string } {
+    const payload = questionPayload(sink);
+    if (sources.length === 0) return { intro: "", payload };
+    const lines = [...sources].reverse().map((s, i) => {
+      const turns = this.taint.turnsSince(sessionId, s.at);
+      const ago = turns === 0 ? "earlier in this turn" : turns === 1 ? "1 turn ago" : `${turns} turns ago`;
+      return `${i + 1}. ${visibleLine(describeTaint(s))} (${ago})`;
+    });
+    const n = sources.length;
+    const head =
+      n === 1
+        ? "This conversation read 1 untrusted source:"
+        : `This conversation read ${n} untrusted sources, most recent first:`;
+    return { intro: [head, ...lines].join("\n"), payload };
   }
+}
+
+/**
+ * Why an approved call may not run: the call about to execute classifies to a payload whose hash is
+ * not the one the owner's yes was given for. Undefined when it is the same.
+ */
+export function boundRefusal(
+  name: string,
+  rawArgs: string,
+  env: SinkEnv,
+  approved: string,
+): string | undefined {
+  const now = classifySink(name, rawArgs, env);
+  const hash = now ? payloadHash(KIND, shownPayload(questionPayload(now))) : "";
+  if (now && hash === approved) return undefined;
+  return "refused by containment: the call to run is not the one the owner approved (its text changed after the question); nothing was run. Ask again if it is still wanted.";
 }
 
 function jsonField(raw: string, key: string): string | undefined {

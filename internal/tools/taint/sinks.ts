@@ -9,6 +9,7 @@
  */
 import { zoneOf } from "../../workspace/zones.js";
 import type { Config } from "../../config/schema.js";
+import { visibleLine } from "../../core/visible-text.js";
 import type { SinkKind } from "./grant-store.js";
 
 /** A sink call, described for the owner's question and the grant it may create. */
@@ -16,23 +17,34 @@ export interface Sink {
   kind: SinkKind;
   /** What a "target" grant covers: a chat target, an agent, an MCP server; `*` when only session grants fit. */
   target: string;
-  /** "send a message to telegram:999", completing "it now wants to ...". */
+  /** "send a message to telegram:999", completing "it now wants to ..." (names escaped, one line). */
   action: string;
+  /**
+   * The whole thing that runs or goes out, never cut: the command, the message text, the URL, the
+   * file, the job, the arguments. Shown in the question and hashed (approval-text.ts).
+   */
+  payload: string;
 }
 
 /** What classification needs beyond the call. */
 export interface SinkEnv {
   config: Config;
-  /** The chat the turn came from: a reply or file to it is not a sink. */
+  /** The chat the turn came from: a reply or file to it is not a sink (unless `strangerTainted`). */
   replyTarget?: string | undefined;
+  /**
+   * True when someone other than the owner wrote into this session (a group member, a paired user):
+   * a send or file to the turn's own chat is then a sink too (`send_file USER.md` into the group the
+   * stranger is in would otherwise go out unasked).
+   */
+  strangerTainted?: boolean;
   /** True when the agent has tools that are sinks (delegation to it is one). Unknown agent: true. */
   agentHasSinks: (agentId: string | undefined) => boolean;
 }
 
-const preview = (s: unknown, n = 120): string => {
-  const t = typeof s === "string" ? s : JSON.stringify(s ?? "");
-  return t.length > n ? `${t.slice(0, n)}…` : t;
-};
+/** A value as text, whole (never cut: the question shows it all and the answer is bound to it). */
+const whole = (s: unknown): string => (typeof s === "string" ? s : JSON.stringify(s ?? ""));
+/** A name inside a sentence (target, path, agent): one line, controls and bidi marks escaped. */
+const nameOf = (s: unknown): string => visibleLine(whole(s));
 
 function str(o: Record<string, unknown>, k: string): string | undefined {
   const v = o[k];
@@ -96,16 +108,28 @@ export function classifySink(name: string, rawArgs: string, env: SinkEnv): Sink 
     args = {};
   }
   const cfg = env.config;
+  const own = (target: string | undefined): boolean =>
+    !!env.replyTarget && target === env.replyTarget && !env.strangerTainted;
   switch (name) {
     case "send_message": {
       const target = str(args, "target") ?? "?";
-      if (env.replyTarget && target === env.replyTarget) return undefined;
-      return { kind: "send", target, action: `send a message to ${target}: "${preview(args.text)}"` };
+      if (own(target)) return undefined;
+      return {
+        kind: "send",
+        target,
+        action: `send a message to ${nameOf(target)}`,
+        payload: whole(args.text),
+      };
     }
     case "send_file": {
       const target = str(args, "target") ?? env.replyTarget;
-      if (target === undefined || target === env.replyTarget) return undefined;
-      return { kind: "send", target, action: `send the file ${preview(args.path, 80)} to ${target}` };
+      if (target === undefined || own(target)) return undefined;
+      return {
+        kind: "send",
+        target,
+        action: `send a file to ${nameOf(target)}`,
+        payload: `file: ${nameOf(args.path)}${args.caption !== undefined ? `\ncaption: ${whole(args.caption)}` : ""}`,
+      };
     }
     case "exec": {
       const sb = cfg.tools.exec.sandbox;
@@ -114,7 +138,8 @@ export function classifySink(name: string, rawArgs: string, env: SinkEnv): Sink 
       return {
         kind: "exec",
         target: "*",
-        action: `run \`${preview(args.command, 300)}\` with network access`,
+        action: "run a command with network access",
+        payload: whole(args.command),
       };
     }
     case "cron": {
@@ -123,7 +148,8 @@ export function classifySink(name: string, rawArgs: string, env: SinkEnv): Sink 
       return {
         kind: "schedule",
         target: "*",
-        action: `${action ?? "change"} a scheduled job${args.message ? `: "${preview(args.message)}"` : ""}`,
+        action: `${nameOf(action ?? "change")} a scheduled job`,
+        payload: JSON.stringify(args, null, 2),
       };
     }
     case "write_file":
@@ -133,7 +159,8 @@ export function classifySink(name: string, rawArgs: string, env: SinkEnv): Sink 
       return {
         kind: "config",
         target: "*",
-        action: `change ${p ?? "a workspace file"}, which configures agents`,
+        action: `change ${p === undefined ? "a workspace file" : nameOf(p)}, which configures agents`,
+        payload: JSON.stringify(args, null, 2),
       };
     }
     case "delegate":
@@ -145,7 +172,8 @@ export function classifySink(name: string, rawArgs: string, env: SinkEnv): Sink 
       return {
         kind: "delegate",
         target: agent ?? "*",
-        action: `hand a task to agent ${agent ?? "(chosen by capability)"}, which can send or change things: "${preview(args.message)}"`,
+        action: `hand a task to agent ${agent === undefined ? "(chosen by capability)" : nameOf(agent)}, which can send or change things`,
+        payload: args.message !== undefined ? whole(args.message) : JSON.stringify(args, null, 2),
       };
     }
     default: {
@@ -153,7 +181,8 @@ export function classifySink(name: string, rawArgs: string, env: SinkEnv): Sink 
       return {
         kind: "mcp",
         target: server,
-        action: `call ${name} of the untrusted MCP server ${server} with ${preview(args, 200)}`,
+        action: `call ${nameOf(name)} of the untrusted MCP server ${nameOf(server)}`,
+        payload: JSON.stringify(args, null, 2),
       };
     }
   }

@@ -1,0 +1,67 @@
+/**
+ * The approval questions a chat channel sent, so they can be closed and shown whole: when a request
+ * closes (answered, expired, withdrawn because its turn ended) its buttons are edited away and a line
+ * says how it ended; "Show all" sends the whole question to the presser's private chat.
+ *
+ * Invariants:
+ * - a closed question keeps no button (the edit carries none), so nobody presses a dead question;
+ * - only questions sent since the daemon started are remembered (a restart denies every pending
+ *   request anyway, see ApprovalManager.denyAll);
+ * - the whole text goes only where the channel says (the owner's private chat), chunked by the relay.
+ */
+import type { Logger } from "../../log/logger.js";
+import { chunkMarkdown } from "./chunking.js";
+import type { ChatAdapter, OutboundOptions } from "./chat-adapter.js";
+
+/** What the remembering needs of the relay. */
+export interface ApprovalSender {
+  sendText(chatId: string, text: string, opts: OutboundOptions): Promise<string[]>;
+}
+
+interface SentQuestion {
+  addr: string;
+  /** The message that carries the buttons (the last chunk). */
+  messageId: string;
+  /** That message's text, kept under the closing line. */
+  lastChunk: string;
+}
+
+/** Sent approval questions of one channel, by approval id. */
+export class ApprovalMessages {
+  private sent = new Map<string, SentQuestion>();
+
+  constructor(
+    private relay: ApprovalSender,
+    private adapter: Pick<ChatAdapter, "edit" | "limits">,
+    private logger?: Logger,
+  ) {}
+
+  /** Sends a question (chunked, buttons on the last chunk) and remembers it. */
+  async send(addr: string, text: string, opts: OutboundOptions & { approvalId: string }): Promise<void> {
+    const ids = await this.relay.sendText(addr, text, opts);
+    const messageId = ids[ids.length - 1];
+    const chunks = chunkMarkdown(text, this.adapter.limits);
+    if (messageId !== undefined)
+      this.sent.set(opts.approvalId, { addr, messageId, lastChunk: chunks[chunks.length - 1] ?? "" });
+  }
+
+  /** Edits the question's buttons away with `note` under it; false when this channel never sent it. */
+  async close(approvalId: string, note: string): Promise<boolean> {
+    const q = this.sent.get(approvalId);
+    if (!q) return false;
+    this.sent.delete(approvalId);
+    const room = Math.max(0, this.adapter.limits.maxLength - note.length - 4);
+    const body = q.lastChunk.length > room ? `${q.lastChunk.slice(0, room)}…` : q.lastChunk;
+    try {
+      await this.adapter.edit(q.addr, q.messageId, `${body}\n\n[${note}]`, { markdown: false });
+    } catch (err) {
+      this.logger?.warn({ approvalId, err: (err as Error).message }, "could not close an approval question");
+    }
+    return true;
+  }
+
+  /** Sends the whole question text to `addr` (the presser's private chat), chunked. */
+  async showAll(addr: string, text: string): Promise<void> {
+    await this.relay.sendText(addr, text, { markdown: false });
+  }
+}
