@@ -6,7 +6,8 @@
  * deletes them; no answer (expired, or no channel to ask on) leaves them held in the data dir.
  * A command that wrote only plain data asks nothing.
  */
-import { join } from "node:path";
+import { mkdirSync, renameSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Config } from "../config/schema.js";
 import { CATEGORY_WHY, DECEPTIVE, type HoldCategory } from "../workspace/desk-rules.js";
 import { heldChanges, MAX_ENTRIES, snapshotDesk, type DeskSnapshot } from "./sandbox/desk-scan.js";
@@ -18,6 +19,8 @@ export interface DeskWatch {
   desk: string;
   allowed: ReadonlySet<string>;
   before: DeskSnapshot;
+  /** Entries compared at most (MAX_ENTRIES; smaller in tests). */
+  max: number;
 }
 
 /** `tools.exec.sandbox.desk_allow` as a lower-case set. */
@@ -29,15 +32,15 @@ export function deskAllowed(cfg: Config): ReadonlySet<string> {
  * Snapshots the desk before a command. Throws `DESK_TOO_LARGE` when the desk cannot be compared
  * whole: a command is not run where what it leaves could not be checked.
  */
-export function watchDesk(desk: string, allowed: ReadonlySet<string>): DeskWatch {
-  const before = snapshotDesk(desk, allowed);
+export function watchDesk(desk: string, allowed: ReadonlySet<string>, max = MAX_ENTRIES): DeskWatch {
+  const before = snapshotDesk(desk, allowed, max);
   if (!before.complete)
     throw new ToolError(
       "DESK_TOO_LARGE",
-      `refused: the desk holds more than ${MAX_ENTRIES.toLocaleString("en-US")} entries, too many to check after a command; ` +
+      `refused: the desk holds more than ${max.toLocaleString("en-US")} entries, too many to check after a command; ` +
         "delete files from it, or allow a dependency folder by name (tools.exec.sandbox.desk_allow)",
     );
-  return { desk, allowed, before };
+  return { desk, allowed, before, max };
 }
 
 /** What became of the held entries, for the tool result (the model sees it). */
@@ -151,9 +154,35 @@ export async function settleDesk(
   dataDir: string,
   ctx: ToolContext,
 ): Promise<{ outcome: DeskOutcome | undefined; changed: string[] }> {
-  const after = snapshotDesk(w.desk, w.allowed);
+  const after = snapshotDesk(w.desk, w.allowed, w.max);
   const changed = changedFiles(w.before, after);
+  if (!after.complete) return { outcome: overflow(w, dataDir, ctx), changed };
   return { outcome: await holdAndAsk(w, after, dataDir, ctx), changed };
+}
+
+/**
+ * A command that left more entries than can be compared could hide anything among them: the whole
+ * desk is moved out of reach (into the quarantine, or beside it when the data dir is on another
+ * file system) and a fresh one made. Fail closed: nothing on an unchecked desk stays where programs
+ * look.
+ */
+function overflow(w: DeskWatch, dataDir: string, ctx: ToolContext): DeskOutcome {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const root = join(dataDir, "quarantine");
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  let to = join(root, `${stamp}-desk-overflow`);
+  try {
+    renameSync(w.desk, to);
+  } catch {
+    to = join(dirname(w.desk), `.desk-overflow-${stamp}`);
+    renameSync(w.desk, to);
+  }
+  mkdirSync(w.desk, { mode: 0o700 });
+  ctx.logger.warn({ movedTo: to }, "desk: grew past what can be checked; moved aside whole");
+  return {
+    note: `\n[the desk grew past ${w.max.toLocaleString("en-US")} entries, too many to check: all of it was moved to ${to} and a new, empty desk made]`,
+    kept: false,
+  };
 }
 
 async function holdAndAsk(
@@ -163,8 +192,7 @@ async function holdAndAsk(
   ctx: ToolContext,
 ): Promise<DeskOutcome | undefined> {
   const changed = heldChanges(w.before, after, w.allowed);
-  const partial = after.complete ? "" : "\n[the desk grew past what can be checked: delete files from it]";
-  if (changed.length === 0) return partial ? { note: partial, kept: false } : undefined;
+  if (changed.length === 0) return undefined;
   const h = hold(w.desk, changed, join(dataDir, "quarantine"));
   const count = h.records.filter((r) => r.kind !== "dir").length;
   ctx.logger.warn(
@@ -173,24 +201,24 @@ async function holdAndAsk(
   );
   const what = `${count} file${count === 1 ? "" : "s"} (${[...new Set(h.records.map((r) => r.category))].join(", ")})`;
   if (h.records.length === 0)
-    return { note: `\n[could not hold what the command left${failedNote(h.failed)}]${partial}`, kept: false };
+    return { note: `\n[could not hold what the command left${failedNote(h.failed)}]`, kept: false };
   if (!(ctx.approvalTarget ?? ctx.replyTarget))
     return {
-      note: `\n[the command left ${what} that are not plain data; held in the data dir: no channel to ask the owner on${failedNote(h.failed)}]${partial}`,
+      note: `\n[the command left ${what} that are not plain data; held in the data dir: no channel to ask the owner on${failedNote(h.failed)}]`,
       kept: false,
     };
   const decision = await ctx.requestApproval({ kind: "planted", summary: heldQuestion(h) });
   if (decision === "approved") {
     const r = release(w.desk, h);
     const failed = r.failed.length ? ` (not restored, still held: ${r.failed.slice(0, 5).join(", ")})` : "";
-    return { note: `\n[the owner kept ${what}${failed}]${partial}`, kept: true };
+    return { note: `\n[the owner kept ${what}${failed}]`, kept: true };
   }
   if (decision === "denied") {
     drop(h);
-    return { note: `\n[the owner declined: ${what} deleted]${partial}`, kept: false };
+    return { note: `\n[the owner declined: ${what} deleted]`, kept: false };
   }
   return {
-    note: `\n[the owner did not answer: ${what} held in the data dir, not on the desk]${partial}`,
+    note: `\n[the owner did not answer: ${what} held in the data dir, not on the desk]`,
     kept: false,
   };
 }

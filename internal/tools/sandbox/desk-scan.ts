@@ -55,7 +55,11 @@ function signature(st: BigIntStats, kind: EntryKind): string {
  * Takes a snapshot of `desk` (a real absolute path). `allowed` is `desk_allow`: folder names in it
  * are skipped whole.
  */
-export function snapshotDesk(desk: string, allowed: ReadonlySet<string> = new Set()): DeskSnapshot {
+export function snapshotDesk(
+  desk: string,
+  allowed: ReadonlySet<string> = new Set(),
+  max = MAX_ENTRIES,
+): DeskSnapshot {
   const entries = new Map<string, SnapEntry>();
   const queue: string[] = [""];
   for (let i = 0; i < queue.length; i++) {
@@ -67,7 +71,7 @@ export function snapshotDesk(desk: string, allowed: ReadonlySet<string> = new Se
       continue;
     }
     for (const name of names) {
-      if (entries.size >= MAX_ENTRIES) return { entries, complete: false };
+      if (entries.size >= max) return { entries, complete: false };
       const rel = dirRel ? `${dirRel}/${name}` : name;
       let st: BigIntStats;
       try {
