@@ -426,11 +426,12 @@ describe("cron service", () => {
     await expect(tool.execute({ action: "remove", id: "cfg" }, signal, toolCtx())).rejects.toThrow(
       /config.yaml/,
     );
-    const added = String(
-      await tool.execute({ action: "add", message: "hello", every: "1d" }, signal, toolCtx()),
-    );
-    const id = /added (job-[0-9a-f]+)/.exec(added)?.[1];
+    const added = await tool.execute({ action: "add", message: "hello", every: "1d" }, signal, toolCtx());
+    const text = typeof added === "string" ? added : added.content;
+    const id = /added (job-[0-9a-f]+)/.exec(text)?.[1];
     expect(id).toBeDefined();
+    // The job is said by identity, so a tainted session's job carries its label (issue 44).
+    expect(typeof added === "string" ? undefined : added.writes).toEqual({ jobs: [id] });
     expect(await tool.execute({ action: "remove", id: id! }, signal, toolCtx())).toBe(`removed ${id}`);
     expect(svc.get(id!)).toBeUndefined();
   });

@@ -377,10 +377,12 @@ describe("echo fallback", () => {
   });
 
   it("says so in the reply when it stands in for a model that was asked for, and warns once", async () => {
-    config = makeConfig({ primary: "openai/gpt-4o" });
+    // A primary naming a missing provider is a config error now (config check); a turn can still
+    // ask for a model by name.
+    config = makeConfig({});
     const r = router();
     r.chain();
-    const evs = await run(r, { messages: [{ role: "user", content: "hello" }] });
+    const evs = await run(r, { messages: [{ role: "user", content: "hello" }], model: "openai/gpt-4o" });
     expect(text(evs)).toBe(`${echoStandInNotice("openai/gpt-4o")}echo: hello`);
     expect(text(evs)).toContain("[openai/gpt-4o is not available: no model provider is configured");
     const asked = await run(r, { messages: [{ role: "user", content: "hi" }], model: "other/m" });
