@@ -239,9 +239,10 @@ describe("familiar doctor", () => {
   });
 
   it("passes with a reachable provider that accepts the key", async () => {
-    fake = await startFakeOpenAI({ apiKey: "sk-good", models: ["gpt-4o-mini"] });
+    // A model the shipped price table does not know (it knows gpt-4o-mini).
+    fake = await startFakeOpenAI({ apiKey: "sk-good", models: ["house-model"] });
     const { dir } = await setup(
-      `models:\n  providers:\n    fake: {base_url: "${fake.baseUrl}", api_key: "\${FAKE_KEY}"}\n  primary: fake/gpt-4o-mini\n`,
+      `models:\n  providers:\n    fake: {base_url: "${fake.baseUrl}", api_key: "\${FAKE_KEY}"}\n  primary: fake/house-model\n`,
     );
     const r = await cli(["doctor"], { cwd: dir, env: { FAKE_KEY: "sk-good" } });
     expect(r.code, r.stdout + r.stderr).toBe(0);
@@ -263,7 +264,7 @@ describe("familiar doctor", () => {
     );
     // No models.pricing entry: budgets count it at the default price, and doctor says so.
     expect(line(r.stdout, "pricing")).toMatch(
-      /^warn {2}pricing: no price for fake\/gpt-4o-mini in models\.pricing: their calls count at the default price \(\$5 input \/ \$15 output/,
+      /^warn {2}pricing: no price for fake\/house-model in models\.pricing: their calls count at the default price \(\$5 input \/ \$15 output/,
     );
     // The sandbox line: bubblewrap works (ok), or what to install (a warning, not a failure).
     const { probeSandbox } = await import("../internal/tools/sandbox/sandbox-probe.js");
