@@ -37,12 +37,17 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** Answers the n-th message (an approval question) and returns its text. */
+/**
+ * Answers the n-th message (an approval question) and returns the whole question (`familiar
+ * approvals show`: the chat message itself is cut at a length and says so).
+ */
 async function answer(t: ToolsHarness, n: number, decision: "approved" | "denied"): Promise<string> {
   await t.channel.waitFor(n);
   const msg = t.channel.sent[n - 1];
-  t.parts.approvals.resolve(msg?.opts?.approvalId ?? "", decision);
-  return msg?.text ?? "";
+  const id = msg?.opts?.approvalId ?? "";
+  const whole = t.parts.approvals.list().find((a) => a.id === id)?.text ?? msg?.text ?? "";
+  t.parts.approvals.resolve(id, decision);
+  return whole;
 }
 
 function quarantineEntries(t: ToolsHarness): string[] {
@@ -217,7 +222,7 @@ describe.skipIf(!status.ok)(`the desk fails closed${skip}`, () => {
       command:
         "python3 -c 'import helper, json; open(\"out.json\",\"w\").write(json.dumps(helper.f()))' && mkdir -p reports/2026 && echo a,b > reports/2026/t.csv && echo '# hi' > notes.md && cat out.json",
     });
-    expect(r).toEqual({ content: "exit code 0\n42", isError: false });
+    expect(r).toMatchObject({ content: "exit code 0\n42", isError: false });
     expect(existsSync(join(h.workspace, "desk", "__pycache__"))).toBe(false);
     expect(h.channel.sent).toHaveLength(0);
   });
@@ -229,7 +234,7 @@ describe.skipIf(!status.ok)(`the desk fails closed${skip}`, () => {
       command: "echo 'export SAFE=1' > data.txt && ln data.txt .envrc && echo ok",
     });
     await h.channel.waitFor(1);
-    const q = h.channel.sent[0]?.text ?? "";
+    const q = h.parts.approvals.list()[0]?.text ?? "";
     expect(q).toContain("export SAFE=1");
     // Meanwhile another command rewrites the other name of that inode.
     const swap = await harness.call("exec", {
@@ -283,7 +288,7 @@ describe.skipIf(!status.ok)(`the desk fails closed${skip}`, () => {
       command:
         "mkdir -p node_modules/x && echo 1 > node_modules/x/index.js && echo 'x=1' > build.toml && echo ok",
     });
-    expect(r).toEqual({ content: "exit code 0\nok\n", isError: false });
+    expect(r).toMatchObject({ content: "exit code 0\nok\n", isError: false });
     expect(h.channel.sent).toHaveLength(0);
     const held = h.call("exec", { command: "echo x > .envrc" });
     expect(await answer(h, 1, "denied")).toContain(".envrc");

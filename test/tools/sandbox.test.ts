@@ -58,7 +58,7 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
   it("runs ordinary work without asking, and the output reaches the model", async () => {
     h = await createToolsHarness();
     const r = await h.call("exec", { command: "sh -c 'echo hi > made.txt && ls'" });
-    expect(r).toEqual({ content: "exit code 0\nmade.txt\n", isError: false });
+    expect(r).toMatchObject({ content: "exit code 0\nmade.txt\n", isError: false });
     expect(readFileSync(join(h.workspace, "desk", "made.txt"), "utf8")).toBe("hi\n");
     expect(h.channel.sent).toHaveLength(0);
     // `git init` creates .git/config and hooks: one question (desk-attacks.test.ts), then git works.
@@ -94,7 +94,7 @@ describe.skipIf(!status.ok)(`exec in the sandbox: the boundary is the kernel${sk
       expect((await r).content).toMatch(/^exit code 0\nbuilt\n/);
       // Kept: the next run finds it built, writes plain output, asks nothing.
       const again = await h.call("exec", { command: "make -s && ./hello > out.txt && cat out.txt" });
-      expect(again).toEqual({ content: "exit code 0\nbuilt\n", isError: false });
+      expect(again).toMatchObject({ content: "exit code 0\nbuilt\n", isError: false });
       expect(h.channel.sent).toHaveLength(1);
     },
   );
