@@ -317,9 +317,11 @@ describe("call trees", () => {
     expect(retried!.session_key).toMatch(/^agent:main:gateway:/);
     // Priced: the estimate is the price.
     expect(retried!.estimated_cost).toBe(retried!.cost);
-    expect(guess).toMatchObject({ question: "Guess a number", retries: 0, cost: 0, unpriced_calls: 1 });
-    // budgets.default_price (the schema's default) times the tokens: more than nothing, never "unpriced" alone.
-    expect(guess!.estimated_cost).toBeGreaterThan(0);
+    expect(guess).toMatchObject({ question: "Guess a number", retries: 0, unpriced_calls: 1 });
+    // One ledger figure (docs/costs.md): budgets.default_price times the tokens, counted and marked
+    // estimated; never free.
+    expect(guess!.cost).toBeGreaterThan(0);
+    expect(guess!.estimated_cost).toBe(guess!.cost);
   });
 
   it("GET /api/traces refuses a stranger without the token, and a wrong token", async () => {
