@@ -205,7 +205,7 @@ describe("familiar chat with piped stdin", () => {
     try {
       // The model asks to write .envrc, which needs the owner's approval even in the sandbox.
       h.fake.enqueue(
-        { toolCalls: [{ name: "write_file", arguments: { path: ".envrc", content: "export A=1\n" } }] },
+        { toolCalls: [{ name: "write_file", arguments: { path: "desk/.envrc", content: "export A=1\n" } }] },
         { text: "written" },
       );
       p.stdin.write("write my .envrc\n");

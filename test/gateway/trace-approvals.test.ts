@@ -64,7 +64,7 @@ describe("an approval wait in the turn's trace", () => {
   it("is a span from the question to the answer, inside the tool call, with the decision", async () => {
     const web = await webChat("web-chat");
     h.fake.enqueue(
-      { toolCalls: [{ name: "write_file", arguments: { path: ".envrc", content: "export A=1\n" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "desk/.envrc", content: "export A=1\n" } }] },
       { text: "written" },
     );
     const sent = await web.client.request<{ runId: string }>("chat.send", {
@@ -100,7 +100,7 @@ describe("an approval wait in the turn's trace", () => {
   it("a question nobody answers ends expired at the timeout, with the reason", async () => {
     const web = await webChat("web-chat-2");
     h.fake.enqueue(
-      { toolCalls: [{ name: "write_file", arguments: { path: ".envrc", content: "export B=2\n" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "desk/.envrc", content: "export B=2\n" } }] },
       { text: "not written" },
     );
     const sent = await web.client.request<{ runId: string }>("chat.send", {

@@ -259,20 +259,20 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
 
     // `.envrc` makes the owner's own tools run code: writing it asks, sandbox or not.
     h.fake.enqueue(
-      { toolCalls: [{ name: "write_file", arguments: { path: ".envrc", content: "export WEB=1\n" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "desk/.envrc", content: "export WEB=1\n" } }] },
       { text: "Written." },
     );
     await page.fill("#input", "write my .envrc");
     await page.press("#input", "Enter");
     const card = await page.waitForSelector(".msg.approval", { timeout: 20_000 });
-    expect(await card.textContent()).toContain("write_file .envrc");
+    expect(await card.textContent()).toContain("write_file desk/.envrc");
     expect(await card.getAttribute("role")).toBe("alert");
     await page.click('.msg.approval button[data-decision="approve"]');
     await page.waitForSelector('.msg.approval .actions:has-text("approved")', { timeout: 15_000 });
     await page.waitForSelector('.msg.assistant[data-state="final"] .body:has-text("Written.")', {
       timeout: 20_000,
     });
-    expect(readFileSync(join(h.dir, "workspace", ".envrc"), "utf8")).toBe("export WEB=1\n");
+    expect(readFileSync(join(h.dir, "workspace", "desk", ".envrc"), "utf8")).toBe("export WEB=1\n");
     await page.close();
   }, 60_000);
 

@@ -50,12 +50,12 @@ async function connect(name: string, role?: "owner"): Promise<Watched> {
 /** The model asks to write `.envrc`, then answers with the tool result it got. */
 function scriptEnvrc(content: string): void {
   h.fake.enqueue(
-    { toolCalls: [{ name: "write_file", arguments: { path: ".envrc", content } }] },
+    { toolCalls: [{ name: "write_file", arguments: { path: "desk/.envrc", content } }] },
     { text: "done" },
   );
 }
 
-const envrc = (): string => join(h.dir, "workspace", ".envrc");
+const envrc = (): string => join(h.dir, "workspace", "desk", ".envrc");
 const finalOf = (w: Watched, runId: string) => () =>
   w.chat.find((e) => e.runId === runId && ["final", "error", "aborted"].includes(e.state));
 const toolResults = (): string[] =>
@@ -73,7 +73,7 @@ describe("approvals asked on the gateway", () => {
       message: "write my .envrc",
     });
     const asked = await waitFor(() => web.approvals[0]);
-    expect(asked.text).toContain("write_file .envrc");
+    expect(asked.text).toContain("write_file desk/.envrc");
     expect(other.approvals).toEqual([]);
 
     // Not the connection that was asked: refused, and the request stays pending.
@@ -110,7 +110,7 @@ describe("approvals asked on the gateway", () => {
     // The tool call streams slowly (paced parts), so the client is gone before it is complete.
     h.fake.enqueue(
       {
-        toolCalls: [{ name: "write_file", arguments: { path: ".envrc", content: "gone\n" } }],
+        toolCalls: [{ name: "write_file", arguments: { path: "desk/.envrc", content: "gone\n" } }],
         chunkSize: 4,
         delayMs: 100,
       },
@@ -121,7 +121,7 @@ describe("approvals asked on the gateway", () => {
     await web.client.close();
     // Denied at once (the approval timeout is 300 s, far beyond waitFor's 15 s), and the model told.
     const result = await waitFor(() => toolResults().find((t) => /denied/.test(t)));
-    expect(result).toContain("denied writing .envrc");
+    expect(result).toContain("denied writing desk/.envrc");
     expect(h.logs().some((l) => /gateway:conn:\d+.*approval request not delivered/.test(l))).toBe(true);
     await waitFor(() => h.fake.requests.length >= 2);
     expect(web.approvals).toEqual([]);
