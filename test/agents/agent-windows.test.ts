@@ -125,7 +125,8 @@ describe("the same window rules for config.yaml, workspace and API agents", () =
   });
 
   it("says nothing while no provider is configured (the echo model answers every turn)", () => {
-    const core = createTestCore({ agents: { c: { model: "p/tiny", context_window: 8_000 } } });
+    // A model naming a provider that is not configured is a config error now; a window alone is not.
+    const core = createTestCore({ agents: { c: { context_window: 8_000 } } });
     cores.push(core);
     const api = new ApiAgentStore(core.db);
     api.create("a", agentSchema.parse({ context_window: 8_000 }));

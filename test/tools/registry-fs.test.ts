@@ -117,80 +117,84 @@ describe("tool registry", () => {
 describe("file tools", () => {
   it("writes, reads line ranges, edits and lists inside the workspace", async () => {
     h = await createToolsHarness();
+    const ws = join(h.workspace, "desk");
+    mkdirSync(ws, { recursive: true });
     expect(
-      (await h.call("write_file", { path: "notes/a.txt", content: "one\ntwo\nthree\nfour\n" })).content,
-    ).toBe("wrote 19 bytes to notes/a.txt");
-    expect(readFileSync(join(h.workspace, "notes/a.txt"), "utf8")).toBe("one\ntwo\nthree\nfour\n");
-    const range = await h.call("read_file", { path: "notes/a.txt", start_line: 2, end_line: 3 });
-    expect(range.content).toBe("[notes/a.txt lines 2-3 of 5]\ntwo\nthree");
+      (await h.call("write_file", { path: "desk/notes/a.txt", content: "one\ntwo\nthree\nfour\n" })).content,
+    ).toBe("wrote 19 bytes to desk/notes/a.txt");
+    expect(readFileSync(join(ws, "notes/a.txt"), "utf8")).toBe("one\ntwo\nthree\nfour\n");
+    const range = await h.call("read_file", { path: "desk/notes/a.txt", start_line: 2, end_line: 3 });
+    expect(range.content).toBe("[desk/notes/a.txt lines 2-3 of 5]\ntwo\nthree");
     expect(
-      (await h.call("edit_file", { path: "notes/a.txt", old_text: "two", new_text: "2" })).isError,
+      (await h.call("edit_file", { path: "desk/notes/a.txt", old_text: "two", new_text: "2" })).isError,
     ).toBeFalsy();
-    expect(readFileSync(join(h.workspace, "notes/a.txt"), "utf8")).toBe("one\n2\nthree\nfour\n");
-    const missing = await h.call("edit_file", { path: "notes/a.txt", old_text: "zzz", new_text: "y" });
+    expect(readFileSync(join(ws, "notes/a.txt"), "utf8")).toBe("one\n2\nthree\nfour\n");
+    const missing = await h.call("edit_file", { path: "desk/notes/a.txt", old_text: "zzz", new_text: "y" });
     expect(missing.isError).toBe(true);
     expect(missing.content).toContain("old_text was not found");
-    writeFileSync(join(h.workspace, "dup.txt"), "x x x");
-    const amb = await h.call("edit_file", { path: "dup.txt", old_text: "x", new_text: "y" });
+    writeFileSync(join(ws, "dup.txt"), "x x x");
+    const amb = await h.call("edit_file", { path: "desk/dup.txt", old_text: "x", new_text: "y" });
     expect(amb.content).toContain("occurs 3 times");
     expect(
-      (await h.call("edit_file", { path: "dup.txt", old_text: "x", new_text: "y", replace_all: true }))
+      (await h.call("edit_file", { path: "desk/dup.txt", old_text: "x", new_text: "y", replace_all: true }))
         .content,
     ).toContain("replaced 3");
-    const list = await h.call("list_dir", { recursive: true });
+    const list = await h.call("list_dir", { path: "desk", recursive: true });
     expect(list.content.split("\n")).toEqual(["dup.txt (5 bytes)", "notes/", "notes/a.txt (17 bytes)"]);
-    const abs = await h.call("read_file", { path: join(h.workspace, "dup.txt") });
+    const abs = await h.call("read_file", { path: join(ws, "dup.txt") });
     expect(abs.content).toBe("y y y");
     // A FIFO would block the read forever: refused at once.
-    execFileSync("mkfifo", [join(h.workspace, "pipe")]);
-    expect(await h.call("read_file", { path: "pipe" })).toEqual({
+    execFileSync("mkfifo", [join(ws, "pipe")]);
+    expect(await h.call("read_file", { path: "desk/pipe" })).toEqual({
       isError: true,
-      content: '"pipe" is not a regular file',
+      content: '"desk/pipe" is not a regular file',
     });
-    expect((await h.call("write_file", { path: "pipe", content: "x" })).content).toBe(
-      '"pipe" is not a regular file',
+    expect((await h.call("write_file", { path: "desk/pipe", content: "x" })).content).toBe(
+      '"desk/pipe" is not a regular file',
     );
   });
 
   it("refuses traversal, outside absolute paths and symlink escapes (also for new files)", async () => {
     h = await createToolsHarness();
+    const ws = join(h.workspace, "desk");
+    mkdirSync(ws, { recursive: true });
     const secretDir = mkdtempSync(join(tmpdir(), "familiar-outside-"));
     outside.push(secretDir);
     writeFileSync(join(secretDir, "secret.txt"), "top secret");
-    symlinkSync(secretDir, join(h.workspace, "escape"));
-    symlinkSync(join(secretDir, "secret.txt"), join(h.workspace, "secret-link.txt"));
-    mkdirSync(join(h.workspace, "sub"));
+    symlinkSync(secretDir, join(ws, "escape"));
+    symlinkSync(join(secretDir, "secret.txt"), join(ws, "secret-link.txt"));
+    mkdirSync(join(ws, "sub"));
 
     const attempts: [string, unknown][] = [
       ["read_file", { path: "../outside.txt" }],
-      ["read_file", { path: "sub/../../x" }],
+      ["read_file", { path: "desk/sub/../../x" }],
       ["read_file", { path: join(secretDir, "secret.txt") }],
       ["read_file", { path: "/etc/passwd" }],
-      ["read_file", { path: "escape/secret.txt" }],
-      ["read_file", { path: "secret-link.txt" }],
-      ["write_file", { path: "escape/new-file.txt", content: "pwned" }],
-      ["write_file", { path: "escape/deeper/new.txt", content: "pwned" }],
-      ["edit_file", { path: "secret-link.txt", old_text: "top", new_text: "no" }],
-      ["list_dir", { path: "escape" }],
+      ["read_file", { path: "desk/escape/secret.txt" }],
+      ["read_file", { path: "desk/secret-link.txt" }],
+      ["write_file", { path: "desk/escape/new-file.txt", content: "pwned" }],
+      ["write_file", { path: "desk/escape/deeper/new.txt", content: "pwned" }],
+      ["edit_file", { path: "desk/secret-link.txt", old_text: "top", new_text: "no" }],
+      ["list_dir", { path: "desk/escape" }],
       ["list_dir", { path: ".." }],
     ];
     for (const [tool, args] of attempts) {
       const r = await h.call(tool, args);
       expect(r.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
-      expect(r.content).toMatch(/outside the workspace|not allowed/);
+      expect(r.content).toMatch(/outside the workspace|not allowed|not on the desk/);
     }
     expect(existsSync(join(secretDir, "new-file.txt"))).toBe(false);
     expect(existsSync(join(secretDir, "deeper"))).toBe(false);
     expect(readFileSync(join(secretDir, "secret.txt"), "utf8")).toBe("top secret");
     // A dangling symlink is judged by its target: writing through it would create the target.
-    symlinkSync(join(secretDir, "planted.txt"), join(h.workspace, "dangling.txt"));
-    symlinkSync(join(secretDir, "nodir", "x"), join(h.workspace, "dangling-dir"));
-    symlinkSync("loop-b", join(h.workspace, "loop-a"));
-    symlinkSync("loop-a", join(h.workspace, "loop-b"));
+    symlinkSync(join(secretDir, "planted.txt"), join(ws, "dangling.txt"));
+    symlinkSync(join(secretDir, "nodir", "x"), join(ws, "dangling-dir"));
+    symlinkSync("loop-b", join(ws, "loop-a"));
+    symlinkSync("loop-a", join(ws, "loop-b"));
     for (const [tool, args] of [
-      ["write_file", { path: "dangling.txt", content: "pwned" }],
-      ["write_file", { path: "dangling-dir/y.txt", content: "pwned" }],
-      ["read_file", { path: "dangling.txt" }],
+      ["write_file", { path: "desk/dangling.txt", content: "pwned" }],
+      ["write_file", { path: "desk/dangling-dir/y.txt", content: "pwned" }],
+      ["read_file", { path: "desk/dangling.txt" }],
     ] as const) {
       const r = await h.call(tool, args);
       expect(r.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
@@ -198,16 +202,16 @@ describe("file tools", () => {
     }
     expect(existsSync(join(secretDir, "planted.txt"))).toBe(false);
     expect(existsSync(join(secretDir, "nodir"))).toBe(false);
-    const loop = await h.call("write_file", { path: "loop-a", content: "x" });
+    const loop = await h.call("write_file", { path: "desk/loop-a", content: "x" });
     expect(loop.isError).toBe(true);
     expect(loop.content).toMatch(/symbolic links/);
     // A dangling symlink whose target is inside the workspace creates that target.
-    symlinkSync(join(h.workspace, "sub", "later.txt"), join(h.workspace, "later-link.txt"));
-    expect((await h.call("write_file", { path: "later-link.txt", content: "ok" })).isError).toBeFalsy();
-    expect(readFileSync(join(h.workspace, "sub", "later.txt"), "utf8")).toBe("ok");
+    symlinkSync(join(ws, "sub", "later.txt"), join(ws, "later-link.txt"));
+    expect((await h.call("write_file", { path: "desk/later-link.txt", content: "ok" })).isError).toBeFalsy();
+    expect(readFileSync(join(ws, "sub", "later.txt"), "utf8")).toBe("ok");
     // A symlink that stays inside the workspace is fine.
-    writeFileSync(join(h.workspace, "sub/real.txt"), "inside");
-    symlinkSync(join(h.workspace, "sub/real.txt"), join(h.workspace, "ok-link.txt"));
-    expect((await h.call("read_file", { path: "ok-link.txt" })).content).toBe("inside");
+    writeFileSync(join(ws, "sub/real.txt"), "inside");
+    symlinkSync(join(ws, "sub/real.txt"), join(ws, "ok-link.txt"));
+    expect((await h.call("read_file", { path: "desk/ok-link.txt" })).content).toBe("inside");
   });
 });
