@@ -83,18 +83,18 @@ describe("tools through the agent loop", () => {
     fake.enqueue(
       {
         toolCalls: [
-          { id: "w", name: "write_file", arguments: { path: "todo.md", content: "- buy milk\n" } },
+          { id: "w", name: "write_file", arguments: { path: "desk/todo.md", content: "- buy milk\n" } },
           { id: "t", name: "read_file", arguments: { path: "../../etc/passwd" } },
           { id: "s", name: "read_file", arguments: { path: "link/key.txt" } },
         ],
       },
-      { toolCalls: [{ id: "r", name: "read_file", arguments: { path: "todo.md" } }] },
+      { toolCalls: [{ id: "r", name: "read_file", arguments: { path: "desk/todo.md" } }] },
       { text: "Done." },
     );
     const r = await host.submit(inbound("make a todo")).result;
     expect(r.text).toBe("Done.");
     const first = Object.fromEntries(toolMessages(1).map((m) => [m.tool_call_id, m.content]));
-    expect(first.w).toBe("wrote 11 bytes to todo.md");
+    expect(first.w).toBe("wrote 11 bytes to desk/todo.md");
     expect(first.t).toContain('uses ".."');
     expect(first.s).toContain("outside the workspace");
     expect(toolMessages(2).find((m) => m.tool_call_id === "r")?.content).toBe("- buy milk\n");
@@ -120,7 +120,7 @@ describe("tools through the agent loop", () => {
     h!.parts.approvals.resolve(h!.channel.sent[0]?.opts?.approvalId ?? "", "approved");
     expect((await turn.result).text).toBe("ok2");
     expect(toolMessages(3).find((m) => m.tool_call_id === "b")?.content).toBe("exit code 0\n(no output)");
-    expect(readFileSync(join(h!.workspace, "approved.txt"), "utf8")).toBe("");
+    expect(readFileSync(join(h!.workspace, "desk", "approved.txt"), "utf8")).toBe("");
 
     fake.enqueue(
       { toolCalls: [{ id: "c", name: "exec", arguments: { command: "touch denied.txt" } }] },
