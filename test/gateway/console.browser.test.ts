@@ -468,7 +468,7 @@ describe.skipIf(!chromium)("the owner's console in headless Chromium", () => {
     );
     await go("#/approvals", "[data-approval]");
     await page.click("[data-approval] button:has-text('Approve')");
-    await waitFor(() => existsSync(join(d.workspace, "approved-by-console.txt")), 30_000);
+    await waitFor(() => existsSync(join(d.workspace, "desk", "approved-by-console.txt")), 30_000);
     await waitFor(() => tg.visible(owner.id).some((m) => m.text.includes("The file is made.")), 30_000);
     await page.waitForSelector("[data-approval]", { state: "detached", timeout: 10_000 });
     // Audited: the log names the decision and the console client.
