@@ -36,7 +36,7 @@ describe("sessions/files", () => {
   it("lists the workspace files the session's tools wrote; a planted outside path is not listed", async () => {
     const sid = await newSession();
     h.fake.enqueue(
-      { toolCalls: [{ name: "write_file", arguments: { path: "out/report.md", content: "# Report\n" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "desk/out/report.md", content: "# Report\n" } }] },
       { text: "Written." },
     );
     expect((await post(`/api/agents/main/sessions/${sid}/messages`, { message: "write it" })).status).toBe(
@@ -60,7 +60,7 @@ describe("sessions/files", () => {
         files: { name: string; size_bytes: number; modified: string }[];
       }>(`/api/agents/main/sessions/${sid}/files`);
       expect(r.session_id).toBe(sid);
-      expect(r.files).toEqual([{ name: "out/report.md", size_bytes: 9, modified: expect.any(String) }]);
+      expect(r.files).toEqual([{ name: "desk/out/report.md", size_bytes: 9, modified: expect.any(String) }]);
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }
