@@ -21,9 +21,9 @@ import { describeTaint, type TaintInput, type TaintSource } from "../../core/tai
 import type { Db } from "../../store/db.js";
 import type { Logger } from "../../log/logger.js";
 import type { ApprovalManager, GrantChoice } from "../approvals.js";
-import { ToolError, type ToolContext, type ToolResult, type ToolSet } from "../tool.js";
-import { zoneOf } from "../../workspace/zones.js";
+import { ToolError, type ToolContext, type ToolSet } from "../tool.js";
 import { DataLabels } from "./data-labels.js";
+import { LabelReader, type MessageReads } from "./label-reads.js";
 import { egressVerdict } from "./egress-policy.js";
 import { GrantStore } from "./grant-store.js";
 import { MemoryTaint } from "./memory-taint.js";
@@ -50,7 +50,7 @@ export interface TurnInfo {
   parentRequestId?: string | undefined;
   taint?: readonly TaintInput[] | undefined;
   /** Stored things the message comes from (InboundMessage.reads). */
-  reads?: { jobs?: string[]; sessionKeys?: string[] } | undefined;
+  reads?: MessageReads | undefined;
 }
 
 /** A containment event for the trace. */
@@ -81,12 +81,13 @@ export class Containment {
   readonly grants: GrantStore;
   readonly memory: MemoryTaint;
   readonly labels: DataLabels;
+  /** What labels mean for a reader (a prompt, a message, a tool's reads, a clean command). */
+  readonly reads: LabelReader;
   /** Trace writer (set by the agent host). */
   onNote: ((requestId: string, note: ContainmentNote) => void) | undefined;
   /** Whether an agent has sink tools (set by the agent host, which knows the agents). */
   agentHasSinks: (agentId: string | undefined) => boolean = () => true;
   private turns = new Map<string, { sessionId: string; parent: string | undefined; agentId: string }>();
-  private sessionOfMessage;
 
   constructor(private deps: ContainmentDeps) {
     const now = (): number => deps.clock.now();
@@ -94,9 +95,7 @@ export class Containment {
     this.grants = new GrantStore(deps.db, now);
     this.memory = new MemoryTaint(deps.db, now);
     this.labels = new DataLabels(deps.db, now);
-    this.sessionOfMessage = deps.db.prepare<[number], { session_id: string }>(
-      "SELECT session_id FROM messages WHERE id = ?",
-    );
+    this.reads = new LabelReader(deps.db, this.labels, this.taint);
   }
 
   enabled(): boolean {
@@ -120,71 +119,8 @@ export class Containment {
     if (parent)
       for (const s of this.taint.sources(parent.sessionId))
         inputs.push({ kind: "inherited", detail: `${msg.parentRequestId}: ${describeTaint(s)}` });
-    inputs.push(...this.promptLabels(), ...this.messageLabels(msg.reads));
+    inputs.push(...this.reads.prompt(), ...this.reads.message(msg.reads));
     if (inputs.length) this.taint.add(sessionId, inputs.slice(0, 20), requestId);
-  }
-
-  /**
-   * Labelled files of the mind that reach prompts (every file of it but daily notes and the inbox:
-   * prompt files, MEMORY.md, HEARTBEAT.md, skills and agent files): each taints every turn until
-   * the owner clears it. Checked at admission, so a heartbeat or cron run is tainted from its first
-   * step.
-   */
-  private promptLabels(): TaintInput[] {
-    return this.labels
-      .list("file")
-      .filter((l) => zoneOf(l.key) === "mind" && !/^(memory|inbox)(\/|$)/i.test(l.key))
-      .map((l) => ({
-        kind: /^memory\.md$/i.test(l.key) ? "tainted_memory" : "tainted_data",
-        detail: `${l.key} (written by session ${l.sessionId})`,
-      }));
-  }
-
-  /** Labels on what a message comes from: a cron job, a subagent's session. */
-  private messageLabels(reads: TurnInfo["reads"]): TaintInput[] {
-    const out: TaintInput[] = [];
-    for (const job of reads?.jobs ?? [])
-      for (const l of this.labels.on("job", job))
-        out.push({ kind: "tainted_data", detail: `cron job ${job} (written by session ${l.sessionId})` });
-    for (const key of reads?.sessionKeys ?? []) {
-      const head = this.taint.headOf(key);
-      const src = head ? this.taint.sources(head)[0] : undefined;
-      if (src) out.push({ kind: "tainted_subagent", detail: `${key}: ${describeTaint(src)}` });
-    }
-    return out;
-  }
-
-  /** Labels on what a tool read (files by path, transcripts by message). */
-  private readLabels(reads: ToolResult["reads"]): TaintInput[] {
-    const out: TaintInput[] = [];
-    for (const f of reads?.files ?? [])
-      for (const l of this.labels.on("file", f))
-        out.push({
-          kind: /^(memory\.md|memory\/)/i.test(l.key) ? "tainted_memory" : "tainted_data",
-          detail: `${l.key} (written by session ${l.sessionId})`,
-        });
-    const sessions = new Set<string>();
-    for (const id of reads?.messageIds ?? []) {
-      const s = this.sessionOfMessage.get(id)?.session_id;
-      if (s) sessions.add(s);
-    }
-    for (const s of sessions) {
-      const src = this.taint.sources(s)[0];
-      if (src)
-        out.push({
-          kind: "tainted_memory",
-          detail: `the transcript of a tainted session: ${describeTaint(src)}`,
-        });
-    }
-    return out;
-  }
-
-  /**
-   * What a clean session's command must not see: the inbox (files strangers sent) and every
-   * labelled file. Reading them needs `read_file`, which taints.
-   */
-  masksForClean(): string[] {
-    return ["inbox", ...new Set(this.labels.list("file").map((l) => l.key))];
   }
 
   private track(requestId: string, sessionId: string, parent: string | undefined, agentId: string): void {
@@ -241,7 +177,7 @@ export class Containment {
         const gated: ToolContext = {
           ...ctx,
           egress: (url) => this.egress(url, ctx, turn, approvedExec ? [] : sources(), signal),
-          sandboxMasks: () => (sources().length ? [] : this.masksForClean()),
+          sandboxMasks: () => (sources().length ? [] : this.reads.masksForClean()),
         };
         const now = sources();
         if (now.length) {
@@ -267,7 +203,7 @@ export class Containment {
         const r = await inner.execute(call, signal, gated);
         const found = classifySource(call.name, call.arguments, r, this.deps.config());
         const inputs: TaintInput[] = found ? [found] : [];
-        inputs.push(...this.readLabels(r.reads));
+        inputs.push(...this.reads.read(r.reads));
         if (inputs.length) {
           if (ctx.sessionId) this.addTaint(ctx.sessionId, ctx.requestId, inputs);
           else for (const i of inputs) local.push({ ...i, at: this.deps.clock.now() });
