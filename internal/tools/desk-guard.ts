@@ -6,12 +6,19 @@
  * deletes them; no answer (expired, or no channel to ask on) leaves them held in the data dir.
  * A command that wrote only plain data asks nothing.
  */
-import { mkdirSync, renameSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { Config } from "../config/schema.js";
 import { CATEGORY_WHY, DECEPTIVE, type HoldCategory } from "../workspace/desk-rules.js";
 import { heldChanges, MAX_ENTRIES, snapshotDesk, type DeskSnapshot } from "./sandbox/desk-scan.js";
-import { drop, heldBytes, hold, release, type Held, type HeldRecord } from "./sandbox/quarantine.js";
+import {
+  drop,
+  heldBytes,
+  hold,
+  moveDeskAside,
+  release,
+  type Held,
+  type HeldRecord,
+} from "./sandbox/quarantine.js";
 import { ToolError, type ToolContext } from "./tool.js";
 
 /** A desk being watched across one command. */
@@ -167,17 +174,7 @@ export async function settleDesk(
  * look.
  */
 function overflow(w: DeskWatch, dataDir: string, ctx: ToolContext): DeskOutcome {
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const root = join(dataDir, "quarantine");
-  mkdirSync(root, { recursive: true, mode: 0o700 });
-  let to = join(root, `${stamp}-desk-overflow`);
-  try {
-    renameSync(w.desk, to);
-  } catch {
-    to = join(dirname(w.desk), `.desk-overflow-${stamp}`);
-    renameSync(w.desk, to);
-  }
-  mkdirSync(w.desk, { mode: 0o700 });
+  const to = moveDeskAside(w.desk, join(dataDir, "quarantine"));
   ctx.logger.warn({ movedTo: to }, "desk: grew past what can be checked; moved aside whole");
   return {
     note: `\n[the desk grew past ${w.max.toLocaleString("en-US")} entries, too many to check: all of it was moved to ${to} and a new, empty desk made]`,

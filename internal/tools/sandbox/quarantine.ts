@@ -25,6 +25,7 @@ import {
   readFileSync,
   readSync,
   readlinkSync,
+  renameSync,
   rmSync,
   rmdirSync,
   symlinkSync,
@@ -250,4 +251,23 @@ export function release(desk: string, h: Held): { restored: string[]; failed: st
 /** Deletes the quarantine folder (the owner said no). */
 export function drop(h: Held): void {
   rmSync(h.dir, { recursive: true, force: true });
+}
+
+/**
+ * Moves the whole desk into the quarantine (or, when the data dir is on another file system, beside
+ * the desk under a dot name) and makes a fresh one; returns where it went. For a desk too big to
+ * compare: nothing on it is checked, so none of it stays where programs look.
+ */
+export function moveDeskAside(desk: string, quarantineRoot: string): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  mkdirSync(quarantineRoot, { recursive: true, mode: 0o700 });
+  let to = join(quarantineRoot, `${stamp}-desk-overflow`);
+  try {
+    renameSync(desk, to);
+  } catch {
+    to = join(dirname(desk), `.desk-overflow-${stamp}`);
+    renameSync(desk, to);
+  }
+  mkdirSync(desk, { mode: 0o700 });
+  return to;
 }
