@@ -2,6 +2,9 @@
  * Loading: read YAML, substitute `${VAR}` / `${VAR:-default}` from the environment (and the owner's
  * `.env` files, config/env-file.ts; the process wins), validate with zod, resolve relative paths
  * against the config file's directory.
+ *
+ * Over 300 lines on purpose: reading a config file is one pipeline (YAML, `${VAR}` from the
+ * environment and the owner's .env files, the schema, paths); splitting it would scatter its order.
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";

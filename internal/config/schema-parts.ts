@@ -2,6 +2,9 @@
  * The parts of the config schema (schema.ts) that are used in more than one place or are long enough
  * to read on their own: durations, model refs, agents, providers, prices, cron jobs, hooks, MCP
  * servers. Same invariants as schema.ts: `.strict()` objects, defaults everywhere, clear messages.
+ *
+ * Over 300 lines on purpose: the schema pieces config.yaml shares (providers, agents, cron jobs,
+ * MCP servers, prices), kept together so each key is defined once.
  */
 import { z } from "zod";
 import { parseDuration } from "./duration.js";

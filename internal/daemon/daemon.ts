@@ -4,6 +4,9 @@
  *
  * Startup cost matters (target < 300 ms): modules a config does not use (grammy, discord.js, MCP,
  * croner...) are imported lazily inside the service factories, never at the top of this file.
+ *
+ * Over 300 lines on purpose: the wiring root reads as the daemon's start-up order in one place
+ * (numbered steps, then stop in reverse); each step lives in its own module.
  */
 import type { AddressInfo } from "node:net";
 import { loadConfigFile } from "../config/load.js";

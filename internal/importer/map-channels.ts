@@ -12,6 +12,9 @@
  * (consent.ts), never carried silently: a Bot API root off this machine (the token goes there), an
  * open DM policy, allow lists, group and guild lists, and each pairing approval. Left out, the
  * channel comes in closed: pairing, nobody allowed yet, no groups.
+ *
+ * Over 300 lines on purpose: Telegram and Discord settings map onto one shape, with every setting that
+ * grants power reported and asked about in the same place (docs/import-openclaw.md).
  */
 import { Consent, gate, isLocalUrl } from "./consent.js";
 import { secretRef } from "./secrets.js";

@@ -21,6 +21,9 @@
  * - a request whose turn ended (its `signal` aborted: stopped, timed out, shut down) is withdrawn:
  *   settled as denied, and every {@link ApprovalManager.onClosed} listener hears it (the chat edits
  *   away its buttons, the console and web chat drop the card).
+ *
+ * Over 300 lines on purpose: one request's whole life (ask, bind to a hash, park the turn, answer,
+ * expire, withdraw, list) is one state machine; its text is in approval-text.ts.
  */
 import { randomInt } from "node:crypto";
 import {

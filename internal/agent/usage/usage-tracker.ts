@@ -8,6 +8,9 @@
  *
  * Read methods work on a read-only connection too (the CLI reads while the daemon runs), also on a
  * store not yet migrated for the ledger columns.
+ *
+ * Over 300 lines on purpose: the one writer of the usage ledger; every call's row, its cause and its
+ * one cost figure are made here together so no surface can price a call differently (docs/costs.md).
  */
 import type { Config } from "../../config/schema.js";
 import type { Statement } from "better-sqlite3";

@@ -64,4 +64,20 @@ export class ApprovalMessages {
   async showAll(addr: string, text: string): Promise<void> {
     await this.relay.sendText(addr, text, { markdown: false });
   }
+
+  /**
+   * "Show all" pressed: the whole question (`show` finds it) to `addr`, the presser's private chat,
+   * never a group; returns the line that answers the press (`where` names that chat).
+   */
+  async showWhole(
+    show: (approvalId: string) => { text: string } | undefined,
+    approvalId: string,
+    addr: string,
+    where: string,
+  ): Promise<string> {
+    const a = show(approvalId);
+    if (!a) return "That question is no longer open.";
+    await this.showAll(addr, a.text);
+    return `Sent the whole question to ${where}.`;
+  }
 }

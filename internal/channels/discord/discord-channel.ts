@@ -117,10 +117,8 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
 
   /** "Show all": the whole question, to the presser's DM (never the guild channel). */
   private async showAll(approvalId: string, userId: string): Promise<string> {
-    const a = this.deps.approvals?.show?.(approvalId);
-    if (!a) return "That question is no longer open.";
-    await this.questions.showAll(await this.runningTarget(`user:${userId}`), a.text);
-    return "Sent the whole question to your DMs.";
+    const show = (id: string) => this.deps.approvals?.show?.(id);
+    return this.questions.showWhole(show, approvalId, await this.runningTarget(`user:${userId}`), "your DMs");
   }
 
   private cfg(): ReturnType<CoreContext["config"]>["channels"]["discord"] {

@@ -84,8 +84,9 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       ...(deps.registry ? { registry: deps.registry } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
       ...(deps.agentSources ? { agentSources: deps.agentSources } : {}),
-      mayApprove: (id) => this.isOwner(id),
-      isOwner: (id) => this.isOwner(id),
+      // The owner (config/channel-owner.ts): `owner`, else config.yaml's `allow_from`, never pairing.
+      mayApprove: (id) => isChannelOwner(ctx.config(), "telegram", id),
+      isOwner: (id) => isChannelOwner(ctx.config(), "telegram", id),
       ownerTarget: () => ownerChatTarget(ctx.config(), "telegram"),
       privateAllowed: (chatId) => privateContextAllowed(ctx.config(), "telegram", chatId),
       media: this.media,
@@ -94,25 +95,15 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     this.questions = new ApprovalMessages(this.relay, this.adapter, ctx.logger);
   }
 
-  /**
-   * The owner (config-channel-owner.ts): `owner`, else `allow_from` of config.yaml, never the pairing
-   * store. Only the owner answers questions; anyone else taints the session they write into.
-   */
-  private isOwner(userId: string): boolean {
-    return isChannelOwner(this.ctx.config(), "telegram", userId);
-  }
-
   /** Closes a question this channel sent (buttons edited away, `note` added). */
   async closeApproval(approvalId: string, note: string): Promise<boolean> {
     return this.questions.close(approvalId, note);
   }
 
   /** "Show all": the whole question, to the presser's private chat (their user id is its id). */
-  private async showAll(approvalId: string, userId: string): Promise<string> {
-    const a = this.deps.approvals?.show?.(approvalId);
-    if (!a) return "That question is no longer open.";
-    await this.questions.showAll(userId, a.text);
-    return "Sent the whole question to your private chat.";
+  private showAll(approvalId: string, userId: string): Promise<string> {
+    const show = (id: string) => this.deps.approvals?.show?.(id);
+    return this.questions.showWhole(show, approvalId, userId, "your private chat");
   }
 
   private cfg(): ReturnType<CoreContext["config"]>["channels"]["telegram"] {
@@ -378,7 +369,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       const press = approvalButton(
         api,
         u.callback_query,
-        (id) => this.isOwner(id),
+        (id) => isChannelOwner(this.ctx.config(), "telegram", id),
         this.router,
         (id, user) => this.showAll(id, user),
       );
