@@ -36,7 +36,9 @@ describe("sessions/files", () => {
   it("lists the workspace files the session's tools wrote; a planted outside path is not listed", async () => {
     const sid = await newSession();
     h.fake.enqueue(
-      { toolCalls: [{ name: "write_file", arguments: { path: "desk/out/report.md", content: "# Report\n" } }] },
+      {
+        toolCalls: [{ name: "write_file", arguments: { path: "desk/out/report.md", content: "# Report\n" } }],
+      },
       { text: "Written." },
     );
     expect((await post(`/api/agents/main/sessions/${sid}/messages`, { message: "write it" })).status).toBe(
