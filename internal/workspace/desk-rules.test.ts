@@ -45,6 +45,9 @@ describe("desk rules: an allow-list of plain data", () => {
     expect(holdReason(file("node_modules/x/index.js"), new Set(["node_modules"]))).toBeUndefined();
     expect(holdReason(file("build.py"), new Set(["code"]))).toBeUndefined();
     expect(holdReason(file(".envrc"), new Set(["code"]))).toBe("hidden");
+    // A category's name is not a folder name: `code/.envrc` stays held with `code` allowed.
+    expect(holdReason(file("code/.envrc"), new Set(["code"]))).toBe("hidden");
+    expect(holdReason(file("packages/x/.git/config"), new Set(["packages", "code"]))).toBe("hidden");
   });
 
   it("finds a bare repository whatever the folder is called", () => {

@@ -157,7 +157,9 @@ function extension(name: string): string {
 export function holdReason(e: DeskEntry, allowed: ReadonlySet<string> = new Set()): HoldCategory | undefined {
   const parts = e.rel.split("/").filter((p) => p !== "");
   const lower = parts.map((p) => p.toLowerCase());
-  if (lower.some((p) => allowed.has(p))) return undefined;
+  // A folder name allows what is beneath it; a category's name is never taken for a folder's
+  // (`desk_allow: [code]` must not pass `code/.envrc`).
+  if (lower.some((p) => allowed.has(p) && !isHoldCategory(p))) return undefined;
   const category = classify(e, parts, lower);
   return category && !allowed.has(category) ? category : undefined;
 }

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import {
   beneath,
   holdReason,
+  isHoldCategory,
   repositoryRoots,
   type DeskEntry,
   type EntryKind,
@@ -81,7 +82,8 @@ export function snapshotDesk(
       }
       const kind = kindOf(st);
       entries.set(rel, { rel, kind, mode: Number(st.mode), sig: signature(st, kind), size: Number(st.size) });
-      if (kind === "dir" && !allowed.has(name.toLowerCase())) queue.push(rel);
+      const lower = name.toLowerCase();
+      if (kind === "dir" && !(allowed.has(lower) && !isHoldCategory(lower))) queue.push(rel);
     }
   }
   return { entries, complete: true };
