@@ -10,9 +10,6 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
-import { createModelRouter } from "../../internal/models/router.js";
-import { UsageTracker } from "../../internal/agent/usage/usage-tracker.js";
-import { createAgentHostService } from "../../internal/agent/host-service.js";
 import type { AgentHostImpl } from "../../internal/agent/host.js";
 import { applyCompaction } from "../../internal/agent/compaction/lineage.js";
 import { TaintStore, taintOfSessions } from "../../internal/tools/taint/taint-store.js";
@@ -26,7 +23,8 @@ import { FakeClock } from "../../internal/core/clock.js";
 import type { ToolSet } from "../../internal/tools/tool.js";
 import { configFromObject } from "../../internal/config/load.js";
 import { createTestCore } from "../helpers/core.js";
-import { createToolsHarness, waitFor, type ToolsHarness } from "../tools/harness.js";
+import { createContainmentHost } from "./host-harness.js";
+import { waitFor, type ToolsHarness } from "../tools/harness.js";
 import { startFakeSite, type FakeSite } from "./fake-site.js";
 
 let llm: FakeOpenAI;
@@ -47,19 +45,9 @@ afterEach(async () => {
 });
 
 async function setup(extra: Record<string, unknown> = {}): Promise<AgentHostImpl> {
-  h = await createToolsHarness(
-    {
-      models: { providers: { f: { base_url: llm.baseUrl, api_key: "sk" } }, primary: "f/m", max_retries: 0 },
-      tools: { web: { allow_hosts: ["127.0.0.1"] }, send_message: { allowed_targets: ["test:*"] } },
-      ...extra,
-    },
-    { start: true },
-  );
-  const ctx = h.core.ctx;
-  const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
-  const usage = new UsageTracker({ db: ctx.db, config: () => ctx.config() });
-  const parts = createAgentHostService(ctx, { router, usage, tools: h.parts, outbox: h.channels });
-  return parts.host;
+  const made = await createContainmentHost(llm, extra);
+  h = made.h;
+  return made.host;
 }
 
 const KEY = "agent:main:test:owner";

@@ -8,12 +8,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
-import { createModelRouter } from "../../internal/models/router.js";
-import { UsageTracker } from "../../internal/agent/usage/usage-tracker.js";
-import { createAgentHostService } from "../../internal/agent/host-service.js";
 import type { AgentHostImpl } from "../../internal/agent/host.js";
 import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
-import { createToolsHarness, type ToolsHarness } from "../tools/harness.js";
+import { createContainmentHost } from "./host-harness.js";
+import type { ToolsHarness } from "../tools/harness.js";
 import { startFakeSite, type FakeSite } from "./fake-site.js";
 
 const status = await probeSandbox();
@@ -34,18 +32,10 @@ afterEach(async () => {
   h = undefined;
 });
 
-async function setup(): Promise<AgentHostImpl> {
-  h = await createToolsHarness(
-    {
-      models: { providers: { f: { base_url: llm.baseUrl, api_key: "sk" } }, primary: "f/m", max_retries: 0 },
-      tools: { web: { allow_hosts: ["127.0.0.1"] } },
-    },
-    { start: true },
-  );
-  const ctx = h.core.ctx;
-  const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
-  const usage = new UsageTracker({ db: ctx.db, config: () => ctx.config() });
-  return createAgentHostService(ctx, { router, usage, tools: h.parts, outbox: h.channels }).host;
+async function setup(extra: Record<string, unknown> = {}): Promise<AgentHostImpl> {
+  const made = await createContainmentHost(llm, extra);
+  h = made.h;
+  return made.host;
 }
 
 const KEY = "agent:main:test:owner";
