@@ -6,7 +6,7 @@
  * Over 300 lines on purpose: every config error message lives here, so their wording stays
  * consistent.
  */
-import { misplacedKeyHint } from "./misplaced-key.js";
+import { misplacedKeyHint, unwrap } from "./misplaced-key.js";
 import type { z } from "zod";
 
 /** One problem in a config file: where, what was expected, what was found. */
@@ -271,17 +271,6 @@ function knownKeys(root: z.core.$ZodType, path: Path): string[] {
   if (!cur) return [];
   const def = cur._zod.def as unknown as Record<string, unknown>;
   return def.type === "object" ? Object.keys(def.shape as object) : [];
-}
-
-function unwrap(s: z.core.$ZodType): z.core.$ZodType {
-  let cur = s;
-  for (let i = 0; i < 20; i++) {
-    const def = cur._zod.def as unknown as Record<string, unknown>;
-    const next = (def.innerType ?? (def.type === "pipe" ? def.in : undefined)) as z.core.$ZodType | undefined;
-    if (!next) return cur;
-    cur = next;
-  }
-  return cur;
 }
 
 /** The closest known name by edit distance, when close enough to be a plausible typo. */

@@ -5,7 +5,8 @@
  */
 import type { z } from "zod";
 
-function unwrap(s: z.core.$ZodType): z.core.$ZodType {
+/** The schema beneath optional/default/pipe wrappers (shared with errors.ts's key lists). */
+export function unwrap(s: z.core.$ZodType): z.core.$ZodType {
   let cur = s;
   for (let i = 0; i < 20; i++) {
     const def = cur._zod.def as unknown as Record<string, unknown>;
