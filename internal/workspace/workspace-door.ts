@@ -256,6 +256,20 @@ export function appendWorkspaceFileSync(
 }
 
 /**
+ * The walked name made free for an exclusive create: a folder there is refused, anything else (a
+ * file, a link planted at it) is unlinked, which never touches a link's target.
+ */
+function clearedName(w: { dirs: WalkedDir[]; name: string }): { ref: string; shown: string } {
+  const dir = w.dirs[w.dirs.length - 1] as WalkedDir;
+  const ref = childRef(dir, w.name);
+  const shown = joinRel(dir, w.name);
+  const st = lstatIn(dir, w.name);
+  if (st?.isDirectory()) throw new WorkspaceError("FILE_IS_DIR", `"${shown}" is a folder`);
+  if (st) unlinkSync(ref);
+  return { ref, shown };
+}
+
+/**
  * Writes a new file (the media inbox), creating its folders (0700) and the file (0600). A name that
  * already exists (a file, or a link planted at it) is removed first (unlinking a link never touches
  * its target); the new file is created exclusively, so nothing planted is written through.
@@ -264,12 +278,7 @@ export async function writeNewWorkspaceFile(root: string, rel: string, data: Buf
   const w = walkToParent(root, rel, true);
   if (!w) throw new WorkspaceError("FILE_NOT_FOUND", `the folder of "${rel}" does not exist`);
   try {
-    const dir = w.dirs[w.dirs.length - 1] as WalkedDir;
-    const ref = childRef(dir, w.name);
-    const shown = joinRel(dir, w.name);
-    const st = lstatIn(dir, w.name);
-    if (st?.isDirectory()) throw new WorkspaceError("FILE_IS_DIR", `"${shown}" is a folder`);
-    if (st) unlinkSync(ref);
+    const { ref, shown } = clearedName(w);
     let h;
     try {
       h = await open(ref, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, 0o600);
@@ -300,12 +309,7 @@ export function writeWorkspaceFileSync(
   const w = walkToParent(root, rel, true);
   if (!w) throw new WorkspaceError("FILE_NOT_FOUND", `the folder of "${rel}" does not exist`);
   try {
-    const dir = w.dirs[w.dirs.length - 1] as WalkedDir;
-    const ref = childRef(dir, w.name);
-    const shown = joinRel(dir, w.name);
-    const st = lstatIn(dir, w.name);
-    if (st?.isDirectory()) throw new WorkspaceError("FILE_IS_DIR", `"${shown}" is a folder`);
-    if (st) unlinkSync(ref);
+    const { ref, shown } = clearedName(w);
     let fd: number;
     try {
       fd = openSync(
