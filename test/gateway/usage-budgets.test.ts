@@ -74,4 +74,17 @@ describe("usage.budgets", () => {
       expect(r.received.join("\n")).not.toContain("limits");
     }
   });
+
+  it("refuses a stranger the reconcile method too (it reads the ledger)", async () => {
+    const params = { text: "date,model,cost\n2026-11-27,m,1\n" };
+    for (const frames of [
+      [connect(), frame(2, "usage.reconcile", params)],
+      [connect("wrong"), frame(2, "usage.reconcile", params)],
+      [frame(1, "usage.reconcile", params)],
+    ]) {
+      const r = await rawSession(h.wsUrl, frames);
+      expect(r.code).toBe(1008);
+      expect(r.received.join("\n")).not.toContain('"ok":true');
+    }
+  });
 });
