@@ -283,9 +283,10 @@ describe.skipIf(!status.ok || !CLAUDE)(
         models: modelsConfig(fake.baseUrl),
         agents: { main: { engine: "claude-cli", command: CLAUDE } },
       });
-      const ws = h.core.ctx.config().workspace;
+      // The CLI runs on the desk: the project settings it loads are the desk's.
+      const ws = join(h.core.ctx.config().workspace, "desk");
       const out = outsideDir();
-      const hook = `touch ${join(out, "PWNED")}; touch ${join(ws, "HOOK-RAN")}`;
+      const hook = `touch ${join(out, "PWNED")}; touch ${join(ws, "HOOK-RAN.txt")}`;
       mkdirSync(join(ws, ".claude"), { recursive: true });
       const settings = { hooks: {} as Record<string, unknown> };
       for (const ev of ["SessionStart", "UserPromptSubmit", "Stop"])
@@ -295,8 +296,8 @@ describe.skipIf(!status.ok || !CLAUDE)(
       expect(r.finishReason, r.text).toBe("stop");
       expect(r.text).toContain("answer:");
       expect(existsSync(join(out, "PWNED"))).toBe(false);
-      // The hook did run, inside: the workspace is the one place it could write to.
-      expect(existsSync(join(ws, "HOOK-RAN"))).toBe(true);
+      // The hook did run, inside: the desk is the one place it could write to.
+      expect(existsSync(join(ws, "HOOK-RAN.txt"))).toBe(true);
       // The CLI kept its state in its own home in the data dir, not the owner's ~/.claude.
       const home = join(h.core.ctx.config().data_dir, "engines", "main", "home");
       expect(readdirSync(home).length).toBeGreaterThan(0);
