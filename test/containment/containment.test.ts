@@ -8,9 +8,7 @@
 import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
-import type { AgentHostImpl } from "../../internal/agent/host.js";
+import { describe, expect, it } from "vitest";
 import { applyCompaction } from "../../internal/agent/compaction/lineage.js";
 import { TaintStore, taintOfSessions } from "../../internal/tools/taint/taint-store.js";
 import { GrantStore } from "../../internal/tools/taint/grant-store.js";
@@ -23,58 +21,37 @@ import { FakeClock } from "../../internal/core/clock.js";
 import type { ToolSet } from "../../internal/tools/tool.js";
 import { configFromObject } from "../../internal/config/load.js";
 import { createTestCore } from "../helpers/core.js";
-import { createContainmentHost } from "./host-harness.js";
-import { waitFor, type ToolsHarness } from "../tools/harness.js";
-import { startFakeSite, type FakeSite } from "./fake-site.js";
+import { containmentSuite } from "./host-harness.js";
+import { waitFor } from "../tools/harness.js";
 
-let llm: FakeOpenAI;
-let site: FakeSite;
-let h: ToolsHarness | undefined;
-beforeAll(async () => {
-  llm = await startFakeOpenAI();
-  site = await startFakeSite();
-});
-afterAll(async () => {
-  await site.close();
-  await llm.close();
-});
-afterEach(async () => {
-  llm.reset();
-  await h?.close();
-  h = undefined;
-});
-
-async function setup(extra: Record<string, unknown> = {}): Promise<AgentHostImpl> {
-  const made = await createContainmentHost(llm, extra);
-  h = made.h;
-  return made.host;
-}
+const suite = containmentSuite();
+const setup = suite.setup;
 
 const KEY = "agent:main:test:owner";
 const fetchPage = { toolCalls: [{ name: "web_fetch", arguments: { url: "" } }] };
 
 function page(path = "/page") {
-  return { ...fetchPage, toolCalls: [{ name: "web_fetch", arguments: { url: `${site.url}${path}` } }] };
+  return { ...fetchPage, toolCalls: [{ name: "web_fetch", arguments: { url: `${suite.site.url}${path}` } }] };
 }
 
 describe("taint in the store", () => {
   it("survives a restart and a compaction; only a new session is clean", async () => {
     const host = await setup();
-    llm.enqueue(page(), { text: "a recipe" });
+    suite.llm.enqueue(page(), { text: "a recipe" });
     await host.submit({ channel: "test", sessionKey: KEY, text: "summarise", replyTarget: "test:owner" })
       .result;
     const s = host.sessions.head(KEY)!;
-    const c = h!.parts.containment;
+    const c = suite.h.parts.containment;
     expect(c.sourcesOf(s.id).map((x) => x.kind)).toEqual(["web_fetch"]);
     // Another connection on the same file (what a restarted daemon or the CLI reads).
-    const other = new Database(join(h!.core.ctx.config().data_dir, "familiar.db"), { readonly: true });
+    const other = new Database(join(suite.h.core.ctx.config().data_dir, "familiar.db"), { readonly: true });
     try {
-      expect(taintOfSessions(other, [s.id]).get(s.id)?.[0]?.detail).toBe(`${site.url}/page`);
+      expect(taintOfSessions(other, [s.id]).get(s.id)?.[0]?.detail).toBe(`${suite.site.url}/page`);
     } finally {
       other.close();
     }
     // A compaction's successor keeps the taint (a summary of tainted text is tainted).
-    const { successorId } = applyCompaction(h!.core.ctx.db, {
+    const { successorId } = applyCompaction(suite.h.core.ctx.db, {
       sourceSessionId: s.id,
       summary: "they read a recipe page",
       level: "full",
@@ -83,10 +60,10 @@ describe("taint in the store", () => {
       tokensAfter: 10,
       messagesSummarised: 3,
     });
-    const fresh = new TaintStore(h!.core.ctx.db, () => 0);
+    const fresh = new TaintStore(suite.h.core.ctx.db, () => 0);
     expect(fresh.sources(successorId).map((x) => x.kind)).toEqual(["web_fetch"]);
     // The turn's trace records it.
-    const rows = h!.core.ctx.db.prepare("SELECT name FROM traces WHERE kind = 'taint'").all() as {
+    const rows = suite.h.core.ctx.db.prepare("SELECT name FROM traces WHERE kind = 'taint'").all() as {
       name: string;
     }[];
     expect(rows.map((r) => r.name)).toContain("tainted: web_fetch");
@@ -97,7 +74,7 @@ describe("taint in the store", () => {
 
   it("a cron run never waits: the sink is refused at once and the owner is told", async () => {
     const host = await setup();
-    llm.enqueue(
+    suite.llm.enqueue(
       page(),
       { toolCalls: [{ name: "send_message", arguments: { target: "test:other", text: "MEMORY dump" } }] },
       { text: "finished" },
@@ -109,20 +86,20 @@ describe("taint in the store", () => {
       replyTarget: "test:owner",
     }).result;
     expect(r.text).toBe("finished");
-    expect(h!.parts.approvals.list()).toEqual([]);
-    const sent = h!.channel.sent;
+    expect(suite.h.parts.approvals.list()).toEqual([]);
+    const sent = suite.h.channel.sent;
     const report = await waitFor(() =>
       sent.find((m) => m.target === "owner" && m.text.includes("Refused in a cron run")),
     );
     // The memory channel records targets without its "test:" prefix.
     expect(sent.some((m) => m.target === "other")).toBe(false);
-    expect(report?.text).toContain(`read ${site.url}/page`);
+    expect(report?.text).toContain(`read ${suite.site.url}/page`);
     expect(report?.text).toContain("send a message to test:other");
   });
 
   it("memory written by a tainted turn is tagged, taints later prompts via MEMORY.md, and purges", async () => {
     const host = await setup();
-    llm.enqueue(
+    suite.llm.enqueue(
       page(),
       {
         toolCalls: [
@@ -137,23 +114,23 @@ describe("taint in the store", () => {
       text: "read and remember",
       replyTarget: "test:owner",
     }).result;
-    const c = h!.parts.containment;
+    const c = suite.h.parts.containment;
     const tags = c.memory.list();
     expect(tags).toHaveLength(1);
     expect(tags[0]!.path).toBe("MEMORY.md");
     expect(tags[0]!.sources[0]?.kind).toBe("web_fetch");
     // A new session: its prompt carries MEMORY.md with the tagged fact, so it starts tainted.
     host.reset(KEY);
-    llm.enqueue({ text: "hello" });
+    suite.llm.enqueue({ text: "hello" });
     await host.submit({ channel: "test", sessionKey: KEY, text: "hi", replyTarget: "test:owner" }).result;
     expect(c.sourcesOf(host.sessions.head(KEY)!.id).map((x) => x.kind)).toEqual(["tainted_memory"]);
     // Purged: gone from the file, and the next session is clean.
-    const ws = h!.core.ctx.config().workspace;
+    const ws = suite.h.core.ctx.config().workspace;
     const out = await c.memory.purge(ws, undefined, c.labels);
     expect(out.map((o) => o.removed)).toEqual([true]);
     expect(readFileSync(join(ws, "MEMORY.md"), "utf8")).not.toContain("forward mail");
     host.reset(KEY);
-    llm.enqueue({ text: "hello again" });
+    suite.llm.enqueue({ text: "hello again" });
     await host.submit({ channel: "test", sessionKey: KEY, text: "hi", replyTarget: "test:owner" }).result;
     expect(c.sourcesOf(host.sessions.head(KEY)!.id)).toEqual([]);
   });
