@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentHostImpl } from "../../internal/agent/host.js";
 import { probeSandbox } from "../../internal/tools/sandbox/sandbox-probe.js";
 import { containmentSuite } from "./host-harness.js";
+import { waitFor } from "../tools/harness.js";
 
 const status = await probeSandbox();
 const suite = containmentSuite();
@@ -160,6 +161,47 @@ describe("labels live with the data", () => {
     expect(c.sourcesOf("cr2")).toEqual([]);
     expect(existsSync(suite.h.workspace)).toBe(true);
     void host;
+  });
+
+  it("a cron brief that reads only the owner's files sends without a question; a job a tainted session wrote cannot", async () => {
+    const host = await setup();
+    const ws = suite.h.workspace;
+    writeFileSync(join(ws, "USER.md"), "Name: Ada. Prefers short briefs.\n");
+    mkdirSync(join(ws, "desk"), { recursive: true });
+    writeFileSync(join(ws, "desk", "agenda.md"), "09:00 dentist\n");
+    const brief = (job: string) =>
+      host.submit({
+        channel: "cron",
+        sessionKey: `agent:main:cron:${job}`,
+        text: "send my morning brief",
+        replyTarget: "test:owner",
+        reads: { jobs: [job] },
+      }).result;
+    const run = () =>
+      suite.llm.enqueue(
+        call("read_file", { path: "USER.md" }),
+        call("read_file", { path: "desk/agenda.md" }),
+        call("send_message", { target: "test:family", text: "Ada's day: 09:00 dentist" }),
+        { text: "brief sent" },
+      );
+    run();
+    expect((await brief("morning")).text).toBe("brief sent");
+    const sent = suite.h.channel.sent;
+    expect(sent.filter((m) => m.target === "family").map((m) => m.text)).toEqual([
+      "Ada's day: 09:00 dentist",
+    ]);
+    expect(suite.h.parts.approvals.list()).toEqual([]);
+    expect(sent.some((m) => m.text.includes("Refused in a cron run"))).toBe(false);
+    // The same job, had a tainted session written it: its first run is refused and reported.
+    suite.h.parts.containment.labels.add("job", "planted", "s-evil", [
+      { kind: "web_fetch", detail: "https://evil.example/page", at: 1 },
+    ]);
+    run();
+    await brief("planted");
+    expect(sent.filter((m) => m.target === "family")).toHaveLength(1);
+    const report = await waitFor(() => sent.find((m) => m.text.includes("Refused in a cron run")));
+    expect(report?.target).toBe("owner");
+    expect(suite.h.parts.approvals.list()).toEqual([]);
   });
 
   it("an async subagent's tainted answer taints the session it is announced in, even after /new", async () => {
