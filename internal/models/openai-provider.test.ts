@@ -180,4 +180,27 @@ describe("openai provider", () => {
     expect(err).toBeInstanceOf(ModelError);
     expect(err.code).toBe("MODEL_ABORTED");
   });
+
+  it("a refusal whose body reports usage carries the bill (the provider counted it); one without does not", async () => {
+    fake.enqueue(
+      {
+        error: {
+          status: 500,
+          usage: { prompt_tokens: 900, completion_tokens: 0, total_tokens: 900, cost: 0.0123 },
+        },
+      },
+      { error: { status: 500 } },
+    );
+    const counted = (await collect().catch((e: unknown) => e)) as ModelError;
+    expect(counted).toBeInstanceOf(ModelError);
+    expect(counted.code).toBe("MODEL_SERVER");
+    expect(counted.info.billed).toMatchObject({
+      usage: { input: 900, output: 0, total: 900 },
+      cost: 0.0123,
+      callId: expect.stringMatching(/^chatcmpl-fake/) as unknown,
+    });
+    const free = (await collect().catch((e: unknown) => e)) as ModelError;
+    expect(free.code).toBe("MODEL_SERVER");
+    expect(free.info.billed).toBeUndefined();
+  });
 });

@@ -57,6 +57,11 @@ export interface FakeErrorStep extends StepScope {
     retryAfter?: number;
     /** Milliseconds, sent as the `retry-after-ms` header. */
     retryAfterMs?: number;
+    /**
+     * Usage the provider had counted before failing, sent beside the error (with the call's `id`) and
+     * billed when the server bills the model: a failed leg that still costs money.
+     */
+    usage?: Record<string, unknown>;
   };
 }
 
@@ -256,7 +261,11 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     return s;
   };
 
-  const sendError = (res: ServerResponse, e: FakeErrorStep["error"]): void => {
+  const sendError = (
+    res: ServerResponse,
+    e: FakeErrorStep["error"],
+    billed?: { id: string; usage: Record<string, unknown> },
+  ): void => {
     const d = ERROR_DEFAULTS[e.status] ?? ERROR_DEFAULTS[e.status >= 500 ? 500 : 400]!;
     const headers: Record<string, string> = {
       "content-type": "application/json",
@@ -273,6 +282,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
           param: e.param ?? null,
           code: e.code === undefined ? d.code : e.code,
         },
+        ...(billed ?? {}),
       }),
     );
   };
@@ -348,7 +358,18 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     record.step = step;
     await wait(latency);
 
-    if ("error" in step) return sendError(res, step.error);
+    if ("error" in step) {
+      const counted = step.error.usage;
+      if (!counted) return sendError(res, step.error);
+      // Counted before it failed: billed like a reply (with no reply text), and said in the body.
+      const id = `chatcmpl-fake${++seq}`;
+      const billed = opts.billing?.models[model];
+      const usage =
+        billed && opts.billing
+          ? billReply(opts.billing, billed.shape, id, model, body, { text: "" }, [], counted)
+          : counted;
+      return sendError(res, step.error, usage ? { id, usage } : undefined);
+    }
     const id = `chatcmpl-fake${++seq}`;
     const created = Math.floor(Date.now() / 1000);
     const base = { id, object: "chat.completion.chunk", created, model, system_fingerprint: "fp_fake" };
