@@ -203,4 +203,21 @@ describe("openai provider", () => {
     expect(free.code).toBe("MODEL_SERVER");
     expect(free.info.billed).toBeUndefined();
   });
+
+  it("an error event in the stream that carries usage carries the bill", async () => {
+    fake.enqueue(
+      {
+        streamError: { message: "Provider disconnected unexpectedly", code: "server_error" },
+        usage: { prompt_tokens: 700, completion_tokens: 0, total_tokens: 700 },
+      },
+      { streamError: { message: "Provider disconnected unexpectedly", code: "server_error" } },
+    );
+    const counted = (await collect().catch((e: unknown) => e)) as ModelError;
+    expect(counted).toBeInstanceOf(ModelError);
+    expect(counted.message).toMatch(/Provider disconnected unexpectedly/);
+    expect(counted.info.billed).toMatchObject({ usage: { input: 700, output: 0, total: 700 } });
+    const free = (await collect().catch((e: unknown) => e)) as ModelError;
+    expect(free.code).toBe("MODEL_SERVER");
+    expect(free.info.billed).toBeUndefined();
+  });
 });

@@ -83,7 +83,18 @@ export interface FakeTruncatedStep extends StepScope {
   text?: string;
 }
 
-export type FakeStep = FakeReplyStep | FakeErrorStep | FakeHangStep | FakeMalformedStep | FakeTruncatedStep;
+/**
+ * Streams (optional `text`, then) an error event in the stream (OpenRouter's mid-stream error: a
+ * chunk with `error`), with the `usage` the provider had counted when given (billed then), and ends.
+ */
+export interface FakeStreamErrorStep extends StepScope {
+  streamError: { message: string; code?: string | number };
+  text?: string;
+  usage?: Record<string, unknown>;
+}
+
+export type FakeStep =
+  FakeReplyStep | FakeErrorStep | FakeHangStep | FakeMalformedStep | FakeTruncatedStep | FakeStreamErrorStep;
 
 /** A request the server received on POST /v1/chat/completions. */
 export interface RecordedRequest {
@@ -381,6 +392,25 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         ...(includeUsage ? { usage: null } : {}),
       });
 
+    if ("streamError" in step) {
+      const billed = opts.billing?.models[model];
+      const usage =
+        step.usage && billed && opts.billing
+          ? billReply(opts.billing, billed.shape, id, model, body, { text: step.text ?? "" }, [], step.usage)
+          : step.usage;
+      res.writeHead(200, sseHeaders(seq));
+      res.write(chunk({ role: "assistant", content: "" }));
+      for (const piece of chunks(step.text ?? "", 8)) res.write(chunk({ content: piece }));
+      res.end(
+        enc({
+          ...base,
+          error: step.streamError,
+          choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }],
+          ...(usage ? { usage } : {}),
+        }),
+      );
+      return;
+    }
     if ("hang" in step || "malformed" in step || "truncated" in step) {
       if (!stream && "hang" in step) {
         // Non-streaming hang: headers never arrive.
