@@ -285,12 +285,14 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       persistSession = sessions.head(msg.sessionKey) ?? persistSession;
       return t.noted(out);
     };
-    // Compaction calls are paid by this turn's payer (payer scope); one that compacted is a span.
+    // Compaction calls are paid by this turn's payer (payer scope) and name this turn and its
+    // session in the ledger; one that compacted is a span.
+    const causedBy = (): Payer => ({ ...payer, requestId, sessionId: current().id });
     hooks.beforeModelCall = async (msgs) =>
       moved(
         await tracedCompaction(traces, spanBase, "threshold", msgs.length, async () =>
           orNone(
-            await withPayer(payer, () =>
+            await withPayer(causedBy(), () =>
               compactor.beforeModelCall({ ...args, session: current(), messages: msgs }),
             ),
           ),
@@ -298,7 +300,7 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       );
     hooks.onContextOverflow = async (msgs, attempt) => {
       const out = await tracedCompaction(traces, spanBase, "overflow", msgs.length, () =>
-        withPayer(payer, () =>
+        withPayer(causedBy(), () =>
           compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt }),
         ),
       );

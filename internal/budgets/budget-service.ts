@@ -16,6 +16,7 @@ export interface UsageSink {
     provider: string;
     model: string;
     requestId: string;
+    sessionId?: string | null;
     usage: Usage;
     channel: string | null;
     payerAgent: string | null;
@@ -71,7 +72,9 @@ export function createBudgets(
               agentId: r.payer?.agentId ?? null,
               provider: r.provider,
               model: r.model,
-              requestId: `${r.purpose}`,
+              // The turn that needed it; a `/compact` has none and is named by its purpose.
+              requestId: r.payer?.requestId ?? r.purpose,
+              sessionId: r.payer?.sessionId ?? null,
               usage: r.usage,
               channel: r.payer?.channel ?? null,
               payerAgent: r.payer?.agentId ?? null,

@@ -16,6 +16,12 @@ export interface Payer {
   channel: string;
   /** Null for ephemeral turns (one-shot API calls): they count overall, per agent and per channel. */
   sessionKey: string | null;
+  /**
+   * The turn (and its session) whose work this is, when a turn: work done for it outside its own
+   * loop (a compaction summary) names it in the ledger. Not part of any budget scope.
+   */
+  requestId?: string;
+  sessionId?: string | null;
 }
 
 /** What a budget limit covers. */

@@ -2,8 +2,9 @@
  * `familiar usage --reconcile FILE [--provider NAME] [--json]`: the ledger beside a provider's own
  * usage export, per day and model, with the calls that explain each difference
  * (agent/usage/reconcile.ts). Reads the database read-only, like `familiar usage`. Exit code 0 when
- * every day and model agrees, 1 when one differs (so a script can watch the bill), 2 for a file that
- * is not an export.
+ * every day and model agrees, 1 when one differs (so a script can watch the bill), 2 when nothing
+ * was compared (a file that cannot be read or is not an export, an unknown `--provider`, no ledger);
+ * docs/costs.md lists them, test/budgets/costs-ledger.test.ts runs the real CLI for each.
  */
 import Database from "better-sqlite3";
 import { existsSync, readFileSync } from "node:fs";

@@ -44,11 +44,14 @@ export function embeddingLedger(
     total: n,
   });
   return {
-    onUsage: (provider, model, n, purpose) =>
+    onUsage: (provider, model, n, purpose, cause) =>
       usage.record({
         provider,
         model,
-        agentId: "memory",
+        // A search a tool ran names its turn; indexing has none (agent "memory").
+        agentId: cause?.agentId ?? "memory",
+        requestId: cause?.requestId ?? null,
+        sessionKey: cause?.sessionKey ?? null,
         usage: tokens(n),
         kind: `embedding_${purpose}`,
         channel: MEMORY_PAYER.channel,

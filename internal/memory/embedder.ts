@@ -41,8 +41,17 @@ export interface EmbedderOptions {
   config: () => Config;
   logger: Logger;
   clock: Clock;
-  /** Called after each successful call with the tokens the provider billed, and what it was for. */
-  onUsage?: (provider: string, model: string, tokens: number, purpose: EmbedPurpose) => void;
+  /**
+   * Called after each successful call with the tokens the provider billed, what it was for and,
+   * for a search a tool ran, the turn that caused it.
+   */
+  onUsage?: (
+    provider: string,
+    model: string,
+    tokens: number,
+    purpose: EmbedPurpose,
+    cause?: EmbedCause,
+  ) => void;
   /**
    * Called before each call with its texts: an embedding's cost is known in advance, so a budget can
    * refuse the call before it is made. Returns the notice of the limit it would cross, or undefined.
@@ -59,6 +68,13 @@ export interface EmbedderOptions {
 
 /** What an embedding call is for (the ledger's `embedding_<purpose>` cause). */
 export type EmbedPurpose = "index" | "search" | "check";
+
+/** The turn an embedding call was made for (a memory search a tool ran), for its ledger row. */
+export interface EmbedCause {
+  requestId?: string;
+  sessionKey?: string;
+  agentId?: string;
+}
 
 /** Current health of the embedder, for `familiar memory status`. */
 export interface EmbedderHealth {
@@ -137,6 +153,7 @@ export class Embedder {
     texts: string[],
     signal?: AbortSignal,
     purpose: EmbedPurpose = "index",
+    cause?: EmbedCause,
   ): Promise<Float32Array[]> {
     const cfg = this.opts.config();
     const e = cfg.memory.embeddings;
@@ -168,7 +185,7 @@ export class Embedder {
         const vectors = toVectors(res.data, texts.length, ref);
         this.recovered(ref);
         const tokens = res.usage?.prompt_tokens ?? res.usage?.total_tokens ?? 0;
-        this.opts.onUsage?.(e.provider, e.model, tokens, purpose);
+        this.opts.onUsage?.(e.provider, e.model, tokens, purpose, cause);
         return vectors;
       } catch (raw) {
         if (raw instanceof EmbeddingError) {

@@ -15,7 +15,7 @@ import { systemClock, type Clock } from "../core/clock.js";
 import { silentLogger, type Logger } from "../log/logger.js";
 import type { Db } from "../store/db.js";
 import { ChunkSync } from "./chunk-sync.js";
-import { Embedder, type EmbedderHealth, type EmbedderOptions } from "./embedder.js";
+import { Embedder, type EmbedCause, type EmbedderHealth, type EmbedderOptions } from "./embedder.js";
 import { EmbeddingSync, type FillProgress } from "./embedding-sync.js";
 import { reciprocalRankFusion, recencyFactor } from "./hybrid-rank.js";
 import { ftsQuery } from "./keyword-query.js";
@@ -28,6 +28,8 @@ export interface MemorySearchOptions {
   sources?: "all" | "files" | "sessions";
   /** Which rankings to use (tests and benchmarks compare them). Default `hybrid`. */
   mode?: "hybrid" | "keyword" | "vector";
+  /** The turn that asked (a tool's search), named in the query embedding's ledger row. */
+  cause?: EmbedCause;
 }
 
 /** What `familiar memory status` shows. */
@@ -213,7 +215,11 @@ export class MemoryIndex {
   }
 
   /** Vector ranking, or [] when embeddings are off, down, or still missing. Never throws. */
-  private async vector(query: string, sources: "all" | "files" | "sessions"): Promise<number[]> {
+  private async vector(
+    query: string,
+    sources: "all" | "files" | "sessions",
+    cause?: EmbedCause,
+  ): Promise<number[]> {
     if (!this.embedder.enabled() || this.vectors.unavailable() || this.embedder.coolingDown()) return [];
     if (sources === "sessions" && !this.sessionsEmbedded()) return [];
     // A few new chunks (a note just written) are embedded before answering; a big backlog is not.
@@ -221,7 +227,7 @@ export class MemoryIndex {
     const fill = this.fills.fill();
     if (this.fills.pendingCount() <= batch) await fill;
     try {
-      const [q] = await this.embedder.embed([query], undefined, "search");
+      const [q] = await this.embedder.embed([query], undefined, "search", cause);
       if (!q) return [];
       const source = sources === "files" ? "file" : sources === "sessions" ? "session" : undefined;
       return this.vectors
@@ -248,7 +254,7 @@ export class MemoryIndex {
           : ["file", "session"];
     const snippets = new Map<number, string>();
     const kw = mode === "vector" ? [] : this.keyword(query, a, b, snippets);
-    const vec = mode === "keyword" ? [] : await this.vector(query, sources);
+    const vec = mode === "keyword" ? [] : await this.vector(query, sources, opts.cause);
     const halfLife = this.config?.().memory.recency_half_life_days ?? 30;
     const now = this.clock.now();
     const fused = reciprocalRankFusion(kw, vec);

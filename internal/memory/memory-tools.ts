@@ -133,6 +133,8 @@ export function createMemoryTools(deps: { config: () => Config; clock: Clock; in
       const hits = await deps.index.search(args.query, {
         ...(args.limit ? { limit: args.limit } : {}),
         ...(sources ? { sources } : {}),
+        // The query's embedding is in the ledger under this turn.
+        cause: { requestId: ctx.requestId, sessionKey: ctx.sessionKey, agentId: ctx.agentId },
       });
       if (hits.length === 0) return `nothing in memory matches "${args.query}"`;
       // What was read, by identity: a labelled file or a tainted session's transcript taints the reader.

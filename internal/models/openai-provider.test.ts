@@ -180,4 +180,44 @@ describe("openai provider", () => {
     expect(err).toBeInstanceOf(ModelError);
     expect(err.code).toBe("MODEL_ABORTED");
   });
+
+  it("a refusal whose body reports usage carries the bill (the provider counted it); one without does not", async () => {
+    fake.enqueue(
+      {
+        error: {
+          status: 500,
+          usage: { prompt_tokens: 900, completion_tokens: 0, total_tokens: 900, cost: 0.0123 },
+        },
+      },
+      { error: { status: 500 } },
+    );
+    const counted = (await collect().catch((e: unknown) => e)) as ModelError;
+    expect(counted).toBeInstanceOf(ModelError);
+    expect(counted.code).toBe("MODEL_SERVER");
+    expect(counted.info.billed).toMatchObject({
+      usage: { input: 900, output: 0, total: 900 },
+      cost: 0.0123,
+      callId: expect.stringMatching(/^chatcmpl-fake/) as unknown,
+    });
+    const free = (await collect().catch((e: unknown) => e)) as ModelError;
+    expect(free.code).toBe("MODEL_SERVER");
+    expect(free.info.billed).toBeUndefined();
+  });
+
+  it("an error event in the stream that carries usage carries the bill", async () => {
+    fake.enqueue(
+      {
+        streamError: { message: "Provider disconnected unexpectedly", code: "server_error" },
+        usage: { prompt_tokens: 700, completion_tokens: 0, total_tokens: 700 },
+      },
+      { streamError: { message: "Provider disconnected unexpectedly", code: "server_error" } },
+    );
+    const counted = (await collect().catch((e: unknown) => e)) as ModelError;
+    expect(counted).toBeInstanceOf(ModelError);
+    expect(counted.message).toMatch(/Provider disconnected unexpectedly/);
+    expect(counted.info.billed).toMatchObject({ usage: { input: 700, output: 0, total: 700 } });
+    const free = (await collect().catch((e: unknown) => e)) as ModelError;
+    expect(free.code).toBe("MODEL_SERVER");
+    expect(free.info.billed).toBeUndefined();
+  });
 });

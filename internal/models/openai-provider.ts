@@ -121,6 +121,11 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         try {
           batch = await call.next();
         } catch (err) {
+          // A refusal whose body reports usage (the provider counted the prompt before failing).
+          if (err instanceof ProviderHttpError && err.billed) {
+            rawUsage = err.billed.usage;
+            callId ??= err.billed.id;
+          }
           throw fail(err);
         }
         if (batch === null) break;
@@ -141,10 +146,11 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
             throw fail(new SyntaxError("Error reading response: malformed server-sent event JSON."));
           }
           if (event.startsWith("thread.") || !chunk || typeof chunk !== "object") continue;
+          // Before the error check: an error event may carry the usage the provider billed.
+          if (chunk.usage) rawUsage = chunk.usage;
           if (event === "error")
             throw fail(new ProviderHttpError(undefined, chunk?.error ?? chunk, undefined));
           if (chunk?.error) throw fail(new ProviderHttpError(undefined, chunk.error, undefined));
-          if (chunk.usage) rawUsage = chunk.usage;
           if (callId === undefined && typeof chunk.id === "string" && chunk.id) callId = chunk.id;
           const choice = chunk.choices?.[0];
           if (!choice) continue;

@@ -35,17 +35,28 @@ export class ProviderHttpError extends Error {
   readonly error: unknown;
   readonly code: unknown;
   readonly type: unknown;
+  /**
+   * The usage object and id the body carried beside the error, when it did: a provider that had
+   * counted tokens before failing says so here (the call is billed, so it goes in the ledger).
+   */
+  readonly billed: { usage: unknown; id: string | undefined } | undefined;
   constructor(
     status: number | undefined,
     error: unknown,
     message: string | undefined,
     headers?: Record<string, string | string[] | undefined>,
+    body?: unknown,
   ) {
     super(apiErrorMessage(status, error, message));
     this.name = "ProviderHttpError";
     this.status = status;
     this.headers = headers;
     this.error = error;
+    const b = body && typeof body === "object" ? (body as { usage?: unknown; id?: unknown }) : undefined;
+    this.billed =
+      b?.usage && typeof b.usage === "object"
+        ? { usage: b.usage, id: typeof b.id === "string" && b.id ? b.id : undefined }
+        : undefined;
     const data = error && typeof error === "object" ? (error as Record<string, unknown>) : undefined;
     this.code = data?.code;
     this.type = data?.type;
@@ -240,7 +251,7 @@ export class SseCall implements Dispatcher.DispatchHandlers {
     // The SDK's normalisation: `{ error: {...} }` gives the inner object, any other JSON object itself.
     const error =
       json && typeof json === "object" ? ((json as { error?: unknown }).error ?? json) : undefined;
-    return new ProviderHttpError(this.status, error, json ? undefined : text, this.headers());
+    return new ProviderHttpError(this.status, error, json ? undefined : text, this.headers(), json);
   }
 
   /** A response header (lower-case name) of the head received, or undefined. */

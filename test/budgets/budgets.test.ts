@@ -2,8 +2,8 @@
  * Budgets through the agent host assembled as the daemon does it (createAgentHostService), with the
  * fake OpenAI server, fake prices and a fake clock: a limit stops the next turn with one notice and
  * no model call and resets at the boundary; heartbeat and cron stop too; a subagent's and a
- * compaction's spend count against the parent; the warning fires once; an unpriced model counts at
- * the default price; limits hot-reload.
+ * compaction's spend count against the parent (a compaction's row names its turn); the warning fires
+ * once; an unpriced model counts at the default price; limits hot-reload.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -242,12 +242,20 @@ describe("budgets", () => {
     for (let i = 0; i < 6 && summaries === 0; i++) await turn(`${i} ${"lorem ipsum ".repeat(1000)}`);
     expect(summaries).toBeGreaterThan(0);
     const rows = h!.core.db
-      .prepare<[], { payer_session: string; channel: string; payer_agent: string }>(
-        "SELECT payer_session, channel, payer_agent FROM usage WHERE request_id = 'compaction'",
+      .prepare<[], { payer_session: string; channel: string; payer_agent: string; request_id: string }>(
+        "SELECT payer_session, channel, payer_agent, request_id FROM usage WHERE kind = 'compaction'",
       )
       .all();
     expect(rows).toHaveLength(summaries);
-    expect(rows[0]).toEqual({ payer_session: OWNER_KEY, channel: "test", payer_agent: "main" });
+    const { request_id: turnId, ...payer } = rows[0]!;
+    expect(payer).toEqual({ payer_session: OWNER_KEY, channel: "test", payer_agent: "main" });
+    // The summary names the turn that needed it: the last turn's own call has the same request id.
+    const lastTurn = h!.core.db
+      .prepare<[], { request_id: string }>(
+        "SELECT request_id FROM usage WHERE kind = 'turn' ORDER BY id DESC",
+      )
+      .get();
+    expect(turnId).toBe(lastTurn?.request_id);
   });
 
   it("a raised limit applies at once (hot reload)", async () => {

@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { FakeBilling } from "./fake-billing.js";
 
 /** One recorded transcription request. */
 export interface TranscriptionCall {
@@ -39,6 +40,8 @@ export class FakeAudioServer {
   seconds = 3;
   /** Status to fail the next call with (then cleared). */
   failNext: number | undefined;
+  /** Bills each transcription of the models it names, per minute of `seconds` (fake-billing.ts). */
+  billing: FakeBilling | undefined;
   private server: Server;
 
   constructor() {
@@ -103,6 +106,17 @@ export class FakeAudioServer {
       });
       const text =
         this.transcripts.length > 1 ? (this.transcripts.shift() ?? "") : (this.transcripts[0] ?? "");
+      const model = str("model") ?? "";
+      if (this.billing?.bills(model))
+        this.billing.bill({
+          id: `tr-fake${this.transcriptions.length}`,
+          model,
+          input: 0,
+          cached: 0,
+          output: 0,
+          reasoning: 0,
+          seconds: this.seconds,
+        });
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ text, usage: { type: "duration", seconds: this.seconds } }));
       return;

@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { FakeBilling } from "./fake-billing.js";
 
 /** Words that mean the same to the fake model. */
 export const SYNONYMS: Record<string, string> = {
@@ -88,6 +89,8 @@ export interface FakeEmbeddingsOptions {
   modelDims?: Record<string, number>;
   /** Required bearer key, if any. */
   apiKey?: string;
+  /** Bills each successful call of the models it names, per input token (fake-billing.ts). */
+  billing?: FakeBilling;
 }
 
 export interface FakeEmbeddings {
@@ -121,6 +124,7 @@ function send(res: ServerResponse, status: number, payload: unknown): void {
 /** Starts the fake on an ephemeral port. */
 export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Promise<FakeEmbeddings> {
   let down: number | undefined;
+  let billed = 0;
   const failures: number[] = [];
   const state = {
     requests: {} as Record<string, number>,
@@ -173,6 +177,15 @@ export async function startFakeEmbeddings(opts: FakeEmbeddingsOptions = {}): Pro
             b.encoding_format === "base64" ? Buffer.from(v.buffer).toString("base64") : Array.from(v),
         };
       });
+      if (opts.billing?.bills(model))
+        opts.billing.bill({
+          id: `emb-fake${++billed}`,
+          model,
+          input: tokens,
+          cached: 0,
+          output: 0,
+          reasoning: 0,
+        });
       send(res, 200, { object: "list", data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
     })().catch((err: unknown) => send(res, 500, { error: { message: String(err), type: "server_error" } }));
   });

@@ -9,13 +9,17 @@
  *   `completion_tokens`);
  * - `nothing`: no usage at all; the fake counts the text it received and sent, 4 characters a token
  *   (what a provider without usage reporting bills is its own count; this fake's count is that).
+ *
+ * One account can be shared by several fake servers (chat, embeddings-server.ts, audio-server.ts),
+ * as one provider account bills chat, embeddings per token and transcription per minute.
  */
 
-/** USD per 1M tokens. */
+/** USD per 1M tokens, or per minute of audio. */
 export interface FakePrice {
   input: number;
   output: number;
   cache_read?: number;
+  per_minute?: number;
 }
 
 export type BillingShape = "reported" | "tokens" | "nothing";
@@ -29,6 +33,8 @@ export interface BilledCall {
   cached: number;
   output: number;
   reasoning: number;
+  /** Audio seconds of a transcription (billed per minute). */
+  seconds?: number;
   cost: number;
 }
 
@@ -42,14 +48,25 @@ export class FakeBilling {
 
   /** Bills one call; returns the cost. */
   bill(c: Omit<BilledCall, "cost" | "at">): number {
-    const p = this.models[c.model]?.price ?? { input: 0, output: 0 };
-    const cost =
-      (Math.max(0, c.input - c.cached) * p.input +
-        c.cached * (p.cache_read ?? p.input) +
-        c.output * p.output) /
-      1_000_000;
+    const cost = this.parts(c).reduce((a, [, usd]) => a + usd, 0);
     this.calls.push({ ...c, at: this.now(), cost });
     return cost;
+  }
+
+  /** Whether this account bills `model` (the servers bill only the models it names). */
+  bills(model: string): boolean {
+    return this.models[model] !== undefined;
+  }
+
+  /** A call's line items as the provider itemises them (OpenAI's cost export). */
+  private parts(c: Omit<BilledCall, "cost" | "at">): [string, number][] {
+    const p = this.models[c.model]?.price ?? { input: 0, output: 0 };
+    if (c.seconds !== undefined) return [["audio", ((p.per_minute ?? 0) * c.seconds) / 60]];
+    return [
+      ["input", (Math.max(0, c.input - c.cached) * p.input) / 1e6],
+      ["cached input", (c.cached * (p.cache_read ?? p.input)) / 1e6],
+      ["output", (c.output * p.output) / 1e6],
+    ];
   }
 
   /** Total USD, and per model. */
@@ -91,13 +108,7 @@ export class FakeBilling {
     const sums = new Map<string, { start: number; item: string; usd: number }>();
     for (const c of this.calls) {
       const start = Math.floor(c.at / 86_400_000) * 86_400;
-      const p = this.models[c.model]?.price ?? { input: 0, output: 0 };
-      const parts: [string, number][] = [
-        ["input", (Math.max(0, c.input - c.cached) * p.input) / 1e6],
-        ["cached input", (c.cached * (p.cache_read ?? p.input)) / 1e6],
-        ["output", (c.output * p.output) / 1e6],
-      ];
-      for (const [part, usd] of parts) {
+      for (const [part, usd] of this.parts(c)) {
         const item = `${c.model}, ${part}`;
         const key = `${start}|${item}`;
         const s = sums.get(key) ?? { start, item, usd: 0 };

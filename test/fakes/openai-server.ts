@@ -57,6 +57,11 @@ export interface FakeErrorStep extends StepScope {
     retryAfter?: number;
     /** Milliseconds, sent as the `retry-after-ms` header. */
     retryAfterMs?: number;
+    /**
+     * Usage the provider had counted before failing, sent beside the error (with the call's `id`) and
+     * billed when the server bills the model: a failed leg that still costs money.
+     */
+    usage?: Record<string, unknown>;
   };
 }
 
@@ -78,7 +83,18 @@ export interface FakeTruncatedStep extends StepScope {
   text?: string;
 }
 
-export type FakeStep = FakeReplyStep | FakeErrorStep | FakeHangStep | FakeMalformedStep | FakeTruncatedStep;
+/**
+ * Streams (optional `text`, then) an error event in the stream (OpenRouter's mid-stream error: a
+ * chunk with `error`), with the `usage` the provider had counted when given (billed then), and ends.
+ */
+export interface FakeStreamErrorStep extends StepScope {
+  streamError: { message: string; code?: string | number };
+  text?: string;
+  usage?: Record<string, unknown>;
+}
+
+export type FakeStep =
+  FakeReplyStep | FakeErrorStep | FakeHangStep | FakeMalformedStep | FakeTruncatedStep | FakeStreamErrorStep;
 
 /** A request the server received on POST /v1/chat/completions. */
 export interface RecordedRequest {
@@ -256,7 +272,11 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     return s;
   };
 
-  const sendError = (res: ServerResponse, e: FakeErrorStep["error"]): void => {
+  const sendError = (
+    res: ServerResponse,
+    e: FakeErrorStep["error"],
+    billed?: { id: string; usage: Record<string, unknown> },
+  ): void => {
     const d = ERROR_DEFAULTS[e.status] ?? ERROR_DEFAULTS[e.status >= 500 ? 500 : 400]!;
     const headers: Record<string, string> = {
       "content-type": "application/json",
@@ -273,6 +293,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
           param: e.param ?? null,
           code: e.code === undefined ? d.code : e.code,
         },
+        ...(billed ?? {}),
       }),
     );
   };
@@ -348,7 +369,18 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     record.step = step;
     await wait(latency);
 
-    if ("error" in step) return sendError(res, step.error);
+    if ("error" in step) {
+      const counted = step.error.usage;
+      if (!counted) return sendError(res, step.error);
+      // Counted before it failed: billed like a reply (with no reply text), and said in the body.
+      const id = `chatcmpl-fake${++seq}`;
+      const billed = opts.billing?.models[model];
+      const usage =
+        billed && opts.billing
+          ? billReply(opts.billing, billed.shape, id, model, body, { text: "" }, [], counted)
+          : counted;
+      return sendError(res, step.error, usage ? { id, usage } : undefined);
+    }
     const id = `chatcmpl-fake${++seq}`;
     const created = Math.floor(Date.now() / 1000);
     const base = { id, object: "chat.completion.chunk", created, model, system_fingerprint: "fp_fake" };
@@ -360,6 +392,25 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         ...(includeUsage ? { usage: null } : {}),
       });
 
+    if ("streamError" in step) {
+      const billed = opts.billing?.models[model];
+      const usage =
+        step.usage && billed && opts.billing
+          ? billReply(opts.billing, billed.shape, id, model, body, { text: step.text ?? "" }, [], step.usage)
+          : step.usage;
+      res.writeHead(200, sseHeaders(seq));
+      res.write(chunk({ role: "assistant", content: "" }));
+      for (const piece of chunks(step.text ?? "", 8)) res.write(chunk({ content: piece }));
+      res.end(
+        enc({
+          ...base,
+          error: step.streamError,
+          choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }],
+          ...(usage ? { usage } : {}),
+        }),
+      );
+      return;
+    }
     if ("hang" in step || "malformed" in step || "truncated" in step) {
       if (!stream && "hang" in step) {
         // Non-streaming hang: headers never arrive.

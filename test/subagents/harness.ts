@@ -33,6 +33,8 @@ export interface SubagentHarness {
   channels: ChannelRegistry;
   tools: ToolsParts;
   agents: AgentHostParts;
+  /** The ledger the host, the memory index and (given to createMediaParts) media record into. */
+  usage: UsageTracker;
   /** Submits a message from the owner on channel `test` (reply target `test:owner`). */
   submit(text: string, onEvent?: (e: AgentEvent) => void, over?: Partial<InboundMessage>): TurnHandle;
   /** Runs a tool of agent `main` directly, in the owner's session. */
@@ -71,7 +73,8 @@ export async function createSubagentHarness(
   channels.add(channel);
   const router = createModelRouter({ config: () => ctx.config(), logger: ctx.logger, clock: ctx.clock });
   const usage = new UsageTracker({ db: ctx.db, config: () => ctx.config(), clock: ctx.clock });
-  const tools = createToolsService(ctx, { channels });
+  // As the daemon: the memory index's embedding calls go in the same ledger.
+  const tools = createToolsService(ctx, { channels, usage });
   await tools.service.start();
   const agents = createAgentHostService(ctx, { router, usage, tools, outbox: channels });
   await agents.service.start();
@@ -91,6 +94,7 @@ export async function createSubagentHarness(
     channels,
     tools,
     agents,
+    usage,
     submit: (text, onEvent, over = {}) =>
       agents.host.submit(
         {
