@@ -6,7 +6,6 @@
  * one line says nothing was asked.
  */
 import Database from "better-sqlite3";
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -15,7 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { importOpenClawCommand } from "../../internal/cli/import.js";
 import { askConsent, NOT_ASKED } from "../../internal/importer/ask-consent.js";
 import { ownerIds } from "../../internal/importer/owner-ids.js";
-import { childEnv, cliCommand } from "../helpers/daemon.js";
+import { runCliInTerminal } from "../helpers/pty-cli.js";
 import { copyFixture, type ImportedConfig } from "./openclaw-fixture.js";
 
 const dirs: string[] = [];
@@ -138,25 +137,21 @@ describe("familiar import openclaw: the owner's own comes in without asking", ()
 describe("familiar import openclaw at a terminal", () => {
   it("asks once, listing every item, and takes what the owner says yes to (real CLI, pseudo-terminal)", async () => {
     const { from, into } = setup();
-    const cmd = [...cliCommand(), "import", "openclaw", "--from", from, "--into", into]
-      .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
-      .join(" ");
-    const child = spawn("script", ["-qec", cmd, "/dev/null"], {
-      cwd: join(from, ".."),
-      env: childEnv({ TERM: "dumb" }),
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (b: Buffer) => {
-      out += b.toString();
-      // Answer each question when it is asked: per group; no to the skill's script, yes to the group.
-      if (/decide per group\] $/.test(out)) child.stdin.write("g\n");
-      else if (/Take the 1 of skills\? \[y\/N\] $/.test(out)) child.stdin.write("n\n");
-      else if (/Take the 1 of channels\? \[y\/N\] $/.test(out)) child.stdin.write("y\n");
-    });
-    const code = await new Promise<number | null>((res) => child.on("close", res));
-    child.stdin.end();
-    expect(code, out).toBe(0);
+    const r = await runCliInTerminal(
+      ["import", "openclaw", "--from", from, "--into", into],
+      join(from, ".."),
+      // Per group: no to the skill's script, yes to the group.
+      (printed) =>
+        /decide per group\] $/.test(printed)
+          ? "g"
+          : /Take the 1 of skills\? \[y\/N\] $/.test(printed)
+            ? "n"
+            : /Take the 1 of channels\? \[y\/N\] $/.test(printed)
+              ? "y"
+              : undefined,
+    );
+    const out = r.stdout;
+    expect(r.code, out).toBe(0);
     expect(out).toContain("each is left out unless you say yes:");
     expect(out).toContain("[telegram.groups] telegram groups: [-1001234567890]");
     expect(out).toContain("[skill-file:tide-check/scripts/tides.sh] skills/tide-check/scripts/tides.sh");

@@ -22,6 +22,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { copyFromBackup } from "../../internal/importer/restore-backup.js";
 import { BackupError, takeBackup } from "../../internal/store/backup.js";
 import { runCli } from "../helpers/daemon.js";
+import { runCliInTerminal } from "../helpers/pty-cli.js";
 import { KEY, count, plantedBackup, recomputeManifest, walk } from "./backup-fixture.js";
 
 const dirs: string[] = [];
@@ -86,6 +87,28 @@ describe("familiar restore: whose backup it is", () => {
     const db = join(src, "data", "familiar.db");
     for (const t of ["api_agents", "cron_jobs", "pairing_allowed"]) expect(count(db, t), t).toBe(0);
   }, 60_000);
+
+  it("asks at a terminal, group by group, and restores only what the owner took", async () => {
+    const { backup, target } = await plantedBackup(dirs);
+    const r = await runCliInTerminal(
+      ["restore", backup, "--config", join(target, "config.yaml")],
+      target,
+      (printed) =>
+        /decide per group\] $/.test(printed)
+          ? "g"
+          : /Take the 1 of api_agents\? \[y\/N\] $/.test(printed)
+            ? "y"
+            : /Take the 1 of (cron_jobs|pairing_allowed)\? \[y\/N\] $/.test(printed)
+              ? "n"
+              : undefined,
+    );
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toContain("[pairing:telegram:666666666] approved sender telegram 666666666");
+    const db = join(target, "data", "familiar.db");
+    expect(ids(db, "api_agents").map((a) => (a as { id: string }).id)).toEqual(["helper"]);
+    expect(count(db, "cron_jobs")).toBe(0);
+    expect(count(db, "pairing_allowed")).toBe(0);
+  }, 120_000);
 
   it("asks for an unsigned backup's powers", async () => {
     const { backup, src } = await plantedBackup(dirs);
