@@ -1,11 +1,15 @@
 /**
- * `familiar restore` with the backup read as hostile input (docs/backup.md, "What is trusted"):
+ * `familiar restore` with the backup read as hostile input (docs/backup.md, "Whose backup it is"):
  * the store checks the files (no link, nothing outside the backup, checksums: store/restore.ts);
- * this module writes the workspace through the daemon's door, decides the database rows that grant
- * power (restore-rows.ts), and asks before a backup's config.yaml becomes the instance's.
+ * this module copies the database and config.yaml through the workspace door (door-copy.ts), writes
+ * the workspace through it leaving out what the desk would hold (restore-workspace.ts), decides the
+ * database rows that grant power (restore-rows.ts), and asks before a backup's config.yaml becomes
+ * the instance's. A backup signed with this installation's key (store/backup-key.ts) is its own: its
+ * powers and held files are taken without asking, rows still validated one by one.
  *
- * Invariant: {@link checkRestore} writes nothing (it is `familiar restore --check`); what
- * {@link runRestore} brings back is exactly what the check said, for the same accepted keys.
+ * Invariant: {@link checkRestore} writes nothing in the target (it is `familiar restore --check`;
+ * the rows are read from a private copy in the temp dir, removed after); what {@link runRestore}
+ * brings back is exactly what the check said, for the same accepted keys.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
