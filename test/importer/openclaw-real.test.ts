@@ -101,7 +101,7 @@ describe.skipIf("missing" in install)(`import from the real openclaw@2026.9.6${S
     ]);
     expect(out).toContain(`+ telegram user ${APPROVED_ID}: added`);
     expect(out).toMatch(
-      /telegram allow_from: added \(\[\d+\]; the owner's own: the only user openclaw\.json allows\)/,
+      /telegram allow_from: (added|updated) \(\[\d+\]; the owner's own: the only user openclaw\.json allows\)/,
     );
     // What grants power to others (the members of a group) is still asked, and a skill's script is
     // held as the desk would hold it; nothing else is.
