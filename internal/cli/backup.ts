@@ -8,6 +8,8 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { UnresolvedEnv } from "../config/load.js";
 import type { LastBackup } from "../store/last-backup.js";
+import type { AskIO, AskItem } from "../importer/ask-consent.js";
+import type { RestoreCheck } from "../importer/restore-backup.js";
 
 export interface BackupCliOptions {
   config: string;
@@ -41,7 +43,12 @@ export async function backupCommand(opts: BackupCliOptions): Promise<void> {
   };
   try {
     const { dir, manifest } = await takeBackup(
-      { dbFile: join(cfg.data_dir, "familiar.db"), workspace: cfg.workspace, configFile: loaded.file },
+      {
+        dbFile: join(cfg.data_dir, "familiar.db"),
+        workspace: cfg.workspace,
+        configFile: loaded.file,
+        keyDir: cfg.data_dir,
+      },
       to,
     );
     const bytes = manifest.files.reduce((n, f) => n + f.bytes, 0);
@@ -76,6 +83,8 @@ export interface RestoreCliOptions {
   /** Keys of rows (or `config`) that grant power and are taken. */
   accept?: string | string[];
   acceptAllRisky?: boolean;
+  /** Where the owner is asked (tests); stdin and stdout otherwise. */
+  io?: AskIO;
 }
 
 /**
@@ -85,16 +94,33 @@ export interface RestoreCliOptions {
  */
 export async function restoreCommand(dir: string, opts: RestoreCliOptions): Promise<void> {
   const { loadConfigFile } = await import("../config/load.js");
-  const { checkRestore, formatRestoreCheck, runRestore } = await import("../importer/restore-backup.js");
+  const { checkRestore, formatRestoreCheck, runRestore, writeBackupConfig } =
+    await import("../importer/restore-backup.js");
   const { Consent } = await import("../importer/consent.js");
+  const { askConsent, canAsk, NOT_ASKED } = await import("../importer/ask-consent.js");
+  const { readBackupKey } = await import("../store/backup-key.js");
   const { openDatabase } = await import("../store/db.js");
   const { allMigrations } = await import("../daemon/migrations.js");
   const from = resolve(dir);
   const configFile = resolve(opts.config);
-  const consent = Consent.fromFlags(opts.accept, opts.acceptAllRisky);
+  let consent = Consent.fromFlags(opts.accept, opts.acceptAllRisky);
   try {
-    const check = checkRestore(from, consent, existsSync(configFile));
-    const report = formatRestoreCheck(check, consent.unmatched());
+    const hasConfig = existsSync(configFile);
+    // This installation's key (in its data dir) tells its own backups: none for a fresh directory.
+    const key = hasConfig
+      ? readBackupKey(loadConfigFile(configFile, process.env, { deferSecrets: true }).config.data_dir)
+      : undefined;
+    let check = checkRestore(from, consent, hasConfig, key);
+    const io = opts.io ?? { input: process.stdin, output: process.stdout };
+    const askable = restoreAsked(check);
+    let notAsked = "";
+    if (askable.length > 0 && !opts.check)
+      if (canAsk(io, opts.accept !== undefined || opts.acceptAllRisky === true)) {
+        const keys = await askConsent(askable, io);
+        consent = new Consent(keys);
+        check = checkRestore(from, consent, hasConfig, key);
+      } else notAsked = `${NOT_ASKED}\n`;
+    const report = formatRestoreCheck(check, consent.unmatched()) + notAsked;
     if (opts.check) {
       const m = check.manifest;
       process.stdout.write(
@@ -115,9 +141,9 @@ export async function restoreCommand(dir: string, opts: RestoreCliOptions): Prom
           } or write your own first (familiar init)`,
         );
       // A fresh directory gets the backup's config first, so its paths decide where things go.
-      const { mkdirSync, copyFileSync } = await import("node:fs");
+      const { mkdirSync } = await import("node:fs");
       mkdirSync(dirname(configFile), { recursive: true });
-      copyFileSync(join(from, "config.yaml"), configFile);
+      writeBackupConfig(check, configFile);
       process.stdout.write(`config written to ${configFile} from the backup\n`);
     }
     const loadedCfg = loadConfigFile(configFile, process.env, { deferSecrets: true });
@@ -138,6 +164,21 @@ export async function restoreCommand(dir: string, opts: RestoreCliOptions): Prom
     process.stderr.write(`restore failed: ${(err as Error).message}\n`);
     process.exitCode = 1;
   }
+}
+
+/** What a restore would leave out for want of the owner's yes, as questions. */
+function restoreAsked(c: RestoreCheck): AskItem[] {
+  return [
+    ...(c.config?.status === "confirm"
+      ? [{ group: "config", key: "config", text: "the backup's config.yaml becomes this instance's" }]
+      : []),
+    ...c.rows
+      .filter((r) => r.status === "confirm")
+      .map((r) => ({ group: r.table, key: r.key, text: `${r.what}: ${r.why}` })),
+    ...c.held
+      .filter((h) => h.status === "held")
+      .map((h) => ({ group: "workspace files", key: h.key, text: `${h.path}: held: ${h.why}` })),
+  ];
 }
 
 /** "skipped (not needed here): ${OPENAI_API_KEY} at models.providers.openai.api_key is not set; ..." */

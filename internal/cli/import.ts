@@ -3,7 +3,8 @@
  * [--accept-all-risky]`: brings an OpenClaw assistant
  * (personality files, notes, skills, schedules, channels, models, conversations) into Familiar.
  * The work is in internal/importer/; this file picks the directories, makes the instance with
- * `familiar init`'s files when it does not exist yet (not on a dry run), and prints the report.
+ * `familiar init`'s files when it does not exist yet (not on a dry run), and prints the report. At a
+ * terminal, without `--accept` flags, it first asks the owner once about what needs their yes.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
@@ -12,6 +13,8 @@ import { ImportSourceError, defaultOpenClawDir } from "../importer/openclaw-sour
 import { ImportTargetError, importOpenClaw, targetConfigFile } from "../importer/import-openclaw.js";
 import { formatReport } from "../importer/import-report.js";
 import { Consent } from "../importer/consent.js";
+import { askConsent, canAsk, NOT_ASKED, type AskIO, type AskItem } from "../importer/ask-consent.js";
+import type { ImportResult } from "../importer/import-types.js";
 import { initDir } from "./init.js";
 
 export interface ImportCommandOptions {
@@ -23,10 +26,49 @@ export interface ImportCommandOptions {
   accept?: string | string[];
   /** Takes everything that would otherwise need confirmation. */
   acceptAllRisky?: boolean;
+  /** The owner was asked at the terminal (`accept` holds their answer): no "not asked" line. */
+  asked?: boolean;
   /** Output sinks (tests). */
   out?: (text: string) => void;
   err?: (text: string) => void;
   env?: NodeJS.ProcessEnv;
+}
+
+/** The import's questions: every item left out for want of the owner's yes. */
+function asked(r: ImportResult): AskItem[] {
+  return r.items
+    .filter((i) => (i.status === "confirm" || i.status === "held") && i.key !== undefined)
+    .map((i) => ({
+      group: i.area,
+      key: i.key ?? "",
+      text: `${i.name}${i.detail ? `: ${i.detail}` : ""}`,
+    }));
+}
+
+/**
+ * {@link importOpenClawCommand}, asking the owner first when they sit at a terminal (ask-consent.ts):
+ * a silent dry run finds what needs a yes, the owner answers once, and the import runs with it.
+ */
+export async function importOpenClawAsking(opts: ImportCommandOptions & { io?: AskIO }): Promise<number> {
+  const io = opts.io ?? { input: process.stdin, output: process.stdout };
+  const flags = opts.accept !== undefined || opts.acceptAllRisky === true;
+  if (opts.dryRun === true || !canAsk(io, flags)) return importOpenClawCommand(opts);
+  let questions: AskItem[] = [];
+  try {
+    const from = opts.from ?? defaultOpenClawDir(opts.env ?? process.env, homedir());
+    const plan = importOpenClaw({
+      from,
+      configFile: targetConfigFile(opts.into, opts.config),
+      dryRun: true,
+      consent: new Consent(),
+    });
+    questions = asked(plan);
+  } catch {
+    // The real run says what is wrong, in its own words.
+  }
+  if (questions.length === 0) return importOpenClawCommand(opts);
+  const keys = await askConsent(questions, io);
+  return importOpenClawCommand({ ...opts, accept: keys, asked: true });
 }
 
 /** Runs the import; returns the exit code (0 done, 1 refused or failed: nothing written). */
@@ -64,6 +106,7 @@ export function importOpenClawCommand(opts: ImportCommandOptions): number {
     const consent = Consent.fromFlags(opts.accept, opts.acceptAllRisky);
     const result = importOpenClaw({ from, configFile, dryRun: opts.dryRun === true, init, consent });
     out(formatReport(result));
+    if (!opts.dryRun && opts.asked !== true && asked(result).length > 0) out(`${NOT_ASKED}\n`);
     return 0;
   } catch (e) {
     if (e instanceof ImportSourceError || e instanceof ImportTargetError) {

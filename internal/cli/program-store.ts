@@ -106,8 +106,8 @@ export function registerStoreCommands(program: Command, defaultConfig: string): 
         accept?: string;
         acceptAllRisky?: boolean;
       }) => {
-        const { importOpenClawCommand } = await import("./import.js");
-        process.exitCode = importOpenClawCommand(opts);
+        const { importOpenClawAsking } = await import("./import.js");
+        process.exitCode = await importOpenClawAsking(opts);
       },
     );
 }

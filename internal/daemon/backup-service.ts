@@ -43,7 +43,13 @@ export function createBackupService(
     let rec: LastBackup;
     try {
       const { dir: out, manifest } = await takeBackup(
-        { dbFile: join(c.data_dir, "familiar.db"), workspace: c.workspace, configFile: deps.configFile },
+        {
+          dbFile: join(c.data_dir, "familiar.db"),
+          workspace: c.workspace,
+          configFile: deps.configFile,
+          // Signed with this installation's key: restored here, it is known for its own.
+          keyDir: c.data_dir,
+        },
         dir(),
         new Date(ctx.clock.now()),
       );

@@ -217,7 +217,11 @@ export function importOpenClaw(opts: ImportOptions): ImportResult {
       name: `${a.channel} user ${a.userId}`,
       status: a.have ? "unchanged" : "new",
       key: `pairing:${a.channel}:${a.userId}`,
-      detail: "approved in OpenClaw",
+      detail: `approved in OpenClaw${
+        channels.owners.has(`${a.channel}:${a.userId}`)
+          ? `; the owner's own: ${channels.owners.get(`${a.channel}:${a.userId}`) ?? ""}`
+          : ""
+      }`,
     });
   const sessions = src.sessions
     .filter((s) => s.messages.length > 0)

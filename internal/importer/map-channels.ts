@@ -20,6 +20,7 @@ import { Consent, gate, isLocalUrl } from "./consent.js";
 import { secretRef } from "./secrets.js";
 import { arr, obj, str, type Json } from "./openclaw-source.js";
 import type { EnvVar, ImportItem, PlannedConfig } from "./import-types.js";
+import { allowEntries, ownerIds, senderId } from "./owner-ids.js";
 
 const POLICIES = new Set(["pairing", "allowlist", "open", "disabled"]);
 
@@ -29,8 +30,22 @@ export interface ChannelsPlan {
   env: EnvVar[];
   /** Pairing approvals to store: channel and user id. */
   approvals: { channel: "telegram" | "discord"; userId: string }[];
-  /** `<channel>:<id>` of the senders the owner accepted (allow lists, pairings): the owner's own. */
+  /**
+   * `<channel>:<id>` of the owner's own chats: the owner openclaw.json names (owner-ids.ts) and the
+   * senders the owner accepted (allow lists, pairings).
+   */
   known: Set<string>;
+  /** The owner openclaw.json itself names, per `<channel>:<id>`, with why. */
+  owners: Map<string, string>;
+}
+
+/**
+ * `"; the owner's own (...)"` when every id names the owner (nothing to ask), else "": an allow
+ * list with anyone else on it grants power and is asked.
+ */
+function ownersOnly(out: ChannelsPlan, channel: "telegram" | "discord", ids: string[]): string {
+  const why = ids.map((id) => out.owners.get(`${channel}:${id}`));
+  return why.every((w) => w !== undefined) ? `; the owner's own: ${[...new Set(why)].join(", ")}` : "";
 }
 
 /** Pushes the planned change when it needs no yes, or when the owner gave it. */
@@ -50,15 +65,6 @@ const set = (channel: string, k: string, v: unknown): PlannedConfig["edits"][num
   path: ["channels", channel, k],
   value: v,
 });
-
-/** A sender entry as a bare id, or undefined when Familiar cannot match it. */
-function senderId(channel: "telegram" | "discord", entry: unknown): string | undefined {
-  const s = String(entry).trim();
-  const bare = s
-    .replace(channel === "telegram" ? /^(telegram|tg):/i : /^(discord|user):/i, "")
-    .replace(/^<@!?(\d+)>$/, "$1");
-  return /^\d+$/.test(bare) ? bare : undefined;
-}
 
 function allowList(
   channel: "telegram" | "discord",
@@ -134,14 +140,20 @@ function telegram(t: Json, out: ChannelsPlan, consent: Consent): void {
       status: "cannot",
       detail: "kept Familiar's pairing",
     });
-  const allow = allowList("telegram", arr(t.allowFrom), "allowFrom", out.items);
+  const allow = allowList("telegram", allowEntries("telegram", t), "allowFrom", out.items);
   if (allow.length > 0)
     later.push([
       {
-        item: { area: "channels", name: "telegram allow_from", detail: `[${allow.join(", ")}]` },
+        item: {
+          area: "channels",
+          name: "telegram allow_from",
+          detail: `[${allow.join(", ")}]${ownersOnly(out, "telegram", allow)}`,
+        },
         edits: [set("telegram", "allow_from", allow)],
       },
-      { key: "telegram.allow_from", why: "these senders may talk to your assistant without pairing" },
+      ownersOnly(out, "telegram", allow)
+        ? undefined
+        : { key: "telegram.allow_from", why: "these senders may talk to your assistant without pairing" },
     ]);
   const groupPolicy = str(t.groupPolicy) ?? "allowlist";
   const groups = obj(t.groups);
@@ -213,7 +225,7 @@ function discord(d: Json, out: ChannelsPlan, consent: Consent): void {
   );
   const policy = str(d.dmPolicy) ?? str(obj(d.dm).policy) ?? "pairing";
   cfg.dm_policy = POLICIES.has(policy) && policy !== "open" ? policy : "pairing";
-  const allow = allowList("discord", arr(d.allowFrom ?? obj(d.dm).allowFrom), "allowFrom", out.items);
+  const allow = allowList("discord", allowEntries("discord", d), "allowFrom", out.items);
   const guilds: Record<string, { channels: string[]; require_mention: boolean }> = {};
   for (const [gid, raw] of Object.entries(obj(d.guilds))) {
     const g = obj(raw);
@@ -249,10 +261,16 @@ function discord(d: Json, out: ChannelsPlan, consent: Consent): void {
       out,
       consent,
       {
-        item: { area: "channels", name: "discord allow_from", detail: `[${allow.join(", ")}]` },
+        item: {
+          area: "channels",
+          name: "discord allow_from",
+          detail: `[${allow.join(", ")}]${ownersOnly(out, "discord", allow)}`,
+        },
         edits: [set("discord", "allow_from", allow)],
       },
-      { key: "discord.allow_from", why: "these senders may talk to your assistant without pairing" },
+      ownersOnly(out, "discord", allow)
+        ? undefined
+        : { key: "discord.allow_from", why: "these senders may talk to your assistant without pairing" },
     )
   )
     for (const id of allow) out.known.add(`discord:${id}`);
@@ -273,7 +291,15 @@ export function mapChannels(
   pairing: { channel: string; account: string; entry: string }[],
   consent: Consent = new Consent(),
 ): ChannelsPlan {
-  const out: ChannelsPlan = { planned: [], items: [], env: [], approvals: [], known: new Set() };
+  const owners = ownerIds(config);
+  const out: ChannelsPlan = {
+    planned: [],
+    items: [],
+    env: [],
+    approvals: [],
+    known: new Set(owners.keys()),
+    owners,
+  };
   const channels = obj(config.channels);
   if (channels.telegram) telegram(obj(channels.telegram), out, consent);
   if (channels.discord) discord(obj(channels.discord), out, consent);
@@ -307,7 +333,7 @@ export function mapChannels(
     }
     if (out.approvals.some((a) => a.channel === p.channel && a.userId === id)) continue;
     const key = `pairing:${p.channel}:${id}`;
-    if (!consent.accepts(key)) {
+    if (!owners.has(`${p.channel}:${id}`) && !consent.accepts(key)) {
       out.items.push({
         area: "pairing",
         name: `${p.channel} user ${id}`,

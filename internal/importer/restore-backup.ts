@@ -1,48 +1,84 @@
 /**
- * `familiar restore` with the backup read as hostile input (docs/backup.md, "What is trusted"):
+ * `familiar restore` with the backup read as hostile input (docs/backup.md, "Whose backup it is"):
  * the store checks the files (no link, nothing outside the backup, checksums: store/restore.ts);
- * this module writes the workspace through the daemon's door, decides the database rows that grant
- * power (restore-rows.ts), and asks before a backup's config.yaml becomes the instance's.
+ * this module copies the database and config.yaml through the workspace door (door-copy.ts), writes
+ * the workspace through it leaving out what the desk would hold (restore-workspace.ts), decides the
+ * database rows that grant power (restore-rows.ts), and asks before a backup's config.yaml becomes
+ * the instance's. A backup signed with this installation's key (store/backup-key.ts) is its own: its
+ * powers and held files are taken without asking, rows still validated one by one.
  *
- * Invariant: {@link checkRestore} writes nothing (it is `familiar restore --check`); what
- * {@link runRestore} brings back is exactly what the check said, for the same accepted keys.
+ * Invariant: {@link checkRestore} writes nothing in the target (it is `familiar restore --check`;
+ * the rows are read from a private copy in the temp dir, removed after); what {@link runRestore}
+ * brings back is exactly what the check said, for the same accepted keys.
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfigText } from "../config/load.js";
 import { BackupError, type BackupManifest } from "../store/backup.js";
-import { restoreBackup, verifyBackup, type RestoreResult, type RestoreTarget } from "../store/restore.js";
-import {
-  listWorkspaceDirSync,
-  readWorkspaceBytesSync,
-  writeWorkspaceFileSync,
-} from "../workspace/workspace-door.js";
-import type { Consent } from "./consent.js";
+import { checkSignature, type SignatureCheck } from "../store/backup-key.js";
+import { inspectBackup, restoreBackup, type RestoreResult, type RestoreTarget } from "../store/restore.js";
+import { copyFileOutSync, type CopiedFile } from "../workspace/door-copy.js";
+import { readWorkspaceBytesSync } from "../workspace/workspace-door.js";
+import { isWorkspaceError } from "../workspace/workspace-error.js";
+import { Consent } from "./consent.js";
 import { checkBackupRows, filterRestoredDb, type RowDecision } from "./restore-rows.js";
+import { copyBackupWorkspace, planBackupWorkspace, type HeldFile } from "./restore-workspace.js";
 import { placeholderEnv } from "./target.js";
-
-/** Largest workspace file a restore copies (media included). */
-const MAX_RESTORE_FILE = 1024 * 1024 * 1024;
+import { visibleLine } from "../core/visible-text.js";
 
 /** What a restore of this backup would do. */
 export interface RestoreCheck {
   dir: string;
   manifest: BackupManifest;
+  /**
+   * Whose backup it is: `own` when signed with this installation's key (backup-key.ts): its powers
+   * come back without asking, each row still validated; else they are asked.
+   */
+  origin: SignatureCheck;
   rows: RowDecision[];
+  /** Workspace files the desk would hold (restore-workspace.ts). */
+  held: HeldFile[];
   /** The backup's config.yaml, when the target has none: taken only when `config` is accepted. */
   config?: { status: "confirm" | "accepted"; why: string };
 }
 
 /**
- * Checks a backup without writing anything: its files (BackupError when any is a link, leaves the
- * backup or fails its checksum), its rows, and whether its config would be taken.
+ * Copies the backup's `rel` to the new file `dest` through the workspace door (no link followed at
+ * any step, a regular file once open); a refusal is a BackupError naming the file.
  */
-export function checkRestore(dir: string, consent: Consent, targetHasConfig: boolean): RestoreCheck {
-  const manifest = verifyBackup(dir);
-  const rows = checkBackupRows(join(dir, "familiar.db"), consent);
-  const check: RestoreCheck = { dir, manifest, rows };
+export function copyFromBackup(backupDir: string, rel: string, dest: string): CopiedFile {
+  try {
+    return copyFileOutSync(backupDir, rel, dest);
+  } catch (err) {
+    if (isWorkspaceError(err))
+      throw new BackupError("BACKUP_UNSAFE", `${rel} in ${backupDir}: ${err.message}: refused`);
+    throw err;
+  }
+}
+
+/**
+ * Checks a backup without writing anything in the target: its files (BackupError when any is a link,
+ * leaves the backup or fails its checksum), its signature against `key` (this installation's, when
+ * it has one), its rows (read from a private copy held to the manifest, so the rows judged are the
+ * rows restored), the workspace files the desk would hold, and whether its config would be taken.
+ */
+export function checkRestore(
+  dir: string,
+  flags: Consent,
+  targetHasConfig: boolean,
+  key?: Buffer,
+): RestoreCheck {
+  const inspected = inspectBackup(dir);
+  const manifest = inspected.manifest;
+  const origin = checkSignature(inspected.manifestBytes, inspected.signature, key);
+  // This installation's own backup: what it grants was the owner's already.
+  const consent = origin === "own" ? new Consent([], true) : flags;
+  const rows = checkedRows(dir, manifest, consent);
+  const held = planBackupWorkspace(dir, consent);
+  const check: RestoreCheck = { dir, manifest, origin, rows, held };
   if (!targetHasConfig && manifest.files.some((f) => f.path === "config.yaml")) {
-    const text = readFileSync(join(dir, "config.yaml"), "utf8");
+    const text = readWorkspaceBytesSync(dir, "config.yaml")?.data.toString("utf8") ?? "";
     try {
       parseConfigText(text, join(dir, "config.yaml"), placeholderEnv(text));
     } catch (err) {
@@ -52,35 +88,45 @@ export function checkRestore(dir: string, consent: Consent, targetHasConfig: boo
       );
     }
     check.config = {
-      status: consent.accepts("config") ? "accepted" : "confirm",
+      status: flags.accepts("config") ? "accepted" : "confirm",
       why: "it decides the programs, tools, channels, keys and paths of the instance",
     };
   }
   return check;
 }
 
-/** Copies `<backup>/workspace` into the new workspace, reading and writing through the door. */
-export function copyBackupWorkspace(backupDir: string, workspace: string): void {
-  mkdirSync(workspace, { recursive: true, mode: 0o700 });
-  const walk = (rel: string): void => {
-    for (const e of listWorkspaceDirSync(backupDir, rel)) {
-      const p = `${rel}/${e.name}`;
-      if (e.kind === "dir") walk(p);
-      else if (e.kind !== "file")
-        throw new BackupError("BACKUP_UNSAFE", `${p} in ${backupDir} is a ${e.kind}, not a file: refused`);
-      else {
-        const b = readWorkspaceBytesSync(backupDir, p, { maxBytes: MAX_RESTORE_FILE });
-        if (b) writeWorkspaceFileSync(workspace, p.slice("workspace/".length), b.data);
-      }
-    }
-  };
-  walk("workspace");
+function checkedRows(dir: string, manifest: BackupManifest, consent: Consent): RowDecision[] {
+  const tmp = mkdtempSync(join(tmpdir(), "familiar-restore-check-"));
+  try {
+    const copy = join(tmp, "familiar.db");
+    const got = copyFromBackup(dir, "familiar.db", copy);
+    const want = manifest.files.find((f) => f.path === "familiar.db");
+    if (got.sha256 !== want?.sha256)
+      throw new BackupError("BACKUP_CHECKSUM", `familiar.db in ${dir} changed while it was checked: refused`);
+    return checkBackupRows(copy, consent);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Writes the backup's config.yaml as the new file `configFile` (held to the manifest's sha256). */
+export function writeBackupConfig(check: RestoreCheck, configFile: string): void {
+  const want = check.manifest.files.find((f) => f.path === "config.yaml");
+  const got = copyFromBackup(check.dir, "config.yaml", configFile);
+  if (got.sha256 !== want?.sha256) {
+    rmSync(configFile, { force: true });
+    throw new BackupError(
+      "BACKUP_CHECKSUM",
+      `config.yaml in ${check.dir} changed after it was checked: refused`,
+    );
+  }
 }
 
 /** Restores what {@link checkRestore} allowed; the rows it left out are deleted from the copy. */
 export function runRestore(check: RestoreCheck, t: RestoreTarget): RestoreResult {
   return restoreBackup(check.dir, t, new Date(), {
-    copyWorkspace: copyBackupWorkspace,
+    copyFile: copyFromBackup,
+    copyWorkspace: (dir, ws) => copyBackupWorkspace(dir, ws, check.held),
     filterDb: (db) => filterRestoredDb(db, check.rows),
   });
 }
@@ -89,25 +135,36 @@ export function runRestore(check: RestoreCheck, t: RestoreTarget): RestoreResult
 export function formatRestoreCheck(c: RestoreCheck, unmatched: string[]): string {
   const lines: string[] = [];
   const line = (mark: string, key: string, what: string, why: string): string =>
-    `  ${mark} [${key}] ${what}: ${why}`;
+    `  ${mark} [${key}] ${visibleLine(what)}: ${why}`;
+  lines.push(
+    c.origin === "own"
+      ? "This installation's own backup (signed with its key): its powers come back, each row still checked."
+      : c.origin === "foreign"
+        ? "Not this installation's backup (its signature does not match this installation's key): its powers are asked."
+        : "An unsigned backup (not known as this installation's own): its powers are asked.",
+  );
+  const heldOut = c.held.filter((h) => h.status === "held");
+  const heldIn = c.held.filter((h) => h.status === "accepted");
   const accepted = c.rows.filter((r) => r.status === "accepted");
   const ask = c.rows.filter((r) => r.status === "confirm");
   const refused = c.rows.filter((r) => r.status === "refused");
-  if (c.config?.status === "accepted" || accepted.length > 0)
+  if (c.config?.status === "accepted" || accepted.length > 0 || heldIn.length > 0)
     lines.push(
       "Accepted (grants power):",
       ...(c.config?.status === "accepted"
         ? [line("+", "config", "the backup's config.yaml", c.config.why)]
         : []),
       ...accepted.map((r) => line("+", r.key, r.what, r.why)),
+      ...heldIn.map((h) => line("+", h.key, h.path, h.why)),
     );
-  if (c.config?.status === "confirm" || ask.length > 0)
+  if (c.config?.status === "confirm" || ask.length > 0 || heldOut.length > 0)
     lines.push(
-      "Needs your confirmation (left out; grants power):",
+      "Needs your confirmation (left out; grants power or would be held on the desk):",
       ...(c.config?.status === "confirm"
         ? [line("?", "config", "the backup's config.yaml", c.config.why)]
         : []),
       ...ask.map((r) => line("?", r.key, r.what, r.why)),
+      ...heldOut.map((h) => line("?", h.key, h.path, `held: ${h.why}`)),
       "  To take some: --accept KEY,KEY (a KEY ending in * takes all it starts); all: --accept-all-risky",
     );
   if (refused.length > 0)

@@ -10,7 +10,9 @@
  *   files are opened with O_NOFOLLOW and checked to be regular files after opening;
  * - `config.yaml`: the config file byte for byte, so secrets stay the `${VAR}` references it has;
  * - `manifest.json` (written last): format, time, schema versions, row counts, and every file with its
- *   size and sha256. A directory without a manifest is an unfinished backup and never restored.
+ *   size and sha256. A directory without a manifest is an unfinished backup and never restored;
+ * - `manifest.sig`: HMAC-SHA256 of the manifest with this installation's key (backup-key.ts), which
+ *   stays in the data dir: it tells a restore here that the backup is its own.
  *
  * The snapshot is assembled in `<name>.partial` and renamed into place when complete. The gateway
  * token, the instance lock and runtime files are not part of it (a restored instance makes its own).
@@ -35,6 +37,8 @@ import {
   writeSync,
 } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { BackupError } from "./backup-error.js";
+import { MANIFEST_SIG, ensureBackupKey, signManifest } from "./backup-key.js";
 
 export const BACKUP_FORMAT = 1;
 export const MANIFEST = "manifest.json";
@@ -59,22 +63,7 @@ export interface BackupManifest {
   skipped: { path: string; why: string }[];
 }
 
-/** Typed backup and restore errors. */
-export class BackupError extends Error {
-  constructor(
-    readonly code:
-      | "BACKUP_SOURCE"
-      | "BACKUP_MANIFEST"
-      | "BACKUP_CHECKSUM"
-      | "BACKUP_LIVE"
-      | "BACKUP_TARGET"
-      | "BACKUP_UNSAFE",
-    message: string,
-  ) {
-    super(message);
-    this.name = "BackupError";
-  }
-}
+export { BackupError } from "./backup-error.js";
 
 /** Tables counted in the manifest (and compared by the restore test). */
 export const COUNTED_TABLES = [
@@ -92,6 +81,11 @@ export interface BackupSource {
   dbFile: string;
   workspace: string;
   configFile: string | undefined;
+  /**
+   * The data dir whose `backup.key` signs the snapshot (made there when missing): a restore on this
+   * installation then knows the backup for its own (backup-key.ts). Unsigned when absent.
+   */
+  keyDir?: string;
 }
 
 /** Takes a snapshot into a new directory under `toDir`; returns its path and manifest. */
@@ -129,7 +123,12 @@ export async function takeBackup(
       files,
       skipped,
     };
-    writeFileSync(join(work, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
+    writeFileSync(join(work, MANIFEST), manifestBytes);
+    if (src.keyDir)
+      writeFileSync(join(work, MANIFEST_SIG), signManifest(ensureBackupKey(src.keyDir), manifestBytes), {
+        mode: 0o600,
+      });
     renameSync(work, final);
     return { dir: final, manifest };
   } catch (err) {

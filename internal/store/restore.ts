@@ -10,7 +10,9 @@
  *   is walked with lstat and refused whole when any entry is a link or not a regular file or folder
  *   (a `workspace` linked to `../../.ssh` would copy the owner's keys in), and every path the manifest
  *   lists must be one of the regular files found that way, so a recomputed manifest does not help;
- *   files are opened with O_NOFOLLOW;
+ *   files are opened with O_NOFOLLOW; the database and config.yaml are copied through a descriptor
+ *   opened the same way (the caller's {@link RestoreSteps.copyFile}) and held to the manifest's sha256
+ *   as they are copied, so a file swapped after the check is refused, never followed;
  * - what the restore writes into the workspace and which database rows it keeps are the caller's
  *   ({@link RestoreSteps}: internal/importer/ writes through the workspace door and validates rows);
  * - nothing is deleted: the database and the workspace it replaces are renamed aside
@@ -21,11 +23,9 @@
 import {
   existsSync,
   mkdirSync,
-  readFileSync,
   readdirSync,
   renameSync,
   rmSync,
-  copyFileSync,
   closeSync,
   constants,
   fstatSync,
@@ -35,6 +35,7 @@ import {
   readSync,
 } from "node:fs";
 import { createHash } from "node:crypto";
+import { MANIFEST_SIG } from "./backup-key.js";
 import { dirname, join } from "node:path";
 import { acquireInstanceLock, InstanceLockedError } from "./lock.js";
 import {
@@ -48,6 +49,22 @@ import {
 
 /** Reads and checks a snapshot's manifest against its files; throws BackupError naming the problem. */
 export function verifyBackup(dir: string): BackupManifest {
+  return inspectBackup(dir).manifest;
+}
+
+/** A checked backup: its manifest, the manifest's bytes as read, and its signature's text if any. */
+export interface InspectedBackup {
+  manifest: BackupManifest;
+  manifestBytes: Buffer;
+  /** `manifest.sig` (backup-key.ts), when the backup has one. */
+  signature: string | undefined;
+}
+
+/**
+ * {@link verifyBackup}, also returning the manifest's bytes (read once, without following a link) and
+ * the signature, so whose backup it is is decided on exactly the bytes that were checked.
+ */
+export function inspectBackup(dir: string): InspectedBackup {
   const file = join(dir, MANIFEST);
   // First the whole tree without following anything: the manifest itself could be a link to a fifo.
   if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory())
@@ -55,9 +72,10 @@ export function verifyBackup(dir: string): BackupManifest {
   const found = new Set(scanBackup(dir));
   if (!found.has(MANIFEST))
     throw new BackupError("BACKUP_MANIFEST", `${dir} has no ${MANIFEST}: not a complete familiar backup`);
+  const manifestBytes = readNoFollow(file, MAX_MANIFEST);
   let m: BackupManifest;
   try {
-    m = JSON.parse(readFileSync(file, "utf8")) as BackupManifest;
+    m = JSON.parse(manifestBytes.toString("utf8")) as BackupManifest;
   } catch (err) {
     throw new BackupError("BACKUP_MANIFEST", `${file} is not JSON: ${(err as Error).message}`);
   }
@@ -84,9 +102,46 @@ export function verifyBackup(dir: string): BackupManifest {
   }
   if (!listed.has("familiar.db")) throw new BackupError("BACKUP_MANIFEST", `${file} lists no familiar.db`);
   for (const p of found)
-    if (p !== MANIFEST && !listed.has(p))
+    if (p !== MANIFEST && p !== MANIFEST_SIG && !listed.has(p))
       throw new BackupError("BACKUP_MANIFEST", `${p} is in ${dir} but not in its manifest`);
-  return m;
+  const signature = found.has(MANIFEST_SIG)
+    ? readNoFollow(join(dir, MANIFEST_SIG), 1024).toString("utf8")
+    : undefined;
+  return { manifest: m, manifestBytes, signature };
+}
+
+/** Largest manifest read (a workspace of very many files still fits). */
+const MAX_MANIFEST = 64 * 1024 * 1024;
+
+/** A small file's bytes, opened without following a link, a regular file, at most `max` bytes. */
+function readNoFollow(file: string, max: number): Buffer {
+  const fd = openNoFollow(file);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new BackupError("BACKUP_UNSAFE", `${file} is not a regular file`);
+    if (st.size > max) throw new BackupError("BACKUP_MANIFEST", `${file} is over ${max} bytes`);
+    const buf = Buffer.alloc(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n <= 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function openNoFollow(file: string): number {
+  try {
+    return openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    throw new BackupError(
+      "BACKUP_UNSAFE",
+      `${file}: cannot open it without following a link (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    );
+  }
 }
 
 /**
@@ -116,15 +171,7 @@ export function scanBackup(dir: string, rel = ""): string[] {
 
 /** Size and sha256 of a file opened without following a link (the last part; scanBackup saw the rest). */
 function hashNoFollow(file: string): { bytes: number; sha256: string } {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (err) {
-    throw new BackupError(
-      "BACKUP_UNSAFE",
-      `${file}: cannot open it without following a link (${(err as NodeJS.ErrnoException).code ?? "error"})`,
-    );
-  }
+  const fd = openNoFollow(file);
   try {
     if (!fstatSync(fd).isFile()) throw new BackupError("BACKUP_UNSAFE", `${file} is not a regular file`);
     const h = createHash("sha256");
@@ -148,6 +195,12 @@ function hashNoFollow(file: string): { bytes: number; sha256: string } {
  * workspace is copied with {@link copyTreeNoFollow} and every row stays.
  */
 export interface RestoreSteps {
+  /**
+   * Copies the backup's file `rel` (`familiar.db`, `config.yaml`) to the new file `dest` through a
+   * descriptor opened without following a link (the caller's door); returns what it copied, which
+   * must match the manifest or the copy is removed and the restore refused.
+   */
+  copyFile: (backupDir: string, rel: string, dest: string) => { bytes: number; sha256: string };
   copyWorkspace?: (backupDir: string, workspace: string) => void;
   /** Called on the restored copy of the database before the lock is released. */
   filterDb?: (dbFile: string) => void;
@@ -168,12 +221,7 @@ export interface RestoreResult {
 }
 
 /** Restores `dir` into the target instance. Throws BackupError (BACKUP_LIVE when a daemon runs). */
-export function restoreBackup(
-  dir: string,
-  t: RestoreTarget,
-  now = new Date(),
-  steps: RestoreSteps = {},
-): RestoreResult {
+export function restoreBackup(dir: string, t: RestoreTarget, now: Date, steps: RestoreSteps): RestoreResult {
   let lock;
   try {
     lock = acquireInstanceLock(t.dataDir);
@@ -195,13 +243,27 @@ export function restoreBackup(
       renameSync(p, to);
       movedAside.push(to);
     };
+    const copyChecked = (rel: string, dest: string): void => {
+      const want = manifest.files.find((f) => f.path === rel);
+      const got = steps.copyFile(dir, rel, dest);
+      if (!want || got.sha256 !== want.sha256 || got.bytes !== want.bytes) {
+        rmSync(dest, { force: true });
+        throw new BackupError(
+          "BACKUP_CHECKSUM",
+          `${rel} in ${dir} changed after it was checked (sha256 ${got.sha256}): refused, nothing restored`,
+        );
+      }
+    };
     mkdirSync(t.dataDir, { recursive: true });
     const db = join(t.dataDir, "familiar.db");
+    // Copied beside it first and held to the manifest: a refused copy leaves the old database in place.
+    const incoming = `${db}.restoring-${stamp}`;
+    copyChecked("familiar.db", incoming);
     aside(db);
     // The WAL and shared memory of the old database belong to it: never replayed into the restored one.
     aside(`${db}-wal`);
     aside(`${db}-shm`);
-    copyFileSync(join(dir, "familiar.db"), db, constants.COPYFILE_EXCL);
+    renameSync(incoming, db);
     steps.filterDb?.(db);
     if (lstatSync(join(dir, "workspace"), { throwIfNoEntry: false })?.isDirectory()) {
       aside(t.workspace);
@@ -210,9 +272,9 @@ export function restoreBackup(
       else copyTreeNoFollow(join(dir, "workspace"), t.workspace, [], join(dir, "workspace"));
     }
     let configWritten = false;
-    if (existsSync(join(dir, "config.yaml")) && !existsSync(t.configFile)) {
+    if (manifest.files.some((f) => f.path === "config.yaml") && !existsSync(t.configFile)) {
       mkdirSync(dirname(t.configFile), { recursive: true });
-      copyFileSync(join(dir, "config.yaml"), t.configFile);
+      copyChecked("config.yaml", t.configFile);
       configWritten = true;
     }
     const { counts } = describeDb(db);

@@ -250,7 +250,7 @@ export async function driveOpenClaw(o: DriveOptions): Promise<DriveResult> {
           return undefined;
         }
       },
-      120_000,
+      600_000,
     );
     const fact = "My sister Ilse's birthday is on the 14th of March and she loves marzipan.";
     for (const [key, text] of [

@@ -63,7 +63,7 @@ describe("familiar import openclaw", () => {
       "+ provider fakeai: added",
       "+ morning-brief -> openclaw-morning-brief: added (30 7 * * 1-5 Europe/Lisbon, deliver telegram:111111111)",
       "- heartbeat-main: skipped (managed by OpenClaw itself (heartbeat:main))",
-      "+ telegram user 222222222: added (approved in OpenClaw)",
+      "+ telegram user 222222222: added (approved in OpenClaw; the owner's own: the owner openclaw.json names)",
       '! models: provider claude-direct: its API is "anthropic-messages"',
       "! models: fallback claude-direct/claude-sonnet-4-5",
       "TELEGRAM_BOT_TOKEN  <- channels.telegram.botToken in openclaw.json",

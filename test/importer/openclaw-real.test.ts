@@ -3,7 +3,7 @@
  * cached by `.ci/run` in `${XDG_CACHE_HOME:-~/.cache}/familiar/`) headless against the fake model and
  * the fake Telegram (test/helpers/openclaw-driver.ts), import its directory, and check the result: the
  * same personality files, the notes and skills, the cron job, the Telegram allowlist and pairing
- * approval, the conversations found by memory search, and the OpenClaw directory unchanged.
+ * approval (without `--accept`: they name only the owner), the conversations found by memory search, and the OpenClaw directory unchanged.
  * Without the install the test is skipped, and its name says why. Slow: a few minutes.
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -68,8 +68,8 @@ describe.skipIf("missing" in install)(`import from the real openclaw@2026.9.6${S
       from: state,
       into,
       config: "./config.yaml",
-      // The owner's own OpenClaw: everything it grants is taken (hostile-sources.test.ts shows the rest).
-      acceptAllRisky: true,
+      // No --accept: what names only the owner (the allow list, the cron target, the pairing of the
+      // owner openclaw.json names) is the owner's own and comes in; a group stays asked.
       out: (t) => (out += t),
       err: (t) => (out += t),
     });
@@ -100,6 +100,17 @@ describe.skipIf("missing" in install)(`import from the real openclaw@2026.9.6${S
       }),
     ]);
     expect(out).toContain(`+ telegram user ${APPROVED_ID}: added`);
+    expect(out).toMatch(
+      /telegram allow_from: (added|updated) \(\[\d+\]; the owner's own: the only user openclaw\.json allows\)/,
+    );
+    // What grants power to others (the members of a group) is still asked, and a skill's script is
+    // held as the desk would hold it; nothing else is.
+    const asked = out
+      .slice(out.indexOf("Needs your confirmation"))
+      .split("\n")
+      .filter((l) => l.startsWith("  ? ["));
+    expect(asked).toContainEqual(expect.stringContaining("[telegram.groups]"));
+    for (const l of asked) expect(l).toMatch(/^ {2}\? \[(telegram\.groups|skill-file:[^\]]+)\]/);
 
     // memory_search's index finds the fact the owner told OpenClaw.
     const config = configFromObject(
@@ -124,7 +135,6 @@ describe.skipIf("missing" in install)(`import from the real openclaw@2026.9.6${S
       from: state,
       into,
       config: "./config.yaml",
-      acceptAllRisky: true,
       out: (t) => (again += t),
       err: (t) => (again += t),
     });
