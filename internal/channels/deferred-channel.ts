@@ -180,6 +180,14 @@ export class DeferredChannel implements Channel, Service {
     return this.real.probe();
   }
 
+  /**
+   * Closes an approval question the real channel sent (its buttons edited away); false before it
+   * loaded (it sent nothing then).
+   */
+  async closeApproval(approvalId: string, note: string): Promise<boolean> {
+    return (await this.real?.closeApproval?.(approvalId, note)) ?? false;
+  }
+
   /** Restarts the real channel's transport (nothing to restart before it loaded). */
   async restart(): Promise<void> {
     await this.real?.restart?.();

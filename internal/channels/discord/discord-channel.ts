@@ -370,6 +370,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     const o = {
       markdown: opts?.markdown ?? true,
       ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
+      ...(opts?.approvalHash ? { approvalHash: opts.approvalHash } : {}),
       ...(opts?.approvalShowAll ? { approvalShowAll: true } : {}),
       ...(opts?.silent ? { silent: true } : {}),
     };

