@@ -188,6 +188,11 @@ export class DeferredChannel implements Channel, Service {
     return (await this.real?.closeApproval?.(approvalId, note)) ?? false;
   }
 
+  /** Tells users approved by pairing that they can talk now (0 before the real channel loaded). */
+  async welcomePaired(): Promise<number> {
+    return (await this.real?.welcomePaired?.()) ?? 0;
+  }
+
   /** Restarts the real channel's transport (nothing to restart before it loaded). */
   async restart(): Promise<void> {
     await this.real?.restart?.();

@@ -19,6 +19,7 @@ import { CHAT_COMMANDS } from "../../inbound/commands.js";
 import { ChannelError } from "../channel.js";
 import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import { PreviewLedger } from "../common/preview-ledger.js";
+import { PAIRING_WELCOME } from "../common/pairing-welcome.js";
 
 const DM = "800000000000000001";
 /** The hash prefix an approval question's Approve buttons carry (approval-buttons.ts). */
@@ -160,6 +161,12 @@ describe("discord channel end to end", () => {
     expect(code).toMatch(/^[A-Z2-9]{8}$/);
     expect(ai.requests).toHaveLength(0);
     expect(channel.pairing.approve(code, "discord")?.userId).toBe(BOB.id);
+    // Bob is told, once, in his DM (the gateway's pairing.approve and the channel's sweep both call
+    // this; the CLI's approval is found by the sweep).
+    expect(await channel.welcomePaired()).toBe(1);
+    expect(await channel.welcomePaired()).toBe(0);
+    const bobDm = discord.dmChannels.get(BOB.id) ?? "";
+    expect(discord.channelMessages(bobDm).map((m) => m.content)).toEqual([PAIRING_WELCOME]);
     discord.userMessage({ channelId: DM, content: "now?", author: BOB });
     await answered(discord, DM, (t) => t === "echo: now?", "the answer after approval");
     expect(ai.requests).toHaveLength(1);

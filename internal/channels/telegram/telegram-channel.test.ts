@@ -18,6 +18,7 @@ import { ChannelRegistry } from "../registry.js";
 import { createTelegramChannel, type TelegramChannel, type TelegramDeps } from "./telegram-channel.js";
 import { markdownToTelegramHtml } from "./markdown-html.js";
 import { PairingStore } from "../common/pairing.js";
+import { PAIRING_WELCOME } from "../common/pairing-welcome.js";
 import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import type { ApprovalResolver } from "../../inbound/commands.js";
 import { ApprovalManager } from "../../tools/approvals.js";
@@ -146,9 +147,13 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     // The owner approves from the CLI: a separate store over the same database.
     const approved = new PairingStore(core!.db, core!.ctx.clock).approve(code!.toLowerCase());
     expect(approved?.userId).toBe(String(stranger.id));
+    // The channel finds the approval on its own (its sweep of the store) and tells the stranger once.
+    await tg.waitFor(() => botTexts(stranger.id).includes(PAIRING_WELCOME), 15_000, "the welcome");
+    expect(await ch.welcomePaired()).toBe(0);
     tg.pushText(stranger, "now?");
     await tg.waitFor(() => botTexts(stranger.id).includes("echo: now?"), 15_000, "answer after approval");
     expect(llm.requests).toHaveLength(1);
+    expect(botTexts(stranger.id).filter((t) => t === PAIRING_WELCOME)).toHaveLength(1);
   });
 
   it("ignores a group message without a mention and answers one with a mention", async () => {

@@ -22,6 +22,7 @@ import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import { sleep } from "../../core/clock.js";
 import { PairingStore } from "../common/pairing.js";
+import { PairingWelcome } from "../common/pairing-welcome.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
 import { ApprovalMessages } from "../common/approval-messages.js";
@@ -57,6 +58,8 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
   readonly router: InboundRouter;
   private adapter: TelegramAdapter;
   private questions: ApprovalMessages;
+  /** Tells users approved by pairing that they can talk now (pairing-welcome.ts). */
+  private welcome: PairingWelcome;
   private api: Api | undefined;
   private me: UserFromGetMe | undefined;
   private store: UpdateStore | undefined;
@@ -77,6 +80,14 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
   ) {
     super(ctx, "telegram", deps.media);
     this.pairing = new PairingStore(ctx.db, ctx.clock);
+    this.welcome = new PairingWelcome({
+      store: this.pairing,
+      channel: "telegram",
+      send: (userId, text) => this.send(userId, text, { markdown: false }),
+      ready: () => this.st.state === "connected",
+      clock: ctx.clock,
+      logger: ctx.logger,
+    });
     this.adapter = new TelegramAdapter(() => this.requireApi(), ctx.clock);
     ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "telegram", this.adapter, {
       ...(deps.desk ? { desk: deps.desk } : {}),
@@ -98,6 +109,11 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
   /** Closes a question this channel sent (buttons edited away, `note` added). */
   async closeApproval(approvalId: string, note: string): Promise<boolean> {
     return this.questions.close(approvalId, note);
+  }
+
+  /** Tells users approved by pairing (not told yet) that they can talk now. */
+  welcomePaired(): Promise<number> {
+    return this.welcome.sweep();
   }
 
   /** "Show all": the whole question, to the presser's private chat (their user id is its id). */
@@ -122,6 +138,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
   /** Starts in the background: never throws for a bad token or an unreachable Telegram. */
   async start(): Promise<void> {
     this.closed = false;
+    this.welcome.start();
     this.watchConfig(
       ({ channels: { telegram: a } }, { channels: { telegram: b } }) =>
         a.enabled !== b.enabled || a.token !== b.token || a.api_root !== b.api_root,
@@ -182,6 +199,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
 
   async stop(): Promise<void> {
     this.closed = true;
+    this.welcome.stop();
     await this.unwatchConfig();
     await this.disconnect();
     // Let replies in flight finish, within the shutdown budget.
