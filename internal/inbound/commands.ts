@@ -195,12 +195,8 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
         ...(hash !== undefined ? { hash } : {}),
       });
       if (!ok && deps.approvals.access?.(id, from.fromTarget) === "foreign") return foreignApproval(id);
-      const open = ok ? undefined : deps.approvals.show?.(id);
-      if (
-        open?.payloadHash !== undefined &&
-        hash !== undefined &&
-        !open.payloadHash.startsWith(hash.toLowerCase())
-      )
+      const shown = ok || hash === undefined ? undefined : deps.approvals.show?.(id)?.payloadHash;
+      if (shown !== undefined && !shown.startsWith(hash!.toLowerCase()))
         return `Approval ${id} shows another payload than the one you answered: nothing was decided. Look at the question again.`;
       if (!ok && scope !== "once" && deps.approvals.access?.(id, from.fromTarget) === "ok")
         return `Approval ${id} does not offer "${scopeWord}": answer /approve ${id} (once) or /deny ${id}.`;

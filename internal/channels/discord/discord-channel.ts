@@ -34,8 +34,6 @@ import type {
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import type { TimerHandle } from "../../core/clock.js";
-import { PairingStore } from "../common/pairing.js";
-import { PairingWelcome } from "../common/pairing-welcome.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
 import { ApprovalMessages } from "../common/approval-messages.js";
@@ -60,7 +58,6 @@ export type DiscordDeps = ChatChannelDeps;
 export class DiscordChannel extends ChatChannelBase implements Channel {
   readonly id = "discord";
   readonly name = "discord";
-  readonly pairing: PairingStore;
   readonly relay: StreamRelay;
   readonly router: InboundRouter;
   readonly adapter: DiscordAdapter;
@@ -69,8 +66,6 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
   private me: { id: string; username: string; appId: string } | undefined;
   private identities: ChannelIdentities;
   private questions: ApprovalMessages;
-  /** Tells users approved by pairing that they can talk now (pairing-welcome.ts). */
-  private welcome: PairingWelcome;
   private retryTimer: TimerHandle | undefined;
   private retryDelayMs = 1000;
   private stopping = false;
@@ -80,17 +75,8 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     ctx: CoreContext,
     private deps: DiscordDeps,
   ) {
-    super(ctx, "discord", deps.media);
+    super(ctx, "discord", deps.media, (id) => `user:${id}`);
     this.identities = new ChannelIdentities(() => this.requireClient(), ctx.logger);
-    this.pairing = new PairingStore(ctx.db, ctx.clock);
-    this.welcome = new PairingWelcome({
-      store: this.pairing,
-      channel: "discord",
-      send: (userId, text) => this.send(`user:${userId}`, text, { markdown: false }),
-      ready: () => this.st.state === "connected",
-      clock: ctx.clock,
-      logger: ctx.logger,
-    });
     this.seen = new SeenStore(ctx.db, () => ctx.clock.now());
     this.adapter = new DiscordAdapter(
       () => this.requireClient().rest,
@@ -124,11 +110,6 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
   /** Closes a question this channel sent (buttons edited away, `note` added). */
   async closeApproval(approvalId: string, note: string): Promise<boolean> {
     return this.questions.close(approvalId, note);
-  }
-
-  /** Tells users approved by pairing (not told yet) that they can talk now. */
-  welcomePaired(): Promise<number> {
-    return this.welcome.sweep();
   }
 
   /** "Show all": the whole question, to the presser's DM (never the guild channel). */
@@ -168,7 +149,6 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
 
   /** Connects in the background: never throws for a bad token or an unreachable Discord. */
   async start(): Promise<void> {
-    this.welcome.start();
     this.watchConfig(
       ({ channels: { discord: a } }, { channels: { discord: b } }) =>
         a.enabled !== b.enabled || a.token !== b.token || a.api_base !== b.api_base,
@@ -315,7 +295,6 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.welcome.stop();
     await this.unwatchConfig();
     await Promise.allSettled([...this.inflight]);
     await this.disconnect();

@@ -21,8 +21,6 @@ import type { Channel, ChannelProbe, OutboundFile, OutboundFileKind, SendOptions
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import { sleep } from "../../core/clock.js";
-import { PairingStore } from "../common/pairing.js";
-import { PairingWelcome } from "../common/pairing-welcome.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
 import { ApprovalMessages } from "../common/approval-messages.js";
@@ -53,13 +51,10 @@ export interface TelegramDeps extends ChatChannelDeps {
 export class TelegramChannel extends ChatChannelBase implements Channel {
   readonly id = "telegram";
   readonly name = "telegram";
-  readonly pairing: PairingStore;
   readonly relay: StreamRelay;
   readonly router: InboundRouter;
   private adapter: TelegramAdapter;
   private questions: ApprovalMessages;
-  /** Tells users approved by pairing that they can talk now (pairing-welcome.ts). */
-  private welcome: PairingWelcome;
   private api: Api | undefined;
   private me: UserFromGetMe | undefined;
   private store: UpdateStore | undefined;
@@ -79,15 +74,6 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     private deps: TelegramDeps,
   ) {
     super(ctx, "telegram", deps.media);
-    this.pairing = new PairingStore(ctx.db, ctx.clock);
-    this.welcome = new PairingWelcome({
-      store: this.pairing,
-      channel: "telegram",
-      send: (userId, text) => this.send(userId, text, { markdown: false }),
-      ready: () => this.st.state === "connected",
-      clock: ctx.clock,
-      logger: ctx.logger,
-    });
     this.adapter = new TelegramAdapter(() => this.requireApi(), ctx.clock);
     ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "telegram", this.adapter, {
       ...(deps.desk ? { desk: deps.desk } : {}),
@@ -109,11 +95,6 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
   /** Closes a question this channel sent (buttons edited away, `note` added). */
   async closeApproval(approvalId: string, note: string): Promise<boolean> {
     return this.questions.close(approvalId, note);
-  }
-
-  /** Tells users approved by pairing (not told yet) that they can talk now. */
-  welcomePaired(): Promise<number> {
-    return this.welcome.sweep();
   }
 
   /** "Show all": the whole question, to the presser's private chat (their user id is its id). */
@@ -138,7 +119,6 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
   /** Starts in the background: never throws for a bad token or an unreachable Telegram. */
   async start(): Promise<void> {
     this.closed = false;
-    this.welcome.start();
     this.watchConfig(
       ({ channels: { telegram: a } }, { channels: { telegram: b } }) =>
         a.enabled !== b.enabled || a.token !== b.token || a.api_root !== b.api_root,
@@ -199,7 +179,6 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
 
   async stop(): Promise<void> {
     this.closed = true;
-    this.welcome.stop();
     await this.unwatchConfig();
     await this.disconnect();
     // Let replies in flight finish, within the shutdown budget.
