@@ -2,8 +2,8 @@
  * Tells a stranger whose pairing request the owner approved that they can now talk to the
  * assistant: one message in their private chat. Approvals happen outside the channel (the
  * `familiar pairing approve` CLI writes SQLite directly, the console goes through the gateway), so
- * the channel sweeps the store: at start, every {@link WELCOME_SWEEP_MS}, and when asked
- * (`sweep()`, right after a gateway approval).
+ * the channel sweeps the store while it is connected (chat-channel-base.ts): when it connects, every
+ * {@link WELCOME_SWEEP_MS}, and when asked (`sweep()`, right after a gateway approval).
  *
  * Invariants:
  * - only users approved by a code are greeted (never config `allow_from`, imports or upgrades);
