@@ -10,6 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "./fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "./fakes/telegram-server.js";
 import { childEnv, cleanupDaemons, cliCommand, startDaemonProcess } from "./helpers/daemon.js";
+import { PAIRING_WELCOME } from "../internal/channels/common/pairing-welcome.js";
+import { GatewayClient } from "../internal/gateway/client.js";
 
 let llm: FakeOpenAI;
 let tg: FakeTelegramServer;
@@ -72,6 +74,8 @@ describe("telegram in the running daemon", () => {
     const approve = await cli(["pairing", "approve", code!, "--config", d.configPath], d.dir);
     expect(approve.out).toContain(String(stranger.id));
     expect(approve.code).toBe(0);
+    // The running daemon finds the CLI's approval and tells the stranger, once.
+    await tg.waitFor(() => texts(stranger.id).includes(PAIRING_WELCOME), 15_000, "the welcome");
 
     llm.enqueue({ text: "Hi Cleo, welcome." });
     tg.pushText(stranger, "now?");
@@ -85,9 +89,37 @@ describe("telegram in the running daemon", () => {
     await tg.waitFor(() => texts(stranger.id).includes("Second answer."), 15_000, "second answer");
     expect(texts(stranger.id).filter((t) => t === "Hi Cleo, welcome.")).toHaveLength(1);
     expect(texts(stranger.id).filter((t) => t === "Second answer.")).toHaveLength(1);
+    expect(texts(stranger.id).filter((t) => t === PAIRING_WELCOME)).toHaveLength(1);
     expect(llm.requests).toHaveLength(2);
     await d2.stop("SIGTERM");
   });
+
+  it("a stranger approved from the console (the gateway's pairing.approve) is told at once", async () => {
+    const d = await startDaemonProcess({ config: daemonConfig({ dm_policy: "pairing" }) });
+    const guest: FakeUser = { id: 6161, first_name: "Dora" };
+    const asked = llm.requests.length;
+    tg.pushText(guest, "may I?");
+    await tg.waitFor(() => texts(guest.id).length === 1, 30_000, "pairing reply");
+    const code = /familiar pairing approve ([A-Z2-9]{8})/.exec(texts(guest.id)[0] ?? "")?.[1];
+    const owner = await GatewayClient.connect({
+      url: d.url.replace(/^http/, "ws") + "/ws",
+      token: d.token(),
+      clientName: "console",
+      role: "owner",
+    });
+    try {
+      const r = await owner.request<{ approved: { userId: string } }>("pairing.approve", {
+        channel: "telegram",
+        code,
+      });
+      expect(r.approved.userId).toBe(String(guest.id));
+      await tg.waitFor(() => texts(guest.id).includes(PAIRING_WELCOME), 15_000, "the welcome");
+      expect(texts(guest.id)).toEqual([texts(guest.id)[0], PAIRING_WELCOME]);
+      expect(llm.requests).toHaveLength(asked);
+    } finally {
+      await owner.close();
+    }
+  }, 60_000);
 
   it("an answer stored but not delivered when the daemon was killed is sent after the restart, once", async () => {
     const owner: FakeUser = { id: 6363, first_name: "Eve" };

@@ -5,7 +5,7 @@
  * Invariant: resolves, never rejects, for failures of the loop or the store; the event stream always
  * ends with `turn_end`.
  */
-import type { AgentEvent } from "../core/agent-events.js";
+import { APPROVAL_ANSWERED_NOTICE, APPROVAL_WAIT_NOTICE, type AgentEvent } from "../core/agent-events.js";
 import type { InboundMessage, TurnResult } from "../core/host.js";
 import { ZERO_USAGE } from "../core/usage.js";
 import type { SessionRow } from "../session/session-store.js";
@@ -109,7 +109,7 @@ export async function runTurn(
     liveSession,
     userMessageId: t.userMessageId,
     signal: controller.signal,
-    ...(t.park ? { park: t.park } : {}),
+    park: waitingPark(t.park, (kind, text) => emit({ type: "notice", runId, kind, text })),
     traceApproval: (req, ask) =>
       tracedApproval(
         env.traces,
@@ -273,4 +273,20 @@ function acceptsImages(cfg: ReturnType<TurnEnv["deps"]["ctx"]["config"]>, ref: s
   const i = ref.indexOf("/");
   if (i <= 0) return true;
   return cfg.models.providers[ref.slice(0, i)]?.models[ref.slice(i + 1)]?.vision !== false;
+}
+
+/**
+ * The turn's park (its slot given back while it waits for the owner), announcing the wait: a
+ * {@link APPROVAL_WAIT_NOTICE} before, an {@link APPROVAL_ANSWERED_NOTICE} once it settled, so a
+ * chat stops "typing…" while nobody but the owner can move the turn on.
+ */
+function waitingPark(park: ParkSlot | undefined, notice: (kind: string, text: string) => void): ParkSlot {
+  return async <R>(wait: () => Promise<R>): Promise<R> => {
+    notice(APPROVAL_WAIT_NOTICE, "Waiting for the owner's answer…");
+    try {
+      return await (park ? park(wait) : wait());
+    } finally {
+      notice(APPROVAL_ANSWERED_NOTICE, "Answered; going on.");
+    }
+  };
 }

@@ -68,4 +68,9 @@ export interface Channel {
    * it ended. False when the channel never sent it.
    */
   closeApproval?(approvalId: string, note: string): Promise<boolean>;
+  /**
+   * Tells the users whose pairing request the owner approved (and who were not told yet) that they
+   * can talk to the assistant now; returns how many were told (common/pairing-welcome.ts).
+   */
+  welcomePaired?(): Promise<number>;
 }

@@ -180,6 +180,19 @@ export class DeferredChannel implements Channel, Service {
     return this.real.probe();
   }
 
+  /**
+   * Closes an approval question the real channel sent (its buttons edited away); false before it
+   * loaded (it sent nothing then).
+   */
+  async closeApproval(approvalId: string, note: string): Promise<boolean> {
+    return (await this.real?.closeApproval?.(approvalId, note)) ?? false;
+  }
+
+  /** Tells users approved by pairing that they can talk now (0 before the real channel loaded). */
+  async welcomePaired(): Promise<number> {
+    return (await this.real?.welcomePaired?.()) ?? 0;
+  }
+
   /** Restarts the real channel's transport (nothing to restart before it loaded). */
   async restart(): Promise<void> {
     await this.real?.restart?.();

@@ -55,3 +55,12 @@ export type AgentEvent =
   | { type: "error"; runId: string; code: string; message: string };
 
 export type AgentEventType = AgentEvent["type"];
+
+/**
+ * The notice a turn emits when it starts waiting for the owner's answer (an approval question):
+ * chats stop showing "typing…" until {@link APPROVAL_ANSWERED_NOTICE}, which follows it once the
+ * question settled (answered, expired or withdrawn), always within the turn.
+ */
+export const APPROVAL_WAIT_NOTICE = "approval_wait";
+/** The notice that ends an {@link APPROVAL_WAIT_NOTICE}: the turn goes on. */
+export const APPROVAL_ANSWERED_NOTICE = "approval_answered";

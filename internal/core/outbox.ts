@@ -10,6 +10,11 @@ export interface SendOptions {
   markdown?: boolean;
   /** Buttons for approvals: id is passed back as `/approve <id>` or `/deny <id>`. */
   approvalId?: string;
+  /**
+   * The hash prefix (sha256, its first 12 hex digits) of what the
+   * question shows: the Approve buttons carry it back, so a press settles only that payload.
+   */
+  approvalHash?: string;
   /** Extra approve buttons for standing answers (`host`, `session`): `/approve <id> <choice>`. */
   approvalChoices?: readonly ("host" | "session")[];
   /** A "Show all" button: the question was cut, the press sends it whole to the owner's private chat. */

@@ -216,6 +216,9 @@ export function adminMethods(
             "not_found",
             `no pending pairing request with code ${code} (codes expire after an hour)`,
           );
+        // The approved user is told now (the channel's sweep would within seconds anyway).
+        for (const ch of rt.deps.channels.list?.() ?? [])
+          if (ch.id === req.channel) void ch.welcomePaired?.().catch(() => undefined);
         return { approved: req };
       },
     ],

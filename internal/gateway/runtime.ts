@@ -51,7 +51,12 @@ export interface GatewayDeps {
     FileDelivery & {
       statuses(): Record<string, ChannelStatus>;
       /** The running channels, for `channels.probe` (`familiar doctor --live`). */
-      list?(): { id: string; status(): ChannelStatus; probe?(): Promise<ChannelProbe> }[];
+      list?(): {
+        id: string;
+        status(): ChannelStatus;
+        probe?(): Promise<ChannelProbe>;
+        welcomePaired?(): Promise<number>;
+      }[];
     };
   /** The agent host and the API agent store (`/api/agents` writes it). */
   agents?: Pick<AgentHostParts, "apiAgents"> & { host: AgentHostImpl };

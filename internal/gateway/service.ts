@@ -136,12 +136,16 @@ export function createGatewayService(
     tokenFile: generated.file,
     async deliver(target, text, opts) {
       const id = connIdOf(target);
-      const sent =
-        id !== undefined &&
-        (opts?.approvalId
-          ? ws.sendTo(id, "approval.request", { id: opts.approvalId, text })
-          : ws.sendTo(id, "notice", { text }));
-      if (!sent)
+      if (id !== undefined && opts?.approvalId) {
+        const question = approvalEvent(deps.approvals?.show(opts.approvalId), opts.approvalId, text, opts);
+        if (!ws.sendTo(id, "approval.request", question))
+          throw new ChannelError("CHANNEL_UNKNOWN_TARGET", `no gateway client is connected as ${target}`);
+        // The web chat on another device (or after a reload, on a new connection) shows it too, in
+        // the session it belongs to; answering there needs the hash (methods-approvals.ts).
+        ws.broadcastIf((c) => c.id !== id && c.role === "chat", "approval.opened", question);
+        return;
+      }
+      if (id === undefined || !ws.sendTo(id, "notice", { text }))
         throw new ChannelError("CHANNEL_UNKNOWN_TARGET", `no gateway client is connected as ${target}`);
     },
     async start() {
@@ -176,9 +180,10 @@ export function createGatewayService(
                   reason: out.reason,
                   ...(out.withdrawn ? { withdrawn: true } : {}),
                 };
+                // Asked on a gateway connection: every web chat that may show it drops its card.
                 const conn = connIdOf(a.replyTarget);
                 ws.broadcastIf(
-                  (c) => c.role === "owner" || (conn !== undefined && c.id === conn),
+                  (c) => c.role === "owner" || (conn !== undefined && (c.id === conn || c.role === "chat")),
                   "approval.closed",
                   payload,
                 );
@@ -241,3 +246,17 @@ export function createGatewayService(
 }
 
 export { HttpError };
+
+/**
+ * The `approval.request` / `approval.opened` payload: the question as the chat shows it, its session
+ * (a web chat shows only its open session's cards) and the hash its Approve must carry back.
+ */
+function approvalEvent(
+  a: { sessionKey: string; payloadHash: string } | undefined,
+  id: string,
+  text: string,
+  opts: SendOptions,
+): { id: string; text: string; sessionKey?: string; hash?: string } {
+  const hash = a?.payloadHash ?? opts.approvalHash;
+  return { id, text, ...(a ? { sessionKey: a.sessionKey } : {}), ...(hash ? { hash } : {}) };
+}

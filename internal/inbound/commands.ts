@@ -35,7 +35,7 @@ export const CHAT_COMMANDS: readonly CommandSpec[] = [
   },
   { name: "usage", description: "Tokens used today and in this session" },
   { name: "whoami", description: "Your user id and this chat's session" },
-  { name: "approve", description: "Approve a pending action", args: "<id> [once|host|session]" },
+  { name: "approve", description: "Approve a pending action", args: "<id> [hash] [once|host|session]" },
   { name: "deny", description: "Deny a pending action", args: "<id>" },
   { name: "agent", description: "Show or choose the agent of this chat", args: "[id|default]" },
   { name: "voice", description: "Answer this chat with voice notes", args: "[on|off]" },
@@ -84,12 +84,12 @@ export interface ApprovalResolver {
   resolve(
     id: string,
     decision: "approved" | "denied",
-    opts?: { fromTarget?: string; scope?: "once" | "target" | "session" },
+    opts?: { fromTarget?: string; scope?: "once" | "target" | "session"; hash?: string },
   ): boolean;
   /** Why an id cannot be settled from `fromTarget` (see ApprovalManager.access). */
   access?(id: string, fromTarget?: string): "ok" | "unknown" | "foreign";
   /** A pending request with its whole question text (the "Show all" button). */
-  show?(id: string): { text: string } | undefined;
+  show?(id: string): { text: string; payloadHash?: string } | undefined;
 }
 
 /** The refusal for an approval that was sent to another chat. */
@@ -180,7 +180,10 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
       ].join("\n");
     case "approve":
     case "deny": {
-      const [id = "", scopeWord] = cmd.args.split(/\s+/);
+      // `/approve <id> [hash] [scope]`: a button press carries the hash of what it showed.
+      const [id = "", ...rest] = cmd.args.split(/\s+/);
+      const hash = rest[0] !== undefined && /^[0-9a-f]{12,64}$/i.test(rest[0]) ? rest.shift() : undefined;
+      const scopeWord = rest[0];
       if (!id) return `Usage: /${cmd.name} <id>${cmd.name === "approve" ? " [once|host|session]" : ""}`;
       if (!deps.approvals) return "Approvals are not available.";
       const scope = cmd.name === "approve" ? approvalScope(scopeWord) : "once";
@@ -189,8 +192,12 @@ async function dispatch(cmd: ParsedCommand, c: CommandContext, deps: CommandDeps
       const ok = deps.approvals.resolve(id, cmd.name === "approve" ? "approved" : "denied", {
         ...from,
         ...(scope !== "once" ? { scope } : {}),
+        ...(hash !== undefined ? { hash } : {}),
       });
       if (!ok && deps.approvals.access?.(id, from.fromTarget) === "foreign") return foreignApproval(id);
+      const shown = ok || hash === undefined ? undefined : deps.approvals.show?.(id)?.payloadHash;
+      if (shown !== undefined && !shown.startsWith(hash!.toLowerCase()))
+        return `Approval ${id} shows another payload than the one you answered: nothing was decided. Look at the question again.`;
       if (!ok && scope !== "once" && deps.approvals.access?.(id, from.fromTarget) === "ok")
         return `Approval ${id} does not offer "${scopeWord}": answer /approve ${id} (once) or /deny ${id}.`;
       if (!ok) return `No pending approval ${id} (it may have expired or been decided).`;

@@ -11,7 +11,8 @@
  *   C1, DEL, bidi marks, newlines inside names) is escaped (core/visible-text.ts) before it is shown
  *   or hashed, so the hash covers exactly the text the owner saw;
  * - {@link payloadHash} is a sha256 over the action line and the whole shown payload: an answer given
- *   for one hash never settles a call that hashes differently.
+ *   for one hash never settles a call that hashes differently; a chat button carries its first
+ *   {@link HASH_PREFIX_LENGTH} hex digits ({@link hashMatches}).
  */
 import { createHash } from "node:crypto";
 import { visibleLine, visibleText } from "../core/visible-text.js";
@@ -40,6 +41,22 @@ export function shownPayload(payload: string): string {
 /** sha256 (hex) of the question's kind and whole shown payload: what an answer is bound to. */
 export function payloadHash(kind: string, shown: string): string {
   return createHash("sha256").update(`${kind}\n${shown}`).digest("hex");
+}
+
+/**
+ * Hex digits of the hash a chat button carries (Telegram's callback data holds 64 bytes): 48 bits,
+ * so a different payload matches a given prefix by chance once in 2^48.
+ */
+export const HASH_PREFIX_LENGTH = 12;
+
+/**
+ * Whether `given` names the hash `full`: the whole hash, or a prefix of at least
+ * {@link HASH_PREFIX_LENGTH} hex digits (a chat button). Anything shorter or not hex names nothing.
+ */
+export function hashMatches(full: string, given: string): boolean {
+  const g = given.trim().toLowerCase();
+  if (!/^[0-9a-f]+$/.test(g) || g.length < HASH_PREFIX_LENGTH || g.length > full.length) return false;
+  return full.toLowerCase().startsWith(g);
 }
 
 /** `1,234`: a count the owner can read at a glance. */

@@ -14,8 +14,8 @@
  * - a standing answer (`scope` "target" or "session", containment grants) is accepted only when the
  *   request offered it; otherwise an approval covers this one call;
  * - the question shows the whole payload (approval-text.ts) and the outcome carries the sha256 of
- *   exactly what was shown; an answer that names a hash (the console, the CLI) settles the request
- *   only when it is that hash;
+ *   exactly what was shown; an answer that names a hash (the console, the CLI, the chat buttons and
+ *   the web chat) settles the request only when it is that hash (a button: its first 12 hex digits);
  * - at most {@link MAX_OPEN_PER_SESSION} requests of one session are open: the next is denied at once
  *   (`flooded`), never delivered;
  * - a request whose turn ended (its `signal` aborted: stopped, timed out, shut down) is withdrawn:
@@ -30,6 +30,8 @@ import {
   CHAT_PAYLOAD_LIMIT as CHAT_LIMIT,
   chatQuestion,
   fullQuestion,
+  hashMatches,
+  HASH_PREFIX_LENGTH,
   payloadHash,
   shownPayload,
 } from "./approval-text.js";
@@ -242,6 +244,7 @@ export class ApprovalManager {
       this.opts.channels
         .deliver(target, text, {
           approvalId: id,
+          approvalHash: hash.slice(0, HASH_PREFIX_LENGTH),
           markdown: false,
           ...(buttons.length ? { approvalChoices: buttons } : {}),
           ...(shown.length > CHAT_LIMIT ? { approvalShowAll: true } : {}),
@@ -274,7 +277,7 @@ export class ApprovalManager {
     const entry = this.pending.get(key);
     // An answer given for another text (the console showed a payload that is not this one) settles
     // nothing: a yes is bound to exactly what was shown.
-    if (opts.hash !== undefined && opts.hash.toLowerCase() !== entry?.payloadHash) return false;
+    if (opts.hash !== undefined && !(entry && hashMatches(entry.payloadHash, opts.hash))) return false;
     const offered = entry?.choices ?? [];
     // A standing answer the request did not offer is refused, not silently narrowed to "once".
     if (decision === "approved" && opts.scope && opts.scope !== "once" && !offered.includes(opts.scope))

@@ -12,6 +12,7 @@ import {
   type PendingApproval,
 } from "../../internal/tools/approvals.js";
 import { boundRefusal, Containment } from "../../internal/tools/taint/containment.js";
+import { payloadHash } from "../../internal/tools/approval-text.js";
 import { FakeClock } from "../../internal/core/clock.js";
 import type { ToolContext, ToolSet } from "../../internal/tools/tool.js";
 import { configFromObject } from "../../internal/config/load.js";
@@ -107,6 +108,27 @@ describe("the question shows what runs", () => {
     } finally {
       core.close();
     }
+  });
+
+  it("a chat button's 12-digit hash prefix settles its question; a shorter or another prefix does not", async () => {
+    const clock = new FakeClock();
+    const buttons: (string | undefined)[] = [];
+    const a = new ApprovalManager({
+      clock,
+      channels: { deliver: async (_t, _x, o) => void buttons.push(o?.approvalHash) },
+      timeoutS: () => 60,
+    });
+    const decision = a.request({ replyTarget: "t:1", sessionKey: "k", kind: "exec", summary: "$ ls" });
+    const [q] = await open(a, 1);
+    // The delivery carries what the buttons put in their data: the first 12 hex digits.
+    expect(buttons).toEqual([q!.payloadHash.slice(0, 12)]);
+    const other = payloadHash("exec", "$ ls; curl evil.example");
+    expect(a.resolve(q!.id, "approved", { hash: other.slice(0, 12) })).toBe(false);
+    expect(a.resolve(q!.id, "approved", { hash: q!.payloadHash.slice(0, 11) })).toBe(false);
+    expect(a.resolve(q!.id, "approved", { hash: `${q!.payloadHash.slice(0, 11)}z` })).toBe(false);
+    expect(a.list()).toHaveLength(1);
+    expect(a.resolve(q!.id, "approved", { hash: q!.payloadHash.slice(0, 12).toUpperCase() })).toBe(true);
+    expect(await decision).toBe("approved");
   });
 
   it("a call that does not hash to what was approved is refused", () => {

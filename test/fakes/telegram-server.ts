@@ -503,6 +503,9 @@ export class FakeTelegramServer {
         msg.history.push(text);
         if (params.parse_mode) msg.parseMode = String(params.parse_mode);
         else delete msg.parseMode;
+        // As Telegram does: an edit without reply_markup removes the inline keyboard.
+        if (params.reply_markup) msg.replyMarkup = params.reply_markup;
+        else delete msg.replyMarkup;
         return ok({
           message_id: msg.messageId,
           date: 0,

@@ -233,6 +233,12 @@ describe("approvals belong to whoever was asked", () => {
     await expect(web.request("approvals.resolve", { id, decision: "approve" })).rejects.toThrow(
       /sent to another chat/,
     );
+    // Knowing the hash of what it asks is no key either: a Telegram question is not the web chat's.
+    const hash = approvals().show(id)!.payloadHash;
+    await expect(web.request("approvals.resolve", { id, decision: "approve", hash })).rejects.toThrow(
+      /sent to another chat/,
+    );
+    await expect(web.request("approvals.show", { id })).rejects.toThrow(/sent to another chat/);
     expect(await web.request("approvals.list")).toEqual({ approvals: [] });
     // Another chat on a channel is refused the same way.
     const other = await runCommand(

@@ -276,6 +276,59 @@ describe.skipIf(!chromium)("web chat in headless Chromium", () => {
     await page.close();
   }, 60_000);
 
+  it("a pending approval survives a reload and shows on another device; answered on one, it leaves the other", async () => {
+    const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
+    await logIn(page);
+    await page.click("#new");
+    await page.waitForSelector(".msg.system.hint", { timeout: 15_000 });
+    h.fake.enqueue(
+      { toolCalls: [{ name: "write_file", arguments: { path: "desk/.envrc", content: "export TWO=1\n" } }] },
+      { text: "Written on the phone's word." },
+    );
+    await page.fill("#input", "write my .envrc again");
+    await page.press("#input", "Enter");
+    await page.waitForSelector(".msg.approval", { timeout: 20_000 });
+    const session = await page.evaluate(() => localStorage.getItem("familiar.session"));
+
+    // A reload: the turn still waits, and its card (with Approve, Deny and Stop) is back.
+    await page.reload();
+    await page.waitForSelector("#dot.on", { timeout: 15_000 });
+    const again = await page.waitForSelector(".msg.approval", { timeout: 15_000 });
+    expect(await again.textContent()).toContain("write_file desk/.envrc");
+    expect(await again.$$eval("button", (bs) => bs.map((b) => b.textContent))).toEqual([
+      "Approve",
+      "Deny",
+      "Stop",
+    ]);
+
+    // Another device (its own storage) opens the same chat: the same card.
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await phone.goto(h.base + "/");
+    await phone.evaluate(
+      ([t, s]) => {
+        localStorage.setItem("familiar.token", t!);
+        localStorage.setItem("familiar.session", s!);
+      },
+      [TOKEN, session],
+    );
+    await phone.reload();
+    await phone.waitForSelector("#dot.on", { timeout: 15_000 });
+    const card = await phone.waitForSelector(".msg.approval", { timeout: 15_000 });
+    expect(await card.getAttribute("data-approval")).toBe(await again.getAttribute("data-approval"));
+
+    // Approved on the phone: it runs, and the card leaves the other page.
+    await phone.click('.msg.approval button[data-decision="approve"]');
+    await phone.waitForSelector('.msg.approval .actions:has-text("approved")', { timeout: 15_000 });
+    await page.waitForSelector(".msg.approval", { state: "detached", timeout: 15_000 });
+    await page.waitForSelector('.msg.system:has-text("answered elsewhere")', { timeout: 15_000 });
+    await phone.waitForSelector('.msg.assistant[data-state="final"] .body:has-text("Written on the phone")', {
+      timeout: 20_000,
+    });
+    expect(readFileSync(join(h.dir, "workspace", "desk", ".envrc"), "utf8")).toBe("export TWO=1\n");
+    await phone.close();
+    await page.close();
+  }, 90_000);
+
   it("shows tool activity compactly, answers /commands and reconnects after a daemon restart", async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     let sockets = 0;

@@ -1,9 +1,12 @@
 /**
  * Approvals asked on the gateway: a turn started by a websocket client (the web chat) that needs the
- * owner's approval sends `approval.request` to that connection only; that connection (or the owner)
- * settles it with `approvals.resolve`, another chat client is refused, and a turn whose client is
- * gone is denied at once instead of waiting for the timeout. A real daemon, the fake model asking for
- * `write_file .envrc` (which asks even inside the sandbox).
+ * owner's approval sends `approval.request` to that connection, and `approval.opened` to the other
+ * web chats (another device); the asking connection (or the owner) settles it with
+ * `approvals.resolve`, another chat client only with the hash of the question it showed. After a
+ * reload the page finds the open question again (`approvals.list` of its session); an answer from one
+ * device closes the card on the other (`approval.closed`). A turn whose client is gone before the
+ * question went out is denied at once instead of waiting for the timeout. A real daemon, the fake
+ * model asking for `write_file .envrc` (which asks even inside the sandbox).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -27,9 +30,19 @@ afterEach(async () => {
   h.fake.reset();
 });
 
+interface Question {
+  id: string;
+  text: string;
+  hash?: string;
+  sessionKey?: string;
+}
+
 interface Watched {
   client: GatewayClient;
-  approvals: { id: string; text: string }[];
+  approvals: Question[];
+  /** `approval.opened`: questions asked on another connection. */
+  opened: Question[];
+  closed: { id: string; decision: string }[];
   chat: ChatEventPayload[];
 }
 
@@ -41,8 +54,10 @@ async function connect(name: string, role?: "owner"): Promise<Watched> {
     ...(role ? { role } : {}),
   });
   clients.push(client);
-  const w: Watched = { client, approvals: [], chat: [] };
-  client.on("approval.request", (p) => w.approvals.push(p as { id: string; text: string }));
+  const w: Watched = { client, approvals: [], opened: [], closed: [], chat: [] };
+  client.on("approval.request", (p) => w.approvals.push(p as Question));
+  client.on("approval.opened", (p) => w.opened.push(p as Question));
+  client.on("approval.closed", (p) => w.closed.push(p as { id: string; decision: string }));
   client.on("chat", (p) => w.chat.push(p as ChatEventPayload));
   return w;
 }
@@ -64,7 +79,7 @@ const toolResults = (): string[] =>
   );
 
 describe("approvals asked on the gateway", () => {
-  it("go to the connection that started the turn, which approves; another chat client is refused", async () => {
+  it("go to the connection that started the turn, which approves; another chat client needs the hash", async () => {
     const web = await connect("web-chat");
     const other = await connect("other-chat");
     scriptEnvrc("export A=1\n");
@@ -74,12 +89,13 @@ describe("approvals asked on the gateway", () => {
     });
     const asked = await waitFor(() => web.approvals[0]);
     expect(asked.text).toContain("write_file desk/.envrc");
+    expect(asked.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(other.approvals).toEqual([]);
 
-    // Not the connection that was asked: refused, and the request stays pending.
+    // Not the connection that was asked, and no hash of what it showed: refused, still pending.
     await expect(
       other.client.request("approvals.resolve", { id: asked.id, decision: "approve" }),
-    ).rejects.toThrow(/another chat/);
+    ).rejects.toThrow(/asked on another connection/);
     expect(existsSync(envrc())).toBe(false);
 
     expect(await web.client.request("approvals.resolve", { id: asked.id, decision: "approve" })).toEqual({
@@ -88,6 +104,65 @@ describe("approvals asked on the gateway", () => {
     });
     expect((await waitFor(finalOf(web, r.runId))).state).toBe("final");
     expect(readFileSync(envrc(), "utf8")).toBe("export A=1\n");
+  });
+
+  it("survives a reload and shows on another device; an answer with another hash settles nothing", async () => {
+    const page = await connect("webchat");
+    const phone = await connect("webchat");
+    scriptEnvrc("export R=1\n");
+    const r = await page.client.request<{ runId: string; sessionKey: string }>("chat.send", {
+      sessionKey: "reload-me",
+      message: "write my .envrc",
+    });
+    const asked = await waitFor(() => page.approvals[0]);
+    expect(asked.sessionKey).toBe(r.sessionKey);
+    // The phone shows the same question in that session, with the hash its Approve carries.
+    const seen = await waitFor(() => phone.opened.find((q) => q.id === asked.id));
+    expect(seen).toEqual(asked);
+    // The turn said it waits for the owner (chats stop "typing…" on this notice).
+    expect(
+      phone.chat.some((e) => e.runId === r.runId && e.state === "notice" && e.kind === "approval_wait"),
+    ).toBe(true);
+
+    // The page reloads: a new connection finds the question of its session, and nothing of another's.
+    await page.client.close();
+    const reloaded = await connect("webchat");
+    const { approvals: listed } = await reloaded.client.request<{
+      approvals: { id: string; payloadHash: string; text: string }[];
+    }>("approvals.list", { sessionKey: r.sessionKey });
+    expect(listed.map((a) => a.id)).toEqual([asked.id]);
+    expect(listed[0]!.payloadHash).toBe(asked.hash);
+    expect(listed[0]!.text).toContain("write_file desk/.envrc");
+    expect(
+      await reloaded.client.request("approvals.list", { sessionKey: "agent:main:gateway:elsewhere" }),
+    ).toEqual({ approvals: [] });
+
+    // An answer carrying the hash of another payload settles nothing.
+    await expect(
+      reloaded.client.request("approvals.resolve", {
+        id: asked.id,
+        decision: "approve",
+        hash: "0".repeat(64),
+      }),
+    ).rejects.toMatchObject({ code: "conflict" });
+    expect(existsSync(envrc()) ? readFileSync(envrc(), "utf8") : "").not.toBe("export R=1\n");
+
+    // The reloaded page answers with the hash it showed; the phone's card closes.
+    expect(
+      await reloaded.client.request("approvals.resolve", {
+        id: asked.id,
+        decision: "approve",
+        hash: listed[0]!.payloadHash,
+      }),
+    ).toEqual({ id: asked.id, decision: "approved" });
+    expect(await waitFor(() => phone.closed.find((c) => c.id === asked.id))).toMatchObject({
+      decision: "approved",
+    });
+    expect((await waitFor(finalOf(phone, r.runId))).state).toBe("final");
+    expect(readFileSync(envrc(), "utf8")).toBe("export R=1\n");
+    expect(
+      phone.chat.some((e) => e.runId === r.runId && e.state === "notice" && e.kind === "approval_answered"),
+    ).toBe(true);
   });
 
   it("a deny from the connection reaches the model and writes nothing", async () => {

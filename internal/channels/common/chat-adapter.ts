@@ -10,6 +10,8 @@ export interface OutboundOptions {
   markdown: boolean;
   /** Attach approve/deny buttons for this approval id. */
   approvalId?: string;
+  /** The shown payload's hash prefix, carried by the Approve buttons (`approve:<id>:<hash>`). */
+  approvalHash?: string;
   /** Extra approve buttons for standing answers (containment): `host`, `session`. */
   approvalChoices?: readonly ("host" | "session")[];
   /** A "Show all" button (`show:<id>`): the question was cut. */

@@ -1,7 +1,8 @@
 /**
  * The lifecycle every chat channel shares (Telegram, Discord): its state and health, the handlers in
- * flight it waits for at stop, and the config reloads it reacts to, one at a time. A channel extends
- * it and keeps only its transport and its translation of platform updates.
+ * flight it waits for at stop, the config reloads it reacts to, one at a time, and its pairing store,
+ * whose approved users it tells they can talk (pairing-welcome.ts: swept while connected). A channel
+ * extends it and keeps only its transport and its translation of platform updates.
  */
 import type { Config } from "../../config/schema.js";
 import type { ServiceHealth } from "../../core/service.js";
@@ -13,6 +14,9 @@ import type { FrontDesk } from "../../inbound/front-desk.js";
 import type { ChannelState, ChannelStatus } from "../channel.js";
 import type { ChannelRegistry } from "../registry.js";
 import { createMediaParts, type MediaParts } from "../../media/media-parts.js";
+import type { SendOptions } from "../../core/outbox.js";
+import { PairingStore } from "./pairing.js";
+import { PairingWelcome } from "./pairing-welcome.js";
 
 /** What every chat channel receives from the wiring. */
 export interface ChatChannelDeps {
@@ -40,15 +44,38 @@ export abstract class ChatChannelBase {
 
   /** Transcription, speech and the voice reply switch (the daemon's shared parts, or built here). */
   protected readonly media: MediaParts;
+  /** Pending pairing codes and the users the owner approved. */
+  readonly pairing: PairingStore;
+  /** Tells users approved by pairing that they can talk now; runs while the channel is connected. */
+  private readonly welcome: PairingWelcome;
 
   constructor(
     protected ctx: CoreContext,
     /** Label for logs: `telegram`, `discord`. */
-    private label: string,
+    private label: "telegram" | "discord",
     media?: MediaParts,
+    /** The target of a user's private chat (`<userId>`, `user:<userId>`), for the pairing welcome. */
+    dmTarget: (userId: string) => string = (id) => id,
   ) {
     this.st = { state: "stopped", since: ctx.clock.now() };
     this.media = media ?? createMediaParts(ctx);
+    this.pairing = new PairingStore(ctx.db, ctx.clock);
+    this.welcome = new PairingWelcome({
+      store: this.pairing,
+      channel: label,
+      send: (userId, text) => this.send(dmTarget(userId), text, { markdown: false }),
+      ready: () => this.st.state === "connected",
+      clock: ctx.clock,
+      logger: ctx.logger,
+    });
+  }
+
+  /** Sends a message to a target of this channel (Channel.send). */
+  abstract send(target: string, text: string, opts?: SendOptions): Promise<void>;
+
+  /** Tells users approved by pairing (not told yet) that they can talk now; returns how many. */
+  welcomePaired(): Promise<number> {
+    return this.welcome.sweep();
   }
 
   /** The bot's name for `status` (`@name`) once known. */
@@ -67,6 +94,9 @@ export abstract class ChatChannelBase {
       ...(identity ? { identity } : {}),
     };
     this.onState(prev, state, detail);
+    // Approvals made while the daemon runs (the CLI writes the store) are looked for while connected.
+    if (state === "connected" && prev !== "connected") this.welcome.start();
+    else if (state !== "connected" && prev === "connected") this.welcome.stop();
     // Live consumers (the console's overview, `familiar status --watch`-style clients) follow the
     // bus; without this a channel's change reached them only with the next 30 s tick.
     if (prev !== state)

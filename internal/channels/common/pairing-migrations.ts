@@ -27,4 +27,13 @@ CREATE TABLE pairing_allowed (
 );
 `,
   },
+  {
+    version: 2,
+    description: "pairing: when an approved user was told they can talk to the assistant",
+    // Users approved before this column existed were approved long ago: never greeted late.
+    sql: `
+ALTER TABLE pairing_allowed ADD COLUMN welcomed_at INTEGER;
+UPDATE pairing_allowed SET welcomed_at = approved_at;
+`,
+  },
 ];

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FakeClock } from "../../core/clock.js";
 import { createTestCore, type TestCore } from "../../../test/helpers/core.js";
 import { MAX_PENDING, PAIRING_ALPHABET, PAIRING_TTL_MS, PairingStore } from "./pairing.js";
+import { PairingWelcome } from "./pairing-welcome.js";
 
 let core: TestCore;
 afterEach(() => core?.close());
@@ -57,5 +58,39 @@ describe("PairingStore", () => {
     expect(s.allowed("telegram")).toMatchObject([{ userId: "9", userName: "Zed" }]);
     expect(s.revoke("telegram", "9")).toBe(true);
     expect(s.isAllowed("telegram", "9", [])).toBe(false);
+  });
+
+  it("lists for a welcome only users approved by a code, each claimed once; a failed send gives it back", async () => {
+    core = createTestCore();
+    const s = new PairingStore(core.db, new FakeClock());
+    // Added any other way (config, import) or on another channel: never greeted.
+    s.allow("telegram", "from-import");
+    const d = s.requestCode("telegram", { id: "stranger" });
+    if (d.kind !== "pair") throw new Error("expected pair");
+    expect(s.unwelcomed("telegram")).toEqual([]);
+    s.approve(d.code);
+    expect(s.unwelcomed("telegram").map((u) => u.userId)).toEqual(["stranger"]);
+    expect(s.unwelcomed("discord")).toEqual([]);
+
+    const sent: string[] = [];
+    let fail: Error | undefined = new Error("telegram unreachable");
+    const welcome = new PairingWelcome({
+      store: s,
+      channel: "telegram",
+      send: async (userId) => {
+        if (fail) throw fail;
+        sent.push(userId);
+      },
+      ready: () => true,
+      clock: new FakeClock(),
+    });
+    // Unreachable: not told, and the next sweep tries again.
+    expect(await welcome.sweep()).toBe(0);
+    expect(s.unwelcomed("telegram").map((u) => u.userId)).toEqual(["stranger"]);
+    fail = undefined;
+    // Two sweeps at once (the CLI's approval found by the timer while the console's call runs): once.
+    expect(await Promise.all([welcome.sweep(), welcome.sweep()])).toEqual([1, 0]);
+    expect(sent).toEqual(["stranger"]);
+    expect(s.markWelcomed("telegram", "stranger")).toBe(false);
   });
 });

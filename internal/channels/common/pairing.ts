@@ -99,6 +99,16 @@ export class PairingStore {
          ON CONFLICT(channel, user_id) DO UPDATE SET user_name = excluded.user_name, approved_at = excluded.approved_at`,
       ),
       revoke: db.prepare("DELETE FROM pairing_allowed WHERE channel = ? AND user_id = ?"),
+      unwelcomed: db.prepare<[string], { user_id: string; approved_at: number }>(
+        `SELECT user_id, approved_at FROM pairing_allowed
+         WHERE channel = ? AND via_code IS NOT NULL AND welcomed_at IS NULL ORDER BY approved_at`,
+      ),
+      welcomed: db.prepare(
+        "UPDATE pairing_allowed SET welcomed_at = ? WHERE channel = ? AND user_id = ? AND welcomed_at IS NULL",
+      ),
+      unwelcome: db.prepare(
+        "UPDATE pairing_allowed SET welcomed_at = NULL WHERE channel = ? AND user_id = ?",
+      ),
       listReq: db.prepare<[], ReqRow>("SELECT * FROM pairing_requests ORDER BY created_at"),
       listAllowed: db.prepare<
         [],
@@ -164,6 +174,28 @@ export class PairingStore {
       return toReq(row);
     });
     return run();
+  }
+
+  /**
+   * Users of `channel` approved by a pairing code (`familiar pairing approve`, the console) who were
+   * not yet told they can talk to the assistant; users added any other way (config, import) are not
+   * listed. Oldest first.
+   */
+  unwelcomed(channel: string): { userId: string; approvedAt: number }[] {
+    return this.q.unwelcomed.all(channel).map((r) => ({ userId: r.user_id, approvedAt: r.approved_at }));
+  }
+
+  /**
+   * Claims telling `userId` (before the message goes out); false when someone already claimed it, so
+   * the user is told at most once.
+   */
+  markWelcomed(channel: string, userId: string): boolean {
+    return this.q.welcomed.run(this.clock.now(), channel, userId).changes > 0;
+  }
+
+  /** Gives a claim back after the message could not be sent (the next sweep tries again). */
+  unmarkWelcomed(channel: string, userId: string): void {
+    this.q.unwelcome.run(channel, userId);
   }
 
   /** Adds a user to the stored allow list directly. */

@@ -2,7 +2,7 @@
  * The reply of one turn on its way to one chat (created by `StreamRelay.stream`): a preview edited
  * as text arrives, then the final text delivered exactly once. The invariants are in stream-relay.ts.
  */
-import type { AgentEvent } from "../../core/agent-events.js";
+import { APPROVAL_ANSWERED_NOTICE, APPROVAL_WAIT_NOTICE, type AgentEvent } from "../../core/agent-events.js";
 import { sleep, type Clock, type TimerHandle } from "../../core/clock.js";
 import type { Logger } from "../../log/logger.js";
 import type { RelayOutcome, ReplyStreamPort } from "../../inbound/reply-relay.js";
@@ -29,6 +29,8 @@ export class ReplyStream implements ReplyStreamPort {
   private shown = "";
   private timer: TimerHandle | undefined;
   private typingTimer: TimerHandle | undefined;
+  /** Approval questions this turn waits on: no "typing…" while any is open (the owner moves next). */
+  private waits = 0;
   private chain: Promise<void> = Promise.resolve();
   private finished = false;
   private errorEvent: { code: string; message: string } | undefined;
@@ -80,6 +82,9 @@ export class ReplyStream implements ReplyStreamPort {
         // The user must see that older messages were summarised (and how much it saved); other
         // notices are either part of the final text (loop breaker) or for UIs only.
         if (e.kind === "compaction") this.enqueue(() => this.sendNotice(e.text));
+        else if (e.kind === APPROVAL_WAIT_NOTICE) this.pauseTyping();
+        else if (e.kind === APPROVAL_ANSWERED_NOTICE && this.waits > 0 && --this.waits === 0)
+          this.startTyping();
         break;
       case "turn_end":
         void this.finish(e);
@@ -89,11 +94,18 @@ export class ReplyStream implements ReplyStreamPort {
     }
   };
 
+  /** Stops "typing…" while the turn waits for the owner (resumed when every question settled). */
+  private pauseTyping(): void {
+    this.waits++;
+    if (this.typingTimer) this.clock.clearTimeout(this.typingTimer);
+    this.typingTimer = undefined;
+  }
+
   /** Starts the typing indicator now (before the turn starts, e.g. while queued). */
   startTyping(): void {
-    if (this.typingTimer || this.finished) return;
+    if (this.typingTimer || this.finished || this.waits > 0) return;
     const tick = (): void => {
-      if (this.finished) return;
+      if (this.finished || this.waits > 0) return;
       void this.relay.adapter.typing(this.chatId).catch(() => undefined);
       this.typingTimer = this.clock.setTimeout(tick, TYPING_INTERVAL_MS);
       this.typingTimer.unref?.();

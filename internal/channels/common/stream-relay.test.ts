@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../core/clock.js";
-import type { AgentEvent } from "../../core/agent-events.js";
+import { APPROVAL_ANSWERED_NOTICE, APPROVAL_WAIT_NOTICE, type AgentEvent } from "../../core/agent-events.js";
 import { ZERO_USAGE } from "../../models/types.js";
 import { StreamRelay, type ChatAdapter, type OutboundOptions } from "./stream-relay.js";
 
@@ -143,6 +143,36 @@ describe("StreamRelay", () => {
     await s.done;
     await clock.advance(20_000);
     expect(typing()).toHaveLength(3);
+  });
+
+  it("stops typing while the turn waits for the owner's answer and resumes once every question settled", async () => {
+    const { clock, p, relay } = setup("off");
+    const s = relay.stream("c1");
+    s.onEvent({
+      type: "turn_start",
+      runId: "r",
+      sessionKey: "k",
+      sessionId: "s",
+      agentId: "main",
+      requestId: "q",
+    });
+    const start = clock.now();
+    const typing = (): number[] => p.log.filter((l) => l.op === "typing").map((l) => l.at - start);
+    await clock.advance(5000);
+    expect(typing()).toEqual([0, 4000]);
+    // Two questions at once (parallel tool calls): typing comes back only after both are settled.
+    const notice = (kind: string): AgentEvent => ({ type: "notice", runId: "r", kind, text: "" });
+    s.onEvent(notice(APPROVAL_WAIT_NOTICE));
+    s.onEvent(notice(APPROVAL_WAIT_NOTICE));
+    await clock.advance(20_000);
+    s.onEvent(notice(APPROVAL_ANSWERED_NOTICE));
+    await clock.advance(20_000);
+    expect(typing()).toEqual([0, 4000]);
+    s.onEvent(notice(APPROVAL_ANSWERED_NOTICE));
+    await clock.advance(5000);
+    expect(typing()).toEqual([0, 4000, 45_000, 49_000]);
+    s.onEvent(end("done"));
+    await s.done;
   });
 
   it("rate-limits error replies per chat and code", async () => {

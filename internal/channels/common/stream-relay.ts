@@ -112,6 +112,7 @@ export class StreamRelay implements ReplyRelay {
       const last = i === chunks.length - 1;
       const o: OutboundOptions = { markdown: opts.markdown, ...(opts.silent ? { silent: true } : {}) };
       if (last && opts.approvalId) o.approvalId = opts.approvalId;
+      if (last && opts.approvalId && opts.approvalHash) o.approvalHash = opts.approvalHash;
       if (last && opts.approvalId && opts.approvalChoices?.length) o.approvalChoices = opts.approvalChoices;
       if (last && opts.approvalId && opts.approvalShowAll) o.approvalShowAll = true;
       ids.push(await this.adapter.send(chatId, chunks[i] ?? "", o));

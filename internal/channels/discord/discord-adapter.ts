@@ -17,6 +17,7 @@ import { DiscordAPIError, HTTPError, Routes, type REST } from "discord.js";
 import { ChannelError, type OutboundFile, type OutboundFileKind } from "../channel.js";
 import { chunkMarkdown, type ChunkLimits } from "../common/chunking.js";
 import type { ChatAdapter, OutboundOptions } from "../common/stream-relay.js";
+import { approveData, denyData, showData } from "../common/approval-buttons.js";
 
 /** Discord's message length limit. */
 export const DISCORD_MAX_LENGTH = 2000;
@@ -55,26 +56,24 @@ export function toChannelError(err: unknown, what: string): ChannelError {
 }
 
 /** Approve/deny buttons; the custom ids come back as INTERACTION_CREATE (`approve:<id>`). */
-export function approvalComponents(
-  approvalId: string,
-  choices: readonly string[] = [],
-  showAll = false,
-): unknown[] {
+export function approvalComponents(opts: Partial<OutboundOptions> & { approvalId: string }): unknown[] {
+  const { approvalId: id, approvalHash: hash } = opts;
   return [
     {
       type: 1,
       components: [
-        { type: 2, style: 3, label: "Approve", custom_id: `approve:${approvalId}` },
-        { type: 2, style: 4, label: "Deny", custom_id: `deny:${approvalId}` },
-        // Containment's standing answers (`approve:<id>:host|session`).
-        ...choices.map((c) => ({
+        // Approve carries the shown payload's hash prefix (approval-buttons.ts).
+        { type: 2, style: 3, label: "Approve", custom_id: approveData(id, hash) },
+        { type: 2, style: 4, label: "Deny", custom_id: denyData(id) },
+        // Containment's standing answers (`approve:<id>:<hash>:host|session`).
+        ...(opts.approvalChoices ?? []).map((c) => ({
           type: 2,
           style: 1,
           label: c === "host" ? "Yes for this host" : "Yes for this session",
-          custom_id: `approve:${approvalId}:${c}`,
+          custom_id: approveData(id, hash, c),
         })),
         // A cut question: the press sends the whole text to the owner's DM (`show:<id>`).
-        ...(showAll ? [{ type: 2, style: 2, label: "Show all", custom_id: `show:${approvalId}` }] : []),
+        ...(opts.approvalShowAll ? [{ type: 2, style: 2, label: "Show all", custom_id: showData(id) }] : []),
       ],
     },
   ];
@@ -121,9 +120,7 @@ export class DiscordAdapter implements ChatAdapter {
       content: text,
       allowed_mentions: NO_MENTIONS,
       // A message without an approval carries no buttons: an edit that closes a question drops them.
-      components: opts.approvalId
-        ? approvalComponents(opts.approvalId, opts.approvalChoices, opts.approvalShowAll)
-        : [],
+      components: opts.approvalId ? approvalComponents({ ...opts, approvalId: opts.approvalId }) : [],
       flags: SUPPRESS_EMBEDS | (opts.silent ? SUPPRESS_NOTIFICATIONS : 0),
     };
   }

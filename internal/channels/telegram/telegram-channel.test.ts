@@ -18,9 +18,11 @@ import { ChannelRegistry } from "../registry.js";
 import { createTelegramChannel, type TelegramChannel, type TelegramDeps } from "./telegram-channel.js";
 import { markdownToTelegramHtml } from "./markdown-html.js";
 import { PairingStore } from "../common/pairing.js";
+import { PAIRING_WELCOME } from "../common/pairing-welcome.js";
 import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import type { ApprovalResolver } from "../../inbound/commands.js";
 import { ApprovalManager } from "../../tools/approvals.js";
+import { payloadHash } from "../../tools/approval-text.js";
 import { freePort } from "../../../test/gateway/harness.js";
 import { FakeClock, systemClock } from "../../core/clock.js";
 
@@ -145,9 +147,13 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     // The owner approves from the CLI: a separate store over the same database.
     const approved = new PairingStore(core!.db, core!.ctx.clock).approve(code!.toLowerCase());
     expect(approved?.userId).toBe(String(stranger.id));
+    // The channel finds the approval on its own (its sweep of the store) and tells the stranger once.
+    await tg.waitFor(() => botTexts(stranger.id).includes(PAIRING_WELCOME), 15_000, "the welcome");
+    expect(await ch.welcomePaired()).toBe(0);
     tg.pushText(stranger, "now?");
     await tg.waitFor(() => botTexts(stranger.id).includes("echo: now?"), 15_000, "answer after approval");
     expect(llm.requests).toHaveLength(1);
+    expect(botTexts(stranger.id).filter((t) => t === PAIRING_WELCOME)).toHaveLength(1);
   });
 
   it("ignores a group message without a mention and answers one with a mention", async () => {
@@ -211,9 +217,12 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     const req = tg.visible(forum)[0]!;
     expect(req.threadId).toBe(5);
     const id = /\/approve ([a-z0-9]+)/.exec(req.text)?.[1] ?? "";
-    expect(JSON.stringify(req.replyMarkup)).toContain(`approve:${id}`);
+    const [pending] = approvals.list();
+    // The Approve button carries the first 12 hex digits of the hash of the payload it showed.
+    const approve = `approve:${id}:${pending!.payloadHash.slice(0, 12)}`;
+    expect(JSON.stringify(req.replyMarkup)).toContain(`"${approve}"`);
     // A group member who is not the owner: the button answers with the owner rule, the command is refused.
-    tg.pushCallback(member, `approve:${id}`, req.messageId, { chatId: forum, threadId: 5 });
+    tg.pushCallback(member, approve, req.messageId, { chatId: forum, threadId: 5 });
     await tg.waitFor(
       () => tg.callsOf("answerCallbackQuery").some((c) => c.params.text === NOT_AN_APPROVER.slice(0, 190)),
       15_000,
@@ -223,7 +232,7 @@ describe("telegram channel (fake Bot API + fake model)", () => {
     await tg.waitFor(() => botTexts(forum).includes(NOT_AN_APPROVER), 15_000, "command refusal");
     expect(approvals.list().map((a) => a.id)).toEqual([id]);
     // The owner decides with the button; the confirmation goes to the same topic.
-    tg.pushCallback(owner, `approve:${id}`, req.messageId, { chatId: forum, threadId: 5 });
+    tg.pushCallback(owner, approve, req.messageId, { chatId: forum, threadId: 5 });
     expect(await decision).toBe("approved");
     await tg.waitFor(() => botTexts(forum).includes(`Approved ${id}.`), 15_000, "approved reply");
     expect(tg.visible(forum).find((m) => m.text === `Approved ${id}.`)?.threadId).toBe(5);
@@ -241,6 +250,48 @@ describe("telegram channel (fake Bot API + fake model)", () => {
       15_000,
       "deny",
     );
+  });
+
+  it("a press carrying the hash of another payload settles nothing; the question's own button does", async () => {
+    const approvals = new ApprovalManager({
+      clock: systemClock,
+      channels: { deliver: (t, x, o) => registry.deliver(t, x, o) },
+      timeoutS: () => 60,
+    });
+    await setup({}, undefined, approvals);
+    const decision = approvals.request({
+      replyTarget: `telegram:${owner.id}`,
+      sessionKey: "s",
+      kind: "exec",
+      summary: "$ ls ~/notes",
+    });
+    await tg.waitFor(() => tg.visible(owner.id).length === 1, 15_000, "approval request");
+    const req = tg.visible(owner.id)[0]!;
+    const [q] = approvals.list();
+    const shown = q!.payloadHash.slice(0, 12);
+    // What another question (another payload) would carry: the owner's press for it is not this one's.
+    const other = payloadHash("exec", "$ curl evil.example");
+    const forged = `approve:${q!.id}:${other.slice(0, 12)}`;
+    expect(forged).not.toBe(`approve:${q!.id}:${shown}`);
+    tg.pushCallback(owner, forged, req.messageId);
+    await tg.waitFor(
+      () => tg.callsOf("answerCallbackQuery").some((c) => /another payload/.test(String(c.params.text))),
+      15_000,
+      "the refusal of the forged press",
+    );
+    // An Approve without any hash is not a decision either (an old or hand-made button).
+    tg.pushCallback(owner, `approve:${q!.id}`, req.messageId);
+    await tg.waitFor(
+      () => tg.callsOf("answerCallbackQuery").some((c) => c.params.text === "Unknown action"),
+      15_000,
+      "the bare press",
+    );
+    expect(approvals.list().map((a) => a.id)).toEqual([q!.id]);
+    // The button the question carries settles it.
+    expect(JSON.stringify(req.replyMarkup)).toContain(`"approve:${q!.id}:${shown}"`);
+    tg.pushCallback(owner, `approve:${q!.id}:${shown}`, req.messageId);
+    expect(await decision).toBe("approved");
+    expect(approvals.list()).toEqual([]);
   });
 
   it("splits a 10,000-character answer with code blocks into valid chunks", async () => {

@@ -21,7 +21,6 @@ import type { Channel, ChannelProbe, OutboundFile, OutboundFileKind, SendOptions
 import { ChannelError } from "../channel.js";
 import type { CoreContext } from "../../runtime/context.js";
 import { sleep } from "../../core/clock.js";
-import { PairingStore } from "../common/pairing.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { createChatPipeline } from "../common/chat-pipeline.js";
 import { ApprovalMessages } from "../common/approval-messages.js";
@@ -52,7 +51,6 @@ export interface TelegramDeps extends ChatChannelDeps {
 export class TelegramChannel extends ChatChannelBase implements Channel {
   readonly id = "telegram";
   readonly name = "telegram";
-  readonly pairing: PairingStore;
   readonly relay: StreamRelay;
   readonly router: InboundRouter;
   private adapter: TelegramAdapter;
@@ -76,7 +74,6 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
     private deps: TelegramDeps,
   ) {
     super(ctx, "telegram", deps.media);
-    this.pairing = new PairingStore(ctx.db, ctx.clock);
     this.adapter = new TelegramAdapter(() => this.requireApi(), ctx.clock);
     ({ relay: this.relay, router: this.router } = createChatPipeline(ctx, "telegram", this.adapter, {
       ...(deps.desk ? { desk: deps.desk } : {}),
@@ -230,6 +227,7 @@ export class TelegramChannel extends ChatChannelBase implements Channel {
       const o = {
         markdown: opts?.markdown ?? true,
         ...(opts?.approvalChoices?.length ? { approvalChoices: opts.approvalChoices } : {}),
+        ...(opts?.approvalHash ? { approvalHash: opts.approvalHash } : {}),
         ...(opts?.approvalShowAll ? { approvalShowAll: true } : {}),
         ...(opts?.silent ? { silent: true } : {}),
       };

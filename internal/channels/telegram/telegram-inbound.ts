@@ -9,6 +9,7 @@ import type { Message, Update, UserFromGetMe } from "grammy/types";
 import type { CoreContext } from "../../runtime/context.js";
 import type { Config } from "../../config/schema.js";
 import { pairingReply, type PairingStore } from "../common/pairing.js";
+import { pressCommand, showId } from "../common/approval-buttons.js";
 import type { StreamRelay } from "../common/stream-relay.js";
 import { NOT_AN_APPROVER } from "../../inbound/front-desk.js";
 import type { InboundChat, InboundRouter } from "../../inbound/chat-router.js";
@@ -198,24 +199,22 @@ export function approvalButton(
 ): { accepted: boolean; done: Promise<unknown> } {
   const allowed = mayApprove(String(q.from.id));
   // `show:<id>`: the whole question, sent to the owner's private chat (never to the group).
-  const show = /^show:([^\s:]+)$/.exec(q.data ?? "");
-  if (show && allowed && showAll) {
-    const done = showAll(show[1] ?? "", String(q.from.id))
+  const show = showId(q.data ?? "");
+  if (show !== undefined && allowed && showAll) {
+    const done = showAll(show, String(q.from.id))
       .catch((err: unknown) => `Could not send it: ${(err as Error).message}`)
       .then((text) => api.answerCallbackQuery(q.id, { text: text.slice(0, 190) }).catch(() => undefined));
     return { accepted: true, done };
   }
-  // `approve:<id>[:host|:session]` (the suffix: a containment question's standing answers).
-  const m = /^(approve|deny):([^\s:]+)(?::(host|session))?$/.exec(q.data ?? "");
-  if (!m || !allowed) {
+  // `approve:<id>:<hash>[:host|:session]` (approval-buttons.ts): bound to the payload it showed.
+  const command = pressCommand(q.data ?? "");
+  if (command === undefined || !allowed) {
     const done = api
       .answerCallbackQuery(q.id, { text: allowed ? "Unknown action" : NOT_AN_APPROVER.slice(0, 190) })
       .catch(() => undefined);
     return { accepted: false, done };
   }
-  const p = router.handle(
-    callbackCommand(q, m[1] as "approve" | "deny", `${m[2] ?? ""}${m[3] ? ` ${m[3]}` : ""}`),
-  );
+  const p = router.handle(callbackCommand(q, command));
   const done = p.then((out) =>
     api
       .answerCallbackQuery(q.id, { text: out.kind === "command" ? out.reply.slice(0, 190) : "" })
@@ -224,12 +223,8 @@ export function approvalButton(
   return { accepted: true, done };
 }
 
-/** An approve/deny button press as the `/approve <id>` or `/deny <id>` command it stands for. */
-export function callbackCommand(
-  q: NonNullable<Update["callback_query"]>,
-  action: "approve" | "deny",
-  id: string,
-): InboundChat {
+/** An approve/deny button press as the command it stands for (`/approve <id> <hash>`, `/deny <id>`). */
+export function callbackCommand(q: NonNullable<Update["callback_query"]>, command: string): InboundChat {
   const msg = q.message as Message | undefined;
   const chatId = String(msg?.chat.id ?? q.from.id);
   const isGroup = msg?.chat.type === "group" || msg?.chat.type === "supergroup";
@@ -242,6 +237,6 @@ export function callbackCommand(
     ...(threadId ? { threadId, relayChatId: `${chatId}:${threadId}` } : {}),
     isGroup,
     sender: { id: String(q.from.id), name: q.from.first_name },
-    text: `/${action} ${id}`,
+    text: command,
   };
 }
