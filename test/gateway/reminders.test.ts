@@ -6,11 +6,15 @@
  * owner is warned once, and `status` says where the reply is kept.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { FakeClock } from "../../internal/core/clock.js";
 import { GatewayClient } from "../../internal/gateway/client.js";
 import { addJob } from "../../internal/cli/cron.js";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
 
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const T0 = Date.UTC(2026, 5, 1, 12, 0);
 const clock = new FakeClock(T0);
 let h: GatewayHarness;
@@ -123,6 +127,83 @@ describe("a reminder asked in a web chat session", () => {
     expect(warned[0]).toContain("familiar cron runs water");
     expect(warned[0]).toContain("owner.preferred_channel is not set");
   });
+});
+
+describe("a reminder whose job a tainted session wrote", () => {
+  it("taints the clean session its reply lands in; a clean reminder leaves its session clean", async () => {
+    const c = h.daemon.parts.tools.containment;
+    const headOf = (name: string): string =>
+      (
+        h.daemon.db
+          .prepare("SELECT session_id FROM session_heads WHERE key = ?")
+          .get(`agent:main:gateway:${name}`) as { session_id: string }
+      ).session_id;
+    await web.request("chat.history", { sessionKey: "web-4" });
+    h.fake.enqueue(
+      { toolCalls: [{ name: "cron", arguments: { action: "add", id: "news", message: "News.", at: "2m" } }] },
+      { text: "Ok." },
+    );
+    await web.request("chat.send", { sessionKey: "web-4", message: "remind me of the news", wait: true });
+    expect(c.sourcesOf(headOf("web-4"))).toEqual([]);
+    // As if a tainted session had edited the job since: the label rides on the job's identity.
+    c.labels.add("job", "news", "s-evil", [{ kind: "web_fetch", detail: "https://evil.example", at: 1 }]);
+    h.fake.enqueue({ text: "Here is the news." });
+    await clock.advance(120_000);
+    await waitFor(() => events.find((e) => e.payload.jobId === "news"));
+    expect(c.sourcesOf(headOf("web-4")).map((x) => x.kind)).toContain("tainted_subagent");
+    // The control: web-1 received the clean "stretch" reminder and stays clean.
+    expect(c.sourcesOf(headOf("web-1"))).toEqual([]);
+  });
+});
+
+describe("a reminder asked in `familiar chat`", () => {
+  it("is printed by the terminal chat that is in that session", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        join(ROOT, "cmd", "familiar.ts"),
+        "chat",
+        "--url",
+        h.wsUrl,
+        "--token",
+        h.token,
+        "--session",
+        "term",
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, FAMILIAR_GATEWAY_URL: "", FAMILIAR_GATEWAY_TOKEN: "" },
+        stdio: "pipe",
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const closed = new Promise<number | null>((res) => child.on("close", res));
+    try {
+      h.fake.enqueue(
+        { toolCalls: [{ name: "cron", arguments: { action: "add", id: "tea", message: "Tea.", at: "2m" } }] },
+        { text: "Reminder set." },
+      );
+      child.stdin.write("remind me about the tea in 2 minutes\n");
+      await waitFor(() => stdout.includes("Reminder set.\n"), 30_000);
+      expect(h.daemon.db.prepare("SELECT session_key FROM cron_origins WHERE job_id = 'tea'").get()).toEqual({
+        session_key: "agent:main:gateway:term",
+      });
+      h.fake.enqueue({ text: "Your tea is ready." });
+      await clock.advance(120_000);
+      await waitFor(() => stdout.includes("[reminder tea] Your tea is ready.\n"), 30_000);
+      expect(h.daemon.parts.cron.runs("tea")[0]).toMatchObject({ status: "ok", delivered: true });
+    } finally {
+      child.stdin.end();
+    }
+    expect(await closed).toBe(0);
+    expect(stderr).toBe("");
+    expect(stdout).toBe("Reminder set.\n\n[reminder tea] Your tea is ready.\n");
+  }, 60_000);
 });
 
 describe("a job added by `familiar cron add` with no chat and no preferred channel", () => {
