@@ -12,6 +12,8 @@ import { fileURLToPath } from "node:url";
 import { FakeClock } from "../../internal/core/clock.js";
 import { GatewayClient } from "../../internal/gateway/client.js";
 import { addJob } from "../../internal/cli/cron.js";
+import { formatStatus } from "../../internal/cli/status.js";
+import { runDoctor } from "../../internal/cli/doctor.js";
 import { startGatewayDaemon, waitFor, type GatewayHarness } from "./harness.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -229,6 +231,14 @@ describe("a job added by `familiar cron add` with no chat and no preferred chann
     const st = await web.request<{ cron: { id: string; undeliveredRun: number | null }[] }>("status");
     const row = st.cron.find((j) => j.id === "hydrate");
     expect(row?.undeliveredRun).toBe(h.daemon.parts.cron.runs("hydrate")[0]!.id);
+    expect(formatStatus(st as unknown as Record<string, unknown>)).toContain(
+      "reply not delivered (no chat to take it; set owner.preferred_channel): familiar cron runs hydrate",
+    );
+    const doctor = await runDoctor(h.configPath, { env: {}, timeoutMs: 2000 });
+    const line = doctor.find((c) => c.name === "reminders");
+    expect(line?.status).toBe("warn");
+    expect(line?.detail).toContain("familiar cron runs hydrate");
+    expect(line?.detail).toContain("set owner.preferred_channel");
     h.daemon.parts.cron.remove("hydrate");
   });
 });
