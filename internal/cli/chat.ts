@@ -86,6 +86,8 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     notify,
     onReconnected: () => {
       const w = waiter;
+      // A new connection shows this session again, so a reminder asked here still reaches it.
+      watch();
       if (w?.runId !== undefined) void reattach(w);
       else if (!w) prompt();
     },
@@ -142,6 +144,25 @@ export async function chatCommand(opts: ChatOptions): Promise<void> {
     }
   };
   client.on("chat", (raw) => onChat(raw as ChatEventPayload));
+  // A reminder asked in this session (the agent's cron tool) comes back here when it runs.
+  client.on("reminder", (raw) => {
+    const r = raw as { sessionKey?: unknown; jobId?: unknown; text?: unknown };
+    if (typeof r.text !== "string" || r.sessionKey !== sessionKey) return;
+    // Scheduled text can carry a stranger's words (a fetched page): no escapes reach the tty.
+    out.write(`\n[reminder ${safeLine(String(r.jobId))}] ${safeText(r.text)}\n`);
+    if (!waiter) prompt();
+  });
+  /** Tells the daemon this connection shows the session (chat.history is how a client opens one). */
+  const watch = (): void => {
+    void client
+      .request("chat.history", {
+        sessionKey: sessionParam,
+        limit: 1,
+        ...(opts.agent ? { agent: opts.agent } : {}),
+      })
+      .catch(() => undefined);
+  };
+  watch();
   // An approval this chat's turn waits for: shown here and settled here (typed while the turn runs).
   client.on("approval.request", (raw) => {
     const a = raw as { id?: unknown; text?: unknown };

@@ -14,15 +14,16 @@ import { localTime } from "./cli-format.js";
 
 /** Everything but the command definitions loads lazily: `familiar run` never pays for it. */
 async function mods() {
-  const [load, db, registry, store, job, schedule] = await Promise.all([
+  const [load, db, registry, store, job, schedule, origins] = await Promise.all([
     import("../config/load.js"),
     import("../store/db.js"),
     import("../daemon/migrations.js"),
     import("../cron/cron-store.js"),
     import("../cron/job.js"),
     import("../config/schedule.js"),
+    import("../cron/cron-origins.js"),
   ]);
-  return { ...load, ...db, ...registry, ...store, ...job, ...schedule };
+  return { ...load, ...db, ...registry, ...store, ...job, ...schedule, ...origins };
 }
 
 export interface CronCliOptions {
@@ -116,7 +117,7 @@ export function addJob(
   input: Record<string, unknown>,
   now = Date.now(),
 ): Promise<CronJobDef> {
-  return withStore(configPath, (store, cfg, m) => {
+  return withStore(configPath, (store, cfg, m, db) => {
     // `--at 2m`, `+2m`, "in 2 hours": fixed to an instant now (config/schedule.ts, relativeAt).
     const rel = typeof input.at === "string" ? relativeAt(input.at, now) : undefined;
     const job = m.parseJobInput(rel ? { ...input, at: rel } : input);
@@ -125,17 +126,25 @@ export function addJob(
     const s = m.jobSchedule(job, cfg.timezone);
     if (s.kind === "at" && s.at <= now)
       throw new m.CronError("CRON_INVALID", `invalid cron job: at ${job.at} is in the past`);
-    store.putRuntimeJob(job, now);
+    // Asked from a terminal: no chat to answer in, so `deliver: origin` takes the owner's preferred
+    // channel (the job and its origin in one commit).
+    db.transaction(() => {
+      store.putRuntimeJob(job, now);
+      new m.CronOrigins(db).put(job.id, { kind: "cli" }, now);
+    })();
     return job;
   });
 }
 
 /** Removes a runtime job. Throws CronError for config or unknown jobs. */
 export function removeJob(configPath: string, id: string): Promise<void> {
-  return withStore(configPath, (store, cfg, m) => {
+  return withStore(configPath, (store, cfg, m, db) => {
     if (cfg.cron.jobs.some((j) => j.id === id))
       throw new m.CronError("CRON_CONFIG_JOB", `cron job "${id}" is defined in config.yaml; remove it there`);
     if (!store.deleteRuntimeJob(id)) throw new m.CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
+    const origins = new m.CronOrigins(db);
+    origins.delete(id);
+    origins.clearUndelivered(id);
   });
 }
 
@@ -222,7 +231,11 @@ export function registerCronCommands(program: Command, defaultConfig: string): v
       'one-shot time: 2026-03-29T09:00 (owner\'s time zone unless an offset is given), or from now: 2m, +2m, "in 2 hours"',
     )
     .option("--tz <zone>", "IANA time zone (default: config timezone)")
-    .option("--deliver <target>", 'channel target, "last" or "none"', "last")
+    .option(
+      "--deliver <target>",
+      'origin (owner.preferred_channel, else your last chat), a channel target, "last" or "none"',
+      "origin",
+    )
     .option("--session <kind>", "isolated or main", "isolated")
     .option("--agent <id>", "agent that runs the job")
     .option("--catch-up", "run once at start when a run was missed while the daemon was down")
@@ -298,7 +311,7 @@ export function registerCronCommands(program: Command, defaultConfig: string): v
         // Not delivered (no chat with the owner yet, or deliver none): the owner who ran it reads it here.
         if (r && !r.delivered && r.outputPreview)
           process.stdout.write(
-            `\n${r.outputPreview}\n\n(not delivered${r.error ? "" : ": no channel chat with the owner yet, or deliver none"}; kept in \`familiar cron runs ${id} --json\`)\n`,
+            `\n${r.outputPreview}\n\n(not delivered${r.error ? "" : ": no chat to deliver to (see owner.preferred_channel), or deliver none"}; kept in \`familiar cron runs ${id} --json\`)\n`,
           );
         if (r && r.status !== "ok") process.exitCode = 1;
       } catch (err) {

@@ -115,6 +115,10 @@ export async function runDoctor(
   const { checkMemory } = await import("../memory/memory-doctor.js");
   out.push(await checkMemory(cfg, opts.timeoutMs ?? PROVIDER_TIMEOUT_MS));
   out.push(...checkChannels(probed.cfg));
+  // Reminders whose reply reached nobody: where they are kept (issue 47).
+  const { checkUndeliveredReminders } = await import("./doctor-reminders.js");
+  const reminders = await checkUndeliveredReminders(cfg);
+  if (reminders) out.push(reminders);
   const { checkSecurity } = await import("./doctor-security.js");
   out.push(...checkSecurity(cfg, configPath));
   return out;

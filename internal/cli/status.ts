@@ -84,6 +84,11 @@ export function formatStatus(s: Record<string, unknown>): string {
       lines.push(
         `  ${String(job.id ?? "?").padEnd(16)} next ${when(job.nextRunAt ?? job.next)}${job.lastStatus ? `  last ${String(job.lastStatus)}` : ""}`,
       );
+      // A reply that reached nobody (no chat, no owner.preferred_channel): say where it is kept.
+      if (typeof job.undeliveredRun === "number")
+        lines.push(
+          `    reply not delivered (no chat to take it; set owner.preferred_channel): familiar cron runs ${String(job.id)}`,
+        );
     }
   } else lines.push(`cron         ${compact(s.cron)}`);
   if (s.disk !== undefined) lines.push(`disk         ${compact(s.disk)}`);

@@ -9,6 +9,7 @@
  *   member) taints the session they write into.
  */
 import type { Config } from "./schema.js";
+import { bareChannel } from "./owner-schema.js";
 
 /** The chat channels that have an owner setting. */
 export type OwnedChannel = "telegram" | "discord";
@@ -46,4 +47,16 @@ export function ownerChatTarget(cfg: Config, channel: OwnedChannel): string | un
 /** True when the owner opted this chat in to USER.md, MEMORY.md and memory search (`private_context`). */
 export function privateContextAllowed(cfg: Config, channel: OwnedChannel, chatId: string): boolean {
   return cfg.channels[channel].private_context.map(String).includes(String(chatId));
+}
+
+/**
+ * Where `owner.preferred_channel` delivers: the value itself when it is a target, the owner's private
+ * chat on the channel it names otherwise; undefined when unset (or the channel has no owner, which
+ * the config check refuses).
+ */
+export function preferredTarget(cfg: Config): string | undefined {
+  const v = cfg.owner.preferred_channel;
+  if (v === undefined) return undefined;
+  const bare = bareChannel(v);
+  return bare ? ownerChatTarget(cfg, bare) : v;
 }

@@ -36,6 +36,7 @@ import { modelProviderProblems } from "./model-provider-check.js";
 import { backupSchema, channelWatchdogSchema, reliabilitySchema } from "./reliability-schema.js";
 import { mediaProviderProblems, mediaSchema } from "./media-schema.js";
 import { containmentSchema } from "./containment-schema.js";
+import { ownerSchema, preferredChannelProblem } from "./owner-schema.js";
 
 export { agentSchema, cronJobSchema, durationSchema, type AgentConfig } from "./schema-parts.js";
 
@@ -351,6 +352,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    owner: ownerSchema,
     budgets: budgetsSchema,
     memory: memorySchema,
     containment: containmentSchema,
@@ -369,6 +371,12 @@ export const configSchema = z
       ctx.addIssue({ code: "custom", path: p.path, message: p.message });
     for (const p of modelProviderProblems(c))
       ctx.addIssue({ code: "custom", path: p.path, message: p.message });
+    // Same rule as channel-owner.ts's ownerChatTarget (which imports this file's type, so not here).
+    const preferred = preferredChannelProblem(c.owner, (ch) => {
+      const ch0 = c.channels[ch];
+      return (ch0.owner ?? ch0.allow_from).length ? ch : undefined;
+    });
+    if (preferred) ctx.addIssue({ code: "custom", path: ["owner", "preferred_channel"], message: preferred });
     const d = c.agents.defaults;
     if (d.compaction.model && d.compact.summary_model && d.compaction.model !== d.compact.summary_model)
       ctx.addIssue({

@@ -15,7 +15,15 @@ export type CronAdmin = Omit<CronService, "name" | "start" | "stop" | "health" |
 
 /** Creates the admin calls over the shared entries. */
 export function createCronAdmin(s: CronScope, jobs: CronReconciler, runs: CronTriggers): CronAdmin {
-  const { clock, log, store, entries, stateOf } = s;
+  const { clock, log, store, entries, stateOf, origins } = s;
+  /** A job as lists show it, with where it was asked and an undelivered reply, if any. */
+  const view = (e: CronEntry) => {
+    const held = origins.undelivered().find((u) => u.jobId === e.job.id);
+    return jobView(stateOf, e, {
+      origin: e.source === "runtime" ? origins.get(e.job.id) : undefined,
+      undeliveredRun: held?.runId,
+    });
+  };
 
   function mustGet(id: string): CronEntry {
     const e = entries.get(id);
@@ -24,13 +32,12 @@ export function createCronAdmin(s: CronScope, jobs: CronReconciler, runs: CronTr
   }
 
   const admin: CronAdmin = {
-    list: () =>
-      [...entries.values()].map((e) => jobView(stateOf, e)).sort((a, b) => a.id.localeCompare(b.id)),
+    list: () => [...entries.values()].map(view).sort((a, b) => a.id.localeCompare(b.id)),
     get: (id) => {
       const e = entries.get(id);
-      return e ? jobView(stateOf, e) : undefined;
+      return e ? view(e) : undefined;
     },
-    add(input) {
+    add(input, origin) {
       // `at: "in 2 minutes"` (the cron tool, the gateway): fixed to an instant now, never re-read later.
       const given = input && typeof input === "object" ? (input as Record<string, unknown>) : undefined;
       const rel = typeof given?.at === "string" ? relativeAt(given.at, clock.now()) : undefined;
@@ -40,15 +47,21 @@ export function createCronAdmin(s: CronScope, jobs: CronReconciler, runs: CronTr
       const schedule = jobSchedule(job, s.tz());
       if (schedule.kind === "at" && schedule.at <= clock.now())
         throw new CronError("CRON_INVALID", `invalid cron job: at ${job.at} is in the past`);
-      store.putRuntimeJob(job, clock.now());
+      // The job and where it was asked in one commit: a job is never seen without its origin.
+      s.ctx.db.transaction(() => {
+        store.putRuntimeJob(job, clock.now());
+        origins.put(job.id, origin, clock.now());
+      })();
       jobs.reloadRuntime();
-      return jobView(stateOf, mustGet(job.id));
+      return view(mustGet(job.id));
     },
     remove(id) {
       const e = entries.get(id);
       if (e?.source === "config")
         throw new CronError("CRON_CONFIG_JOB", `cron job "${id}" is defined in config.yaml; remove it there`);
       if (!store.deleteRuntimeJob(id) && !e) throw new CronError("CRON_NOT_FOUND", `no cron job "${id}"`);
+      origins.delete(id);
+      origins.clearUndelivered(id);
       jobs.reloadRuntime();
     },
     setEnabled(id, on) {
@@ -65,7 +78,7 @@ export function createCronAdmin(s: CronScope, jobs: CronReconciler, runs: CronTr
         jobs.reloadRuntime();
         log.info({ job: id }, `cron job ${id} ${on ? "resumed" : "paused"}`);
       }
-      return jobView(stateOf, mustGet(id));
+      return view(mustGet(id));
     },
     runNow: (id) => {
       // A job added by `familiar cron add` a moment ago may not be polled in yet: look in the store

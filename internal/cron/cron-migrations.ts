@@ -60,4 +60,27 @@ ALTER TABLE cron_runs ADD COLUMN covers INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE cron_runs ADD COLUMN resume_of INTEGER;
 `,
   },
+  {
+    version: 3,
+    description: "cron job origins (where a reminder was asked) and undelivered replies",
+    // cron_origins: per runtime job, where it was asked: a chat session (kind 'chat', with the channel
+    // target when the chat has one) or the CLI (kind 'cli'); its `deliver: origin` goes back there.
+    // cron_undelivered: per job, the run whose reply could reach nobody (no chat, no
+    // owner.preferred_channel): the owner is warned once per streak and `status` lists it until a
+    // later run of the job is delivered.
+    sql: `
+CREATE TABLE cron_origins (
+  job_id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('chat', 'cli')),
+  session_key TEXT,
+  reply_target TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE cron_undelivered (
+  job_id TEXT PRIMARY KEY,
+  run_id INTEGER NOT NULL,
+  since INTEGER NOT NULL
+);
+`,
+  },
 ];

@@ -27,7 +27,7 @@ import {
 import type { CronEntry } from "./cron-types.js";
 import type { CronScope } from "./cron-scope.js";
 import type { CronTriggers } from "./cron-triggers.js";
-import { noticeTarget } from "./cron-runner.js";
+import { noticeTarget } from "./cron-reply-route.js";
 
 /** Missed-run handling for the timers (clock) and the start (downtime, interrupted runs). */
 export interface CronMissed {
@@ -58,7 +58,7 @@ export function createCronMissed(s: CronScope, runs: CronTriggers, outbox: Outbo
   }
 
   function tell(e: CronEntry, text: string): void {
-    const target = noticeTarget(outbox, e.job);
+    const target = noticeTarget(e.job, s.origins.get(e.job.id), s.places());
     if (!target) {
       log.warn({ job: e.job.id }, `cron job ${e.job.id}: nowhere to tell the owner: ${text}`);
       return;

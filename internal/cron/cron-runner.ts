@@ -7,7 +7,11 @@ import type { Clock } from "../core/clock.js";
 import type { EventBus } from "../core/event-bus.js";
 import type { Logger } from "../log/logger.js";
 import type { Outbox } from "../core/outbox.js";
+import type { SessionPost } from "../core/session-post.js";
 import type { CronRunRecord, CronStore } from "./cron-store.js";
+import type { CronOrigins } from "./cron-origins.js";
+import { deliverReply, keptReplyHint } from "./cron-deliver.js";
+import { fallbackTarget, noticeTarget, replyRoute, type FallbackPlaces } from "./cron-reply-route.js";
 import {
   AT_MAX_ATTEMPTS,
   backoffMs,
@@ -28,6 +32,12 @@ export interface RunnerDeps {
   tz(): string;
   /** Called when a one-shot `at` job is done for good. */
   onOneShotDone(job: CronJobDef): void;
+  /** Where each job was asked, and the replies that reached nobody. */
+  origins: CronOrigins;
+  /** The fallback places, read when a run ends (the config and the last chat change). */
+  places(): FallbackPlaces;
+  /** The gateway's session post (the web chat, `familiar chat`), when the gateway runs. */
+  sessions?: (() => SessionPost | undefined) | undefined;
 }
 
 /**
@@ -36,10 +46,7 @@ export interface RunnerDeps {
  */
 const OUTPUT_CHARS = 20_000;
 
-/** Where an undelivered reply can be read, for the run's note and the log. */
-export function keptReplyHint(jobId: string): string {
-  return `the reply is kept: familiar cron runs ${jobId} --json, or the console's Cron page`;
-}
+export { keptReplyHint } from "./cron-deliver.js";
 /** Turn endings that mean the job did not do its work (they count toward backoff). */
 const FAILED = new Set(["error", "aborted", "loop_breaker"]);
 
@@ -56,8 +63,10 @@ export async function executeRun(
   let tokens = 0;
   let text = "";
   let delivered = false;
-  let deliveryFailed = false;
-  const target = job.deliver === "last" ? d.outbox.lastTarget() : job.deliver;
+  let failedTarget: string | undefined;
+  const origin = d.origins.get(job.id);
+  const route = replyRoute(job, origin, d.places());
+  const target = route.kind === "target" ? route.target : undefined;
   try {
     const handle = d.host.submit({
       channel: "cron",
@@ -70,7 +79,7 @@ export async function executeRun(
       originLabel: `scheduled job "${job.id}"`,
       // By identity: a label on the job (a tainted session wrote it) taints the run from its start.
       reads: { jobs: [job.id] },
-      ...(target && target !== "none" ? { replyTarget: target } : {}),
+      ...(target ? { replyTarget: target } : {}),
     });
     const result = await handle.result;
     tokens = result.treeUsage.total || result.usage.total;
@@ -78,21 +87,19 @@ export async function executeRun(
     if (FAILED.has(result.finishReason) || result.error) {
       status = "error";
       error = result.error?.message ?? `the turn ended with ${result.finishReason}`;
-    } else if (job.deliver === "last" && !target && text.trim() !== "") {
-      // No chat with the owner on a channel yet (an owner who only used the gateway, the CLI or the
-      // web chat): not a failure of the job. The reply is kept in the run and the log says where.
-      d.log.info(
-        { job: job.id },
-        `cron job ${job.id}: not delivered (no channel chat with the owner yet); ${keptReplyHint(job.id)}`,
-      );
-    } else if (job.deliver !== "none" && text.trim() !== "") {
-      try {
-        await d.outbox.deliver(job.deliver, late ? `${lateNote(late, d.tz())}\n\n${text}` : text);
-        delivered = true;
-      } catch (err) {
+    } else if (text.trim() !== "") {
+      const out = await deliverReply(d, route, {
+        jobId: job.id,
+        runId,
+        runSessionKey: sessionKey,
+        text: late ? `${lateNote(late, d.tz())}\n\n${text}` : text,
+        now: () => d.clock.now(),
+      });
+      delivered = out.delivered;
+      if (out.failed) {
         status = "error";
-        deliveryFailed = true;
-        error = `delivery to ${job.deliver} failed: ${(err as Error).message}; ${keptReplyHint(job.id)}`;
+        failedTarget = out.failed.target;
+        error = `delivery to ${out.failed.target} failed: ${out.failed.error}; ${keptReplyHint(job.id)}`;
       }
     }
   } catch (err) {
@@ -128,8 +135,9 @@ export async function executeRun(
       // A job that delivers nowhere, or whose target is what failed, reports to where the owner last
       // wrote from instead.
       const givenUp = job.at !== undefined && done != null && status === "error";
-      const tellTo = deliveryFailed ? d.outbox.lastTarget() : noticeTarget(d.outbox, job);
-      const tellOk = tellTo !== undefined && !(deliveryFailed && tellTo === target);
+      const places = d.places();
+      const tellTo = failedTarget ? fallbackTarget(places) : noticeTarget(job, origin, places);
+      const tellOk = tellTo !== undefined && tellTo !== failedTarget;
       if (status === "error" && tellOk && (failures === 1 || givenUp))
         await d.outbox
           .deliver(tellTo, failureNotice(job, error ?? "unknown error", failures, givenUp))
@@ -172,16 +180,6 @@ export async function executeRun(
       resumeOf: late?.resumeOf ?? null,
     }
   );
-}
-
-/**
- * Where the owner hears about a job (a failure, a skipped run): its delivery target, else the target
- * the owner last wrote from; undefined when there is none yet.
- */
-export function noticeTarget(outbox: Outbox, job: Pick<CronJobDef, "deliver">): string | undefined {
-  const own = job.deliver === "last" ? outbox.lastTarget() : job.deliver;
-  if (own && own !== "none") return own;
-  return outbox.lastTarget();
 }
 
 /** The first line of a late run's delivered message: how late, and why. */

@@ -8,6 +8,8 @@ import type { Clock } from "../core/clock.js";
 import type { Logger } from "../log/logger.js";
 import type { CronState, CronStore } from "./cron-store.js";
 import type { CronEntry } from "./cron-types.js";
+import type { CronOrigins } from "./cron-origins.js";
+import type { FallbackPlaces } from "./cron-reply-route.js";
 
 /** The shared state of one cron service. */
 export interface CronScope {
@@ -15,6 +17,10 @@ export interface CronScope {
   clock: Clock;
   log: Logger;
   store: CronStore;
+  /** Where runtime jobs were asked, and the replies that reached nobody. */
+  origins: CronOrigins;
+  /** Where a reply falls back to (owner.preferred_channel, the last chat), read at each use. */
+  places(): FallbackPlaces;
   /** Every scheduled (or unschedulable) job by id; the one source of truth for timers and views. */
   entries: Map<string, CronEntry>;
   /** True between start and stop: timers are armed only then. */

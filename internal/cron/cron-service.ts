@@ -21,6 +21,8 @@
 import type { CoreContext, ServiceHealth } from "../runtime/context.js";
 import { systemClock, type TimerHandle } from "../core/clock.js";
 import { CronStore } from "./cron-store.js";
+import { CronOrigins } from "./cron-origins.js";
+import { preferredTarget } from "../config/channel-owner.js";
 import { MainSessionTracker, kvMainSessionStore } from "./main-session.js";
 import type { CronEntry, CronService, CronServiceDeps } from "./cron-types.js";
 import type { CronScope } from "./cron-scope.js";
@@ -53,6 +55,8 @@ export function createCronService(ctx: CoreContext, deps: CronServiceDeps): Cron
     clock,
     log: ctx.logger.child({ service: "cron" }),
     store,
+    origins: new CronOrigins(ctx.db),
+    places: () => ({ preferred: preferredTarget(ctx.config()), last: deps.outbox.lastTarget() }),
     entries: new Map<string, CronEntry>(),
     isStarted: () => started,
     tz: () => ctx.config().timezone,

@@ -1,7 +1,8 @@
 /**
  * The agent's `cron` tool: list, add, remove and run scheduled jobs. Jobs it adds are runtime jobs
  * (persisted; they survive a restart). By default a job created from a chat delivers its result back
- * to that chat and runs in its own isolated session.
+ * to that chat (`deliver: origin`, the chat stored with the job: a channel chat, the web chat or
+ * `familiar chat`) and runs in its own isolated session.
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
@@ -35,7 +36,9 @@ const schema = z
     deliver: z
       .string()
       .optional()
-      .describe('add: where the result goes: a channel target, "last", or "none" (default: this chat)'),
+      .describe(
+        'add: where the result goes: "origin" (this chat, the default), a channel target, "last", or "none"',
+      ),
     session: z
       .enum(["isolated", "main"])
       .optional()
@@ -71,7 +74,11 @@ export function deliverAllowed(
   allowed: readonly string[],
 ): boolean {
   return (
-    deliver === "none" || deliver === "last" || deliver === replyTarget || targetAllowed(deliver, allowed)
+    deliver === "none" ||
+    deliver === "last" ||
+    deliver === "origin" ||
+    deliver === replyTarget ||
+    targetAllowed(deliver, allowed)
   );
 }
 
@@ -94,7 +101,9 @@ export function createCronTool(service: CronService, opts: CronToolOptions = {})
           case "add": {
             if (!args.message) throw new ToolError("invalid_args", "add needs a message");
             const id = args.id ?? `job-${randomBytes(3).toString("hex")}`;
-            const deliver = args.deliver ?? ctx.replyTarget ?? "last";
+            // A channel chat keeps its target (as before origins); a gateway chat (the web chat,
+            // `familiar chat`) has none: `origin` finds its session through the stored origin.
+            const deliver = args.deliver ?? ctx.replyTarget ?? "origin";
             const allowed = opts.allowedTargets?.() ?? [];
             if (!deliverAllowed(deliver, ctx.replyTarget, allowed))
               throw new ToolError(
@@ -112,7 +121,12 @@ export function createCronTool(service: CronService, opts: CronToolOptions = {})
             };
             for (const k of ["cron", "every", "at", "timezone", "missed"] as const)
               if (args[k] !== undefined) input[k] = args[k];
-            const job = service.add(input);
+            // From the turn's own context, never from the model's arguments.
+            const job = service.add(input, {
+              kind: "chat",
+              sessionKey: ctx.sessionKey,
+              ...(ctx.replyTarget ? { replyTarget: ctx.replyTarget } : {}),
+            });
             return { content: `added ${line(job)}`, writes: { jobs: [job.id] } };
           }
           case "remove": {

@@ -35,7 +35,7 @@ export interface CronTriggers {
 /** Creates the run starter; `rearm` is called on the job's entry when a run ends. */
 export function createCronTriggers(
   s: CronScope,
-  deps: Pick<CronServiceDeps, "host" | "outbox">,
+  deps: Pick<CronServiceDeps, "host" | "outbox" | "sessions">,
   mains: MainSessionTracker,
   rearm: (e: CronEntry) => void,
 ): CronTriggers {
@@ -49,6 +49,9 @@ export function createCronTriggers(
     bus: ctx.bus,
     tz: () => s.tz(),
     onOneShotDone: (job) => completeOneShot(job),
+    origins: s.origins,
+    places: () => s.places(),
+    sessions: deps.sessions,
   };
 
   function ensureState(e: CronEntry, now: number): { state: CronState; fresh: boolean } {

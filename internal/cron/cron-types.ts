@@ -6,6 +6,8 @@ import type { Service } from "../core/service.js";
 import type { AgentHost } from "../core/host.js";
 import type { Clock, TimerHandle } from "../core/clock.js";
 import type { Outbox } from "../core/outbox.js";
+import type { SessionPost } from "../core/session-post.js";
+import type { CronOrigin } from "./cron-origins.js";
 import { describeSchedule, type Schedule } from "../config/schedule.js";
 import type { CronRunRecord, CronState } from "./cron-store.js";
 import { jobSchedule, type CronJobDef } from "./job.js";
@@ -18,6 +20,11 @@ export interface CronServiceDeps {
   /** Drives the cheap check for jobs the CLI changed in the db; the real clock by default. */
   pollClock?: Clock;
   pollIntervalMs?: number;
+  /**
+   * The gateway's session post: a reply goes into the web chat or `familiar chat` session it was
+   * asked in. Read at each delivery (the gateway is built after cron); absent without a gateway.
+   */
+  sessions?: () => SessionPost | undefined;
 }
 
 /** What lists show for a job. */
@@ -41,13 +48,20 @@ export interface CronJobView {
   completed: boolean;
   /** Why the job cannot be scheduled (e.g. a stored job that no longer validates). */
   problem: string | null;
+  /** Where it was asked (runtime jobs from a chat or the CLI); null otherwise. */
+  origin: CronOrigin | null;
+  /** Its last reply reached nobody (no chat, no owner.preferred_channel): the run that holds it. */
+  undeliveredRun: number | null;
 }
 
 export interface CronService extends Service {
   list(): CronJobView[];
   get(id: string): CronJobView | undefined;
-  /** Validates and persists a runtime job; throws CronError. */
-  add(input: unknown): CronJobView;
+  /**
+   * Validates and persists a runtime job with where it was asked (`origin`: the calling chat, set by
+   * the cron tool from its turn, never from a request); throws CronError.
+   */
+  add(input: unknown, origin?: CronOrigin): CronJobView;
   /** Removes a runtime job; throws CRON_CONFIG_JOB for a config job, CRON_NOT_FOUND when unknown. */
   remove(id: string): void;
   /**
@@ -114,7 +128,11 @@ export function makeEntry(
 }
 
 /** What lists show for an entry. */
-export function jobView(stateOf: (e: CronEntry) => CronState | undefined, e: CronEntry): CronJobView {
+export function jobView(
+  stateOf: (e: CronEntry) => CronState | undefined,
+  e: CronEntry,
+  reply?: { origin: CronOrigin | undefined; undeliveredRun: number | undefined },
+): CronJobView {
   const st = stateOf(e);
   const j = e.job;
   return {
@@ -136,5 +154,7 @@ export function jobView(stateOf: (e: CronEntry) => CronState | undefined, e: Cro
     running: e.running !== undefined,
     completed: st?.completedAt != null,
     problem: e.problem ?? null,
+    origin: reply?.origin ?? null,
+    undeliveredRun: reply?.undeliveredRun ?? null,
   };
 }

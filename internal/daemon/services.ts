@@ -119,7 +119,10 @@ export async function buildServices(
   // 4. Heartbeat and cron: built even when off (heartbeat.every 0, cron.enabled false) so they follow
   //    hot reloads. croner loads only when a cron expression is first parsed.
   const heartbeat = createHeartbeatService(ctx, { host, outbox: channels });
-  const cron = createCronService(ctx, { host, outbox: channels });
+  // A reminder asked in the web chat or `familiar chat` goes back into that session: the gateway
+  // (built in step 5) posts it there.
+  let sessionPost: GatewayService["sessionPost"] | undefined;
+  const cron = createCronService(ctx, { host, outbox: channels, sessions: () => sessionPost });
   tools.registry.register(
     createCronTool(cron, { allowedTargets: () => ctx.config().tools.send_message.allowed_targets }),
   );
@@ -152,6 +155,7 @@ export async function buildServices(
       disk,
     });
     gatewayOut = gateway;
+    sessionPost = gateway.sessionPost;
   }
 
   // 6. Media: transcription, speech, documents, and the send_file tool. The openai SDK and unpdf

@@ -178,6 +178,8 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
   const send: MethodHandler = async (p, conn) => {
     const desk = rt.frontDesk();
     const { agentId, sessionKey } = destination(p);
+    // This connection now shows this session: a reminder asked here comes back to it.
+    rt.watchers.see(conn, sessionKey);
     const message = p.str("message");
     const idemKey = p.optStr("idempotencyKey");
     const wait = p.optBool("wait") ?? false;
@@ -291,8 +293,9 @@ export function chatMethods(rt: GatewayRuntime): [string, MethodHandler][] {
     return { sessionKey, aborted: rt.host().abort(sessionKey) };
   };
 
-  const history: MethodHandler = (p) => {
+  const history: MethodHandler = (p, conn) => {
     const sessionKey = keyParam(p, p.optStr("agent"));
+    rt.watchers.see(conn, sessionKey);
     const limit = p.optInt("limit", 1, 1000) ?? 200;
     const head = rt.sessions.head(sessionKey);
     if (!head) return { sessionKey, sessionId: null, messages: [] };

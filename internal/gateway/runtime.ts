@@ -24,6 +24,7 @@ import type { GatewayAuth } from "./auth.js";
 import { clientAddress, bearerToken, readJsonObject, type HttpError } from "./http-util.js";
 import { TurnIdempotency } from "./turn-idempotency.js";
 import { MethodError } from "./protocol.js";
+import { SessionWatchers } from "./session-watchers.js";
 
 /** The scheduler as the `cron.*` methods and `status` use it. */
 export interface GatewayCron {
@@ -79,6 +80,8 @@ export interface GatewayDeps {
 
 export class GatewayRuntime {
   private idem: TurnIdempotency | undefined;
+  /** Which live connection shows which chat session (where a reminder asked there is pushed). */
+  readonly watchers = new SessionWatchers();
 
   /** Idempotency of the turn-starting POSTs of `/v1` and `/api` (made on first use). */
   get turnIdempotency(): TurnIdempotency {

@@ -31,6 +31,8 @@ import { consoleRoute } from "./console-route.js";
 import { connIdOf } from "./conn-target.js";
 import { webChatRoute } from "./web-chat.js";
 import { webhookRoutes } from "./webhooks.js";
+import { createSessionPost } from "./session-post.js";
+import type { SessionPost } from "../core/session-post.js";
 import { WsGateway, type MethodHandler } from "./ws-server.js";
 
 export type { GatewayDeps } from "./runtime.js";
@@ -54,6 +56,8 @@ export interface GatewayService extends Service {
    * connection is gone, so an approval nobody can see is denied at once instead of waiting.
    */
   deliver(target: string, text: string, opts?: SendOptions): Promise<void>;
+  /** Posts a scheduled job's reply into the web chat / `familiar chat` session it was asked in. */
+  readonly sessionPost: SessionPost;
 }
 
 export function createGatewayService(
@@ -133,6 +137,9 @@ export function createGatewayService(
     runtime,
     ws,
     metrics,
+    sessionPost: createSessionPost(runtime, runtime.watchers, (id, event, payload) =>
+      ws.sendTo(id, event, payload),
+    ),
     tokenFile: generated.file,
     async deliver(target, text, opts) {
       const id = connIdOf(target);

@@ -71,6 +71,26 @@ describe("what needs the owner", () => {
     expect(by("channel:telegram")).toMatchObject({ text: "telegram is degraded", detail: "409 conflict" });
   });
 
+  it("names a reminder whose reply reached nobody and where it is kept", () => {
+    const items = attention({
+      ...calm,
+      cronJobs: [
+        { id: "tea", lastStatus: "ok", enabled: false, undeliveredRun: 7 },
+        { id: "stretch", lastStatus: "ok", enabled: true, undeliveredRun: null },
+      ],
+    });
+    expect(items).toEqual([
+      {
+        id: "cron:undelivered",
+        tone: "warn",
+        text: "1 reminder reached nobody: no chat took the reply",
+        detail: "kept in familiar cron runs tea; set owner.preferred_channel to receive them",
+        href: "#/cron",
+        action: "Read it",
+      },
+    ]);
+  });
+
   it("sends several failed turns to the list, and a spent budget is red", () => {
     const items = attention({
       ...calm,

@@ -23,7 +23,8 @@ export interface AttentionItem {
 export interface AttentionInput {
   approvals: { summary: string; kind: string }[];
   pairing: { channel: string; userName?: string | null; userId: string }[];
-  cronJobs: { id: string; lastStatus: string | null; enabled: boolean }[];
+  /** `undeliveredRun`: the job's last reply reached nobody (no chat to take it, no preferred channel). */
+  cronJobs: { id: string; lastStatus: string | null; enabled: boolean; undeliveredRun?: number | null }[];
   failedTurns: { request_id: string; question: string | null; error: string | null }[];
   budgets: { id: string; label: string; period: string; fraction: number }[];
   warnAt: number;
@@ -74,6 +75,16 @@ export function attention(i: AttentionInput): AttentionItem[] {
       detail: failingJobs.map((j) => j.id).join(", "),
       href: "#/cron",
       action: "Open cron",
+    });
+  const unheard = i.cronJobs.filter((j) => j.undeliveredRun != null);
+  if (unheard.length)
+    out.push({
+      id: "cron:undelivered",
+      tone: "warn",
+      text: `${plural(unheard.length, "reminder reached", "reminders reached")} nobody: no chat took the reply`,
+      detail: `kept in ${unheard.map((j) => `familiar cron runs ${j.id}`).join(", ")}; set owner.preferred_channel to receive them`,
+      href: "#/cron",
+      action: "Read it",
     });
   if (i.failedTurns.length) {
     const first = i.failedTurns[0]!;
