@@ -85,8 +85,12 @@ export async function* runAgentLoop(opts: LoopOptions): AsyncGenerator<AgentEven
         const maxTokens = client?.maxTokens ?? opts.maxTokens;
         const temperature = client?.temperature ?? opts.temperature;
         const toolChoice = iteration === 1 || client?.toolChoice === "none" ? client?.toolChoice : undefined;
-        // The client's functions shadow the agent's tools of the same name.
-        const specs = [...opts.tools.specs(loaded).filter((t) => !clientNames.has(t.name)), ...clientSpecs];
+        // The client's functions shadow the agent's tools of the same name. Without them the tool
+        // set's own array goes out as is: the registry hands out the same array until the tools
+        // change, and the request body serializes each array once (chat-request-body.ts).
+        const own = opts.tools.specs(loaded);
+        const specs =
+          clientSpecs.length === 0 ? own : [...own.filter((t) => !clientNames.has(t.name)), ...clientSpecs];
         prompt = promptParts(messages, specs);
         const req = {
           messages,

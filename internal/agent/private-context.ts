@@ -10,6 +10,7 @@
  * - every other call passes through unchanged.
  */
 import { posix } from "node:path";
+import type { ToolSpec } from "../models/types.js";
 import type { ToolSet } from "../tools/tool.js";
 
 /** Workspace files the prompt of a shared chat leaves out. */
@@ -41,12 +42,24 @@ function pathArg(raw: string): string | undefined {
 const REFUSAL =
   "refused: this chat is not the owner's alone (a group, or someone other than the owner), so the owner's private files (USER.md, MEMORY.md, memory/ and memory search) are not available here. The owner can allow it for this chat with channels.<name>.private_context in config.yaml.";
 
+/**
+ * One filtered array per array of an inner set (which stays the same until its tools change), kept
+ * across turns: what is derived from a spec array by identity (its serialized JSON in the request
+ * body) is then not redone for every call of a shared chat.
+ */
+const filtered = new WeakMap<ToolSpec[], ToolSpec[]>();
+
 /** The tool set without the owner's private files (see the module invariants). */
 export function withoutPrivate(inner: ToolSet, workspace: string): ToolSet {
   const names = inner.names?.bind(inner);
   const ws = workspace.replace(/\\/g, "/").replace(/\/+$/, "") + "/";
   return {
-    specs: (loaded) => inner.specs(loaded).filter((s) => !PRIVATE_TOOLS.has(s.name)),
+    specs: (loaded) => {
+      const all = inner.specs(loaded);
+      let out = filtered.get(all);
+      if (!out) filtered.set(all, (out = all.filter((s) => !PRIVATE_TOOLS.has(s.name))));
+      return out;
+    },
     ...(names ? { names: () => names().filter((n) => !PRIVATE_TOOLS.has(n)) } : {}),
     execute: async (call, signal, ctx) => {
       if (PRIVATE_TOOLS.has(call.name)) return { isError: true, content: REFUSAL };

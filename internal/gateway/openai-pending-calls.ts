@@ -40,7 +40,16 @@ export function pendingInRows(rows: readonly StoredMessage[]): ClientToolCall[] 
 /** The pending calls of the live session of `key` (none when it has no session yet). */
 export function pendingInSession(sessions: SessionStore, key: string): ClientToolCall[] {
   const head = sessions.head(key);
-  return head ? pendingInRows(sessions.messagesView(head.id)) : [];
+  if (!head) return [];
+  // Every request of a persistent session asks, so the usual answer comes from one indexed row:
+  // pendingInRows finds calls only behind tool results or in an assistant message with calls (not
+  // an error); any other newest row means none, exactly as it would conclude from all the rows.
+  const newest = sessions.newest(head.id);
+  const mayPend =
+    newest !== undefined &&
+    (newest.role === "tool" ||
+      (newest.role === "assistant" && newest.has_calls === 1 && newest.status !== "error"));
+  return mayPend ? pendingInRows(sessions.messagesView(head.id)) : [];
 }
 
 /** The calls of the last assistant entry of a conversation that its later entries do not answer. */

@@ -50,6 +50,14 @@ export interface SessionRow {
   meta: string | null;
 }
 
+/** The kind of a session's newest message ({@link SessionStore.newest}). */
+export interface NewestMessage {
+  role: string;
+  /** 1 when it carries tool calls (a non-empty `tool_calls`), else 0. */
+  has_calls: number;
+  status: string;
+}
+
 export interface StoredMessage {
   id: number;
   session_id: string;
@@ -134,6 +142,10 @@ export class SessionStore {
       messagesAfter: db.prepare<[string, number], StoredMessage>(
         "SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id",
       ),
+      // The newest row's kind alone, from the (session_id, id) index: no content is read.
+      newest: db.prepare<[string], NewestMessage>(
+        "SELECT role, (tool_calls IS NOT NULL AND tool_calls <> '') AS has_calls, status FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+      ),
       // A rowid lookup: the check that cached rows are still there costs the same at 10 or 10,000 rows.
       hasRow: db.prepare<[number, string], { id: number }>(
         "SELECT id FROM messages WHERE id = ? AND session_id = ?",
@@ -160,6 +172,14 @@ export class SessionStore {
       deleteSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
       deleteHeadsFor: db.prepare("DELETE FROM session_heads WHERE session_id = ?"),
     };
+  }
+
+  /**
+   * What the newest message of a session is (role, whether it carries tool calls, status), read
+   * without the session's rows or its cache: one indexed row. Undefined for an empty session.
+   */
+  newest(sessionId: string): NewestMessage | undefined {
+    return this.s.newest.get(sessionId);
   }
 
   /** The live session of a key, if any. */

@@ -88,6 +88,9 @@ export class Containment {
   /** Whether an agent has sink tools (set by the agent host, which knows the agents). */
   agentHasSinks: (agentId: string | undefined) => boolean = () => true;
   private turns = new Map<string, { sessionId: string; parent: string | undefined; agentId: string }>();
+  /** The ids in `turns`, oldest at `next` once full: MAX_TURNS slots, reused in order. */
+  private order: (string | undefined)[] = [];
+  private next = 0;
 
   constructor(private deps: ContainmentDeps) {
     const now = (): number => deps.clock.now();
@@ -125,11 +128,13 @@ export class Containment {
 
   private track(requestId: string, sessionId: string, parent: string | undefined, agentId: string): void {
     if (this.turns.has(requestId)) return;
+    // The oldest is found in a ring of the ids, not by iterating the map: a Map that is deleted
+    // from the front keeps its holes until it rehashes, and its first key costs a scan over them.
+    const oldest = this.order[this.next];
+    if (oldest !== undefined) this.turns.delete(oldest);
+    this.order[this.next] = requestId;
+    this.next = (this.next + 1) % MAX_TURNS;
     this.turns.set(requestId, { sessionId, parent, agentId });
-    if (this.turns.size > MAX_TURNS) {
-      const oldest = this.turns.keys().next().value;
-      if (oldest !== undefined) this.turns.delete(oldest);
-    }
   }
 
   /** Records new taint for a session and the parents of its turn (a tainted subagent's answer). */

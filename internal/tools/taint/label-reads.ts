@@ -7,7 +7,7 @@ import type { Db } from "../../store/db.js";
 import { describeTaint, type TaintInput } from "../../core/taint.js";
 import { zoneOf } from "../../workspace/zones.js";
 import type { ToolResult } from "../tool.js";
-import type { DataLabels } from "./data-labels.js";
+import type { DataLabel, DataLabels } from "./data-labels.js";
 import type { TaintStore } from "./taint-store.js";
 
 /** Stored things an inbound message comes from (InboundMessage.reads). */
@@ -18,6 +18,8 @@ export interface MessageReads {
 
 export class LabelReader {
   private sessionOfMessage;
+  /** What {@link prompt} derived, and from which list (the labels' cache keeps it by identity). */
+  private promptOf: { from: readonly DataLabel[]; inputs: readonly TaintInput[] } | undefined;
 
   constructor(
     db: Db,
@@ -35,14 +37,19 @@ export class LabelReader {
    * the owner clears it. Checked at admission, so a heartbeat or cron run is tainted from its first
    * step.
    */
-  prompt(): TaintInput[] {
-    return this.labels
-      .list("file")
-      .filter((l) => zoneOf(l.key) === "mind" && !/^(memory|inbox)(\/|$)/i.test(l.key))
-      .map((l) => ({
-        kind: /^memory\.md$/i.test(l.key) ? "tainted_memory" : "tainted_data",
-        detail: `${l.key} (written by session ${l.sessionId})`,
-      }));
+  prompt(): readonly TaintInput[] {
+    // Every turn asks; the labels rarely change, so the answer is kept for the same list object.
+    const files = this.labels.list("file");
+    if (this.promptOf?.from !== files) {
+      const inputs = files
+        .filter((l) => zoneOf(l.key) === "mind" && !/^(memory|inbox)(\/|$)/i.test(l.key))
+        .map((l) => ({
+          kind: /^memory\.md$/i.test(l.key) ? ("tainted_memory" as const) : ("tainted_data" as const),
+          detail: `${l.key} (written by session ${l.sessionId})`,
+        }));
+      this.promptOf = { from: files, inputs };
+    }
+    return this.promptOf.inputs;
   }
 
   /** Labels on what a message comes from: a cron job, a subagent's session. */
