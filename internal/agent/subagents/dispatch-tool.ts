@@ -4,6 +4,7 @@
  * DispatchTool with TaskMgr): the turn goes on at once, progress lines and the final report are
  * announced to the chat like an async delegation, and `status`/`cancel` (here or in `delegate`) manage it.
  */
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../../tools/tool.js";
 import { taskOrigin } from "./task-origin.js";
@@ -91,7 +92,7 @@ export function createDispatchTool(
       const say = (text: string): void => {
         if (progress && tctx.replyTarget) void outbox.deliver(tctx.replyTarget, text).catch(() => undefined);
       };
-      const graph = (s: AbortSignal): DispatchGraph => ({
+      const graph = (s: AbortSignal, graphId: string, onSession?: (key: string) => void): DispatchGraph => ({
         ctx,
         tasks,
         order,
@@ -104,6 +105,8 @@ export function createDispatchTool(
         ...(tctx.replyTarget ? { replyTarget: tctx.replyTarget } : {}),
         signal: s,
         say,
+        graphId,
+        ...(onSession ? { onSession } : {}),
       });
       const ids = order.map((t) => t.id).join(", ");
       if (args.mode === "background") {
@@ -117,7 +120,9 @@ export function createDispatchTool(
           DISPATCH_LABEL,
           async (taskSignal, taskId): Promise<RunOutcome> => {
             say(`Dispatching ${order.length} tasks in the background (task ${taskId}): ${ids}`);
-            const r = await runDispatchGraph(graph(taskSignal));
+            const r = await runDispatchGraph(
+              graph(taskSignal, taskId, (key) => tasks.addSession(taskId, key)),
+            );
             return {
               ok: !r.isError,
               text: r.content,
@@ -129,7 +134,7 @@ export function createDispatchTool(
         return `Started background dispatch ${id} (${order.length} tasks: ${ids}). Progress and the report will be announced here; dispatch status or cancel with task_id ${id}.`;
       }
       say(`Dispatching ${order.length} tasks: ${ids}`);
-      const r = await runDispatchGraph(graph(signal));
+      const r = await runDispatchGraph(graph(signal, randomUUID().slice(0, 8)));
       return { content: r.content, isError: r.isError };
     },
   });

@@ -26,6 +26,11 @@ export interface TaskRow {
   announce_error: string | null;
   /** Announcements that led to this task: 0 when a normal turn started it. */
   chain: number;
+  /**
+   * JSON array of the session keys a background dispatch's tasks ran in, added as each starts
+   * (null for a delegation: its one session follows from its id, see `taskSessionKey`).
+   */
+  sessions: string | null;
   created_at: number;
   started_at: number | null;
   ended_at: number | null;
