@@ -110,6 +110,7 @@ export async function runTurn(
     userMessageId: t.userMessageId,
     signal: controller.signal,
     ...(t.park ? { park: t.park } : {}),
+    emit,
     traceApproval: (req, ask) =>
       tracedApproval(
         env.traces,

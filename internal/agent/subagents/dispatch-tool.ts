@@ -45,6 +45,9 @@ const schema = z.object({
   task_id: z.string().optional().describe("task id (actions status, cancel)"),
 });
 
+/** The `notice` kind of a dispatch's progress lines (docs/gateway-protocol.md, docs/api.md). */
+export const PROGRESS_KIND = "dispatch_progress";
+
 export function createDispatchTool(
   ctx: CoreContext,
   tasks: SubagentTaskManager,
@@ -88,11 +91,36 @@ export function createDispatchTool(
           throw new ToolError("AGENT_DISABLED", `task ${t.id}: agent "${id}" is disabled (enabled: false)`);
         agentOf.set(t.id, id);
       }
-      const progress = cfg.agents.defaults.subagents.progress_updates && tctx.replyTarget;
-      const say = (text: string): void => {
-        if (progress && tctx.replyTarget) void outbox.deliver(tctx.replyTarget, text).catch(() => undefined);
+      const progress = cfg.agents.defaults.subagents.progress_updates;
+      // A chat channel gets each line as a message; every surface that follows the session (the web
+      // chat and console over the websocket, `/api` and `/chat/stream` streams) gets it as a
+      // `dispatch_progress` notice: of the calling turn while it runs, else of the session on the bus.
+      const deliver = (text: string): void => {
+        if (tctx.replyTarget) void outbox.deliver(tctx.replyTarget, text).catch(() => undefined);
       };
-      const graph = (s: AbortSignal, graphId: string, onSession?: (key: string) => void): DispatchGraph => ({
+      const sayInTurn = (text: string): void => {
+        if (!progress) return;
+        deliver(text);
+        tctx.notify?.(PROGRESS_KIND, text);
+      };
+      const sayLater =
+        (runId: string) =>
+        (text: string): void => {
+          if (!progress) return;
+          deliver(text);
+          ctx.bus.emit("chat", {
+            sessionKey: tctx.sessionKey,
+            agentId: tctx.agentId,
+            channel: "subagent",
+            event: { type: "notice", runId, kind: PROGRESS_KIND, text },
+          });
+        };
+      const graph = (
+        s: AbortSignal,
+        graphId: string,
+        say: (text: string) => void,
+        onSession?: (key: string) => void,
+      ): DispatchGraph => ({
         ctx,
         tasks,
         order,
@@ -119,9 +147,11 @@ export function createDispatchTool(
           },
           DISPATCH_LABEL,
           async (taskSignal, taskId): Promise<RunOutcome> => {
+            // The calling turn has ended (or soon will): progress is the session's, under the task's id.
+            const say = sayLater(taskId);
             say(`Dispatching ${order.length} tasks in the background (task ${taskId}): ${ids}`);
             const r = await runDispatchGraph(
-              graph(taskSignal, taskId, (key) => tasks.addSession(taskId, key)),
+              graph(taskSignal, taskId, say, (key) => tasks.addSession(taskId, key)),
             );
             return {
               ok: !r.isError,
@@ -133,8 +163,8 @@ export function createDispatchTool(
         );
         return `Started background dispatch ${id} (${order.length} tasks: ${ids}). Progress and the report will be announced here; dispatch status or cancel with task_id ${id}.`;
       }
-      say(`Dispatching ${order.length} tasks: ${ids}`);
-      const r = await runDispatchGraph(graph(signal, randomUUID().slice(0, 8)));
+      sayInTurn(`Dispatching ${order.length} tasks: ${ids}`);
+      const r = await runDispatchGraph(graph(signal, randomUUID().slice(0, 8), sayInTurn));
       return { content: r.content, isError: r.isError };
     },
   });
