@@ -47,6 +47,7 @@ beforeAll(async () => {
           stream: { mode: "off" },
         },
       },
+      agents: { default: "main", main: {}, helper: {} },
     },
     timeoutMs: 60_000,
   });
@@ -122,6 +123,44 @@ describe("a group turn the owner did not opt in", () => {
     // The listing shows the desk but none of the private names.
     expect(r[4]).toContain("desk/");
     expect(r[4]).not.toMatch(/MEMORY\.md|USER\.md|memory\//);
+  }, 90_000);
+});
+
+/**
+ * Has the model in `chat` delegate to agent `helper`, which tries `read_file MEMORY.md` and `exec cat
+ * ../MEMORY.md`; returns every tool result the model got during the turn.
+ */
+async function delegated(chat: number): Promise<string[]> {
+  const done = `done-${++seq}`;
+  const from = llm.requests.length;
+  llm.enqueue(
+    { toolCalls: [{ name: "delegate", arguments: { agent: "helper", message: "read the memory" } }] },
+    { toolCalls: [readFile("MEMORY.md")] },
+    { toolCalls: [exec("cat ../MEMORY.md ../USER.md")] },
+    { text: "helper finished" },
+    { text: done },
+  );
+  if (chat === owner.id) tg.pushText(owner, `delegate ${seq}`);
+  else tg.pushGroupText(chat, owner, `delegate ${seq}`);
+  await tg.waitFor(() => tg.visible(chat).some((m) => m.text.includes(done)), 60_000, done);
+  const tools = llm.requests
+    .slice(from)
+    .flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content)));
+  return [...new Set(tools)];
+}
+
+describe("a subagent started from a group turn", () => {
+  it("is held to the same view: its read_file and exec get nothing private", async () => {
+    const r = await delegated(GROUP);
+    expect(r.length).toBeGreaterThanOrEqual(3);
+    for (const out of r) for (const s of SECRETS) expect(out).not.toContain(s);
+    expect(r.some((out) => /not the owner's alone/.test(out))).toBe(true);
+  }, 90_000);
+
+  it("control: the same delegation from the owner's DM reads them", async () => {
+    const r = await delegated(owner.id);
+    expect(r.some((out) => out.includes(MEMORY_SECRET))).toBe(true);
+    expect(r.some((out) => out.includes(USER_SECRET))).toBe(true);
   }, 90_000);
 });
 

@@ -42,6 +42,8 @@ export interface DispatchGraph {
    * background task's id, or a fresh one for a sync run), so the report can name each.
    */
   graphId: string;
+  /** The dispatching turn withholds the owner's private files (a shared chat): so do its tasks. */
+  withholdPrivate?: boolean;
   /** Called as each task's session starts (a background dispatch records it for its announcement). */
   onSession?: (sessionKey: string) => void;
 }
@@ -134,6 +136,7 @@ export async function runDispatchGraph(g: DispatchGraph): Promise<DispatchResult
             ...(g.replyTarget ? { replyTarget: g.replyTarget } : {}),
             timeoutMs: (t.timeout_seconds ?? 300) * 1000,
             signal: c.signal,
+            ...(g.withholdPrivate ? { withholdPrivate: true } : {}),
           },
           runId,
         )

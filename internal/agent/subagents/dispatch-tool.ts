@@ -134,6 +134,7 @@ export function createDispatchTool(
         signal: s,
         say,
         graphId,
+        ...(tctx.withheld ? { withholdPrivate: true } : {}),
         ...(onSession ? { onSession } : {}),
       });
       const ids = order.map((t) => t.id).join(", ");

@@ -36,7 +36,11 @@ CREATE INDEX subagent_tasks_status ON subagent_tasks(status);
   },
   {
     version: 3,
-    description: "the sessions a background dispatch's tasks ran in (named and read by its announcement)",
-    sql: "ALTER TABLE subagent_tasks ADD COLUMN sessions TEXT;",
+    description:
+      "the sessions a background dispatch's tasks ran in (named and read by its announcement), and whether its origin was a shared chat",
+    sql: `
+ALTER TABLE subagent_tasks ADD COLUMN sessions TEXT;
+ALTER TABLE subagent_tasks ADD COLUMN withhold_private INTEGER NOT NULL DEFAULT 0;
+`,
   },
 ];

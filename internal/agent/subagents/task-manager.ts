@@ -66,9 +66,9 @@ export class SubagentTaskManager {
     this.s = {
       insert: db.prepare(
         `INSERT INTO subagent_tasks (id, agent_id, message, model, status, depth, origin_session_key, origin_agent_id,
-           origin_channel, reply_target, parent_request_id, chain, created_at)
+           origin_channel, reply_target, parent_request_id, chain, withhold_private, created_at)
          VALUES (@id, @agent_id, @message, @model, 'queued', @depth, @origin_session_key, @origin_agent_id,
-           @origin_channel, @reply_target, @parent_request_id, @chain, @created_at)`,
+           @origin_channel, @reply_target, @parent_request_id, @chain, @withhold_private, @created_at)`,
       ),
       get: db.prepare<[string], TaskRow>("SELECT * FROM subagent_tasks WHERE id = ?"),
       start: db.prepare(
@@ -141,6 +141,7 @@ export class SubagentTaskManager {
       depth: req.depth,
       ...(req.replyTarget ? { replyTarget: req.replyTarget } : {}),
       originLabel: `the ${req.originAgentId ?? "primary"} agent (delegated task)`,
+      ...(req.withholdPrivate ? { withholdPrivate: true } : {}),
     });
     const onAbort = (): void => handle.abort("cancelled by the delegating agent");
     if (req.signal?.aborted) onAbort();
@@ -225,6 +226,7 @@ export class SubagentTaskManager {
       reply_target: req.replyTarget ?? null,
       parent_request_id: req.parentRequestId,
       chain,
+      withhold_private: req.withholdPrivate ? 1 : 0,
       created_at: this.ctx.clock.now(),
     });
     const controller = new AbortController();
@@ -363,6 +365,8 @@ export class SubagentTaskManager {
             // The result is the subagent sessions' answer: their taint comes with it, whichever
             // session (a new one after /new) the announcement lands in.
             reads: { sessionKeys: sessions },
+            // Announced into a shared chat: its prompt and tools still leave the private files out.
+            ...(row.withhold_private ? { withholdPrivate: true } : {}),
             ...(row.reply_target ? { replyTarget: row.reply_target } : {}),
             extraSystem:
               "A background task you started has ended (see the system event). Tell the owner the outcome briefly.",

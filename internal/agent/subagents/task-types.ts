@@ -31,6 +31,8 @@ export interface TaskRow {
    * (null for a delegation: its one session follows from its id, see `taskSessionKey`).
    */
   sessions: string | null;
+  /** 1 when a shared chat (a group, a non-owner) started it: its turns and announcement withhold private files. */
+  withhold_private: number;
   created_at: number;
   started_at: number | null;
   ended_at: number | null;
@@ -50,6 +52,11 @@ export interface RunRequest {
   replyTarget?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Started by a turn that withholds the owner's private files (a shared chat): the child turns and
+   * the announcement withhold them too, so a subagent cannot fetch what its caller may not see.
+   */
+  withholdPrivate?: boolean;
 }
 
 /** How a synchronous delegated run ended. */
