@@ -110,6 +110,7 @@ export async function runTurn(
     userMessageId: t.userMessageId,
     signal: controller.signal,
     park: waitingPark(t.park, (kind, text) => emit({ type: "notice", runId, kind, text })),
+    emit,
     traceApproval: (req, ask) =>
       tracedApproval(
         env.traces,

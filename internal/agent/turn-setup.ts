@@ -4,6 +4,7 @@
  * prompt template rendered), the tool context and the loop guard.
  */
 import type { InboundMessage } from "../core/host.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import type { CoreContext } from "../runtime/context.js";
 import type { ChatMessage, ContentPart } from "../models/types.js";
 import type { ApprovalDecision, ApprovalRequest, ToolContext, ToolSet } from "../tools/tool.js";
@@ -66,6 +67,8 @@ export function setupTurn(
     park?: <R>(wait: () => Promise<R>) => Promise<R>;
     /** Records an approval question and its wait in the turn's trace (trace-spans.ts). */
     traceApproval?: (req: ApprovalRequest, ask: AskOwner) => Promise<ApprovalDecision>;
+    /** The turn's event stream: a tool's progress notice goes out on it (ToolContext.notify). */
+    emit?: (e: AgentEvent) => void;
   },
 ): TurnSetup {
   const { ctx } = env.deps;
@@ -136,6 +139,7 @@ export function setupTurn(
     logger: ctx.logger,
     ...(t.signal ? { signal: t.signal } : {}),
     ...(t.park ? { parkWhile: t.park } : {}),
+    ...(t.emit ? { notify: notifier(t.emit, t.runId) } : {}),
     requestApproval: (req) => {
       const park = t.park ?? (<R>(wait: () => Promise<R>): Promise<R> => wait());
       const ask: AskOwner = () =>
@@ -163,6 +167,11 @@ export function setupTurn(
     toolContext,
     loopGuard,
   };
+}
+
+/** A tool's progress line as a `notice` event of its turn (every surface that follows the turn sees it). */
+function notifier(emit: (e: AgentEvent) => void, runId: string): (kind: string, text: string) => void {
+  return (kind, text) => emit({ type: "notice", runId, kind, text });
 }
 
 /** Tool-loop detection, on by default (`agents.defaults.loop_detection`); every finding is logged. */

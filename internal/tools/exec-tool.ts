@@ -96,7 +96,9 @@ function cleanMasks(root: string, ctx: ToolContext): string[] {
       "EXEC_TOO_MANY_LABELS",
       `refused: ${rel.length} files in the workspace were written by tainted conversations, too many to keep out of this clean session's command; read them with read_file, or have the owner clear them (familiar memory tainted)`,
     );
-  return rel.map((p) => join(root, p));
+  // A shared chat's hidden entries come on top, taint or not: a tainted session sees labelled data,
+  // never the owner's private files.
+  return [...rel, ...(ctx.withheld?.hidden() ?? [])].map((p) => join(root, p));
 }
 
 /** The disk budget problem in words, or undefined when the workspace is within it (or none is set). */
@@ -135,6 +137,12 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       else if (sandbox) verdict = { action: "allow" };
       else verdict = await unsandboxedVerdict(args.command, cfg, cwd);
       if (verdict.action === "deny") throw new ToolError("EXEC_DENIED", `refused: ${verdict.reason}`);
+      // Fails closed: only the sandbox can keep a shared chat's command from the owner's private files.
+      if (ctx.withheld && !sandbox)
+        throw new ToolError(
+          "EXEC_PRIVATE_NEEDS_SANDBOX",
+          "refused: this chat is not the owner's alone, and without the sandbox (bubblewrap) a command would see the owner's private files; commands run here only in the sandbox",
+        );
       if (verdict.action === "ask") await askOwner(ctx, args.command, verdict.reason, signal);
       const timeoutS = Math.min(args.timeout_s ?? cfg.timeout_s, cfg.timeout_s);
       const budget = sandbox ? overBudget(root, cfg.sandbox.workspace_disk_mb) : undefined;

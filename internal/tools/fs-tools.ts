@@ -54,8 +54,21 @@ const ASK_ON_DESK = new Set(["hidden", "vcs", "packages", "instructions", "link"
  * The gate of write_file and edit_file (see the module comment): refuses a path outside the desk and
  * the mind, and asks before a desk file another program would run or obey.
  */
+/**
+ * Refuses a path this turn may not use (ToolContext.withheld: a shared chat and the owner's private
+ * files), by the real path about to be opened, so a symlink cannot lead around the check.
+ */
+export function viewGate(ctx: Pick<ToolContext, "withheld">): (rel: string) => Promise<void> {
+  return async (rel) => {
+    const why = ctx.withheld?.refusal(rel);
+    if (why) throw new ToolError("PRIVATE_FILE", why);
+  };
+}
+
 function writeGate(ctx: ToolContext, tool: string, content: string) {
+  const view = viewGate(ctx);
   return async (rel: string): Promise<void> => {
+    await view(rel);
     const zone = zoneOf(rel);
     const first = (rel.split("/")[0] ?? "").toLowerCase();
     if (zone === "other" || (zone === "desk" && first === rel.toLowerCase()))
@@ -160,7 +173,7 @@ export function createFsTools(): Tool[] {
     description: "Read a workspace text file, optionally a line range.",
     schema: readSchema,
     async execute(args, _signal, ctx) {
-      const opened = await openBeneath(ctx.workspace, args.path, { mode: "r" });
+      const opened = await openBeneath(ctx.workspace, args.path, { mode: "r", beforeOpen: viewGate(ctx) });
       const text = await using(opened, (fh) => readHandle(fh, args.path));
       // Said by identity, so a label on the file (or a folder above it) taints the reader.
       const reads = { files: [opened.rel] };
@@ -228,13 +241,15 @@ export function createFsTools(): Tool[] {
     schema: listSchema,
     async execute(args, signal, ctx) {
       const shown = args.path ?? ".";
-      const opened = await openBeneath(ctx.workspace, shown, { mode: "d" }).catch((err: unknown) => {
-        if (err instanceof ToolError && err.code === "FILE_NOT_FOUND")
-          throw new ToolError("FILE_NOT_FOUND", `folder "${shown}" does not exist`);
-        if (err instanceof ToolError && err.code === "NOT_A_DIR")
-          throw new ToolError("NOT_A_DIR", `"${shown}" is a file; use read_file`);
-        throw err;
-      });
+      const opened = await openBeneath(ctx.workspace, shown, { mode: "d", beforeOpen: viewGate(ctx) }).catch(
+        (err: unknown) => {
+          if (err instanceof ToolError && err.code === "FILE_NOT_FOUND")
+            throw new ToolError("FILE_NOT_FOUND", `folder "${shown}" does not exist`);
+          if (err instanceof ToolError && err.code === "NOT_A_DIR")
+            throw new ToolError("NOT_A_DIR", `"${shown}" is a file; use read_file`);
+          throw err;
+        },
+      );
       const out: string[] = [];
       let truncated = false;
       // Each sub-folder is opened relative to its parent's descriptor with O_NOFOLLOW (safe-open.ts),
@@ -245,6 +260,11 @@ export function createFsTools(): Tool[] {
         entries.sort((a, b) => a.name.localeCompare(b.name));
         for (const e of entries) {
           if (signal.aborted) return;
+          // A shared turn's listing leaves out what it may not use (the workspace root's private files).
+          if (
+            ctx.withheld?.refusal(opened.rel === "." ? prefix + e.name : `${opened.rel}/${prefix}${e.name}`)
+          )
+            continue;
           if (out.length >= MAX_ENTRIES) {
             truncated = true;
             return;

@@ -8,6 +8,7 @@ import type { Config } from "../config/schema.js";
 import { targetAllowed } from "./basic-tools.js";
 import { sendWorkspaceFile, type FileDelivery } from "./send-file.js";
 import { defineTool, ToolError, type Tool } from "./tool.js";
+import { viewGate } from "./fs-tools.js";
 
 const schema = z.object({
   path: z.string().min(1).describe("workspace-relative path"),
@@ -45,6 +46,7 @@ export function createSendFileTool(deps: {
         target,
         path: args.path,
         as: args.as,
+        beforeOpen: viewGate(ctx),
         ...(args.caption !== undefined ? { caption: args.caption } : {}),
       });
     },

@@ -65,6 +65,8 @@ export interface SendFileRequest {
   path: string;
   caption?: string;
   as?: SendAs;
+  /** Checks the real path before it is opened (a shared chat's view of the workspace); may throw. */
+  beforeOpen?: (rel: string) => Promise<void>;
 }
 
 /** Sends the file; resolves to a one-line confirmation. Throws ToolError with a clear message. */
@@ -77,7 +79,10 @@ export async function sendWorkspaceFile(channels: FileDelivery, req: SendFileReq
   }
   const { channel, rest } = dest;
   if (!channel.sendFile) throw new ToolError("SEND_NO_FILES", `the ${channel.id} channel cannot send files`);
-  const { handle, rel } = await openBeneath(req.workspace, req.path, { mode: "r" });
+  const { handle, rel } = await openBeneath(req.workspace, req.path, {
+    mode: "r",
+    ...(req.beforeOpen ? { beforeOpen: req.beforeOpen } : {}),
+  });
   let data: Buffer;
   const name = rel.split("/").pop() ?? "file";
   const kind = fileKind(name, req.as);

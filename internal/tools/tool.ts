@@ -27,6 +27,14 @@ export interface ApprovalRequest {
   kind: string;
 }
 
+/** The part of the workspace a turn may not use (see {@link ToolContext.withheld}). */
+export interface WithheldView {
+  /** Why this turn may not use the workspace-relative real path `rel`; undefined when it may. */
+  refusal(rel: string): string | undefined;
+  /** Workspace-relative paths a command of this turn must not see (at the time of the call). */
+  hidden(): readonly string[];
+}
+
 /** Context given to every tool call. */
 export interface ToolContext {
   sessionKey: string;
@@ -65,6 +73,18 @@ export interface ToolContext {
    * while the session is clean: reading them needs a tool that taints). Set by containment.
    */
   sandboxMasks?: () => readonly string[];
+  /**
+   * What of the workspace this turn may not use (a shared chat: the owner's private files; see
+   * agent/private-context.ts). Set: the file tools refuse what `refusal` names (by the real path they
+   * would open), a sandboxed command has `hidden()` masked, and a command without the sandbox is
+   * refused (nothing could keep the files from it).
+   */
+  withheld?: WithheldView;
+  /**
+   * Shows a one-line progress notice to whoever follows this turn (a `notice` event: the web chat,
+   * the console, `/api` and `/chat/stream` streams). Set by the agent host; absent elsewhere.
+   */
+  notify?(kind: string, text: string): void;
   /**
    * Adds deferred tools' schemas to the rest of this turn's model calls (`load_tools`). Set by the
    * agent loop; absent elsewhere, where `load_tools` returns the schemas as text instead.

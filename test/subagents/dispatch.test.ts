@@ -106,8 +106,12 @@ describe("dispatch", () => {
 
     const out = dispatchResult();
     expect(out).toMatch(/^Dispatch finished: 4\/4 tasks done \(peak concurrency 2\)\./);
-    expect(out).toMatch(/## a \(worker\): done, \d+\.\d s\nx{4000}\n\[\.\.\. truncated\]/);
-    expect(out).toMatch(/## d \(worker\): done, \d+\.\d s\nmerged$/);
+    expect(out).toMatch(
+      /## a \(worker\): done, \d+\.\d s, session agent:worker:subagent:dm:\w+\.\w+\nx{4000}\n\[\.\.\. truncated\]/,
+    );
+    expect(out).toMatch(
+      /## d \(worker\): done, \d+\.\d s, session agent:worker:subagent:dm:\w+\.\w+\nmerged$/,
+    );
     expect(h.channel.sent[0]?.text).toBe("Dispatching 4 tasks: a, b, c, d");
     expect(h.channel.sent.slice(1).map((m) => m.text)).toEqual([
       "✓ a done (worker)",
@@ -137,7 +141,9 @@ describe("dispatch", () => {
     const out = dispatchResult();
     expect(out).toMatch(/^Dispatch finished: 0\/4 tasks done/);
     expect(out).toMatch(/## slow \(worker\): cancelled/);
-    expect(out).toMatch(/## bad \(worker\): failed, [\d.]+ s\n.*refused task bad/);
+    expect(out).toMatch(
+      /## bad \(worker\): failed, [\d.]+ s, session agent:worker:subagent:dm:\w+\.\w+\n.*refused task bad/,
+    );
     expect(out).toMatch(/## after \(worker\): cancelled/);
     expect(out).toMatch(/## later \(worker\): cancelled/);
     expect(workerTexts().sort()).toEqual(["task bad", "task slow"]);
@@ -164,8 +170,12 @@ describe("dispatch", () => {
     expect(out).toMatch(/^Dispatch finished: 2\/4 tasks done/);
     expect(out).toMatch(/## opt \(worker\): failed/);
     expect(out).toMatch(/## dep \(worker\): skipped/);
-    expect(out).toMatch(/## indep \(worker\): done, [\d.]+ s\nindep-out/);
-    expect(out).toMatch(/## final \(worker\): done, [\d.]+ s\nfinal-out/);
+    expect(out).toMatch(
+      /## indep \(worker\): done, [\d.]+ s, session agent:worker:subagent:dm:\w+\.\w+\nindep-out/,
+    );
+    expect(out).toMatch(
+      /## final \(worker\): done, [\d.]+ s, session agent:worker:subagent:dm:\w+\.\w+\nfinal-out/,
+    );
     expect(workerTexts()).not.toContain("task dep uses ");
     expect(workerTexts()).toContain("task final indep-out");
   });
@@ -219,7 +229,9 @@ describe("dispatch", () => {
     await clock.advance(2000);
     await turn.result;
     const out = dispatchResult();
-    expect(out).toMatch(/## stuck \(worker\): failed, 2\.0 s\ntimed out after 2 s/);
+    expect(out).toMatch(
+      /## stuck \(worker\): failed, 2\.0 s, session agent:worker:subagent:dm:\w+\.\w+\ntimed out after 2 s/,
+    );
     expect(out).toMatch(/## quick \(worker\): done/);
     expect(h.channel.sent).toEqual([]);
   });

@@ -6,7 +6,7 @@
  */
 import type { CoreContext } from "../../runtime/context.js";
 import { interpolate, type GraphTask } from "./task-graph.js";
-import type { SubagentTaskManager } from "./task-manager.js";
+import { taskSessionKey, type SubagentTaskManager } from "./task-manager.js";
 
 type TaskState = "pending" | "running" | "done" | "failed" | "cancelled" | "skipped";
 
@@ -16,6 +16,8 @@ export interface DispatchRecord {
   status: TaskState;
   ms: number;
   output: string;
+  /** The session the task ran in (absent: it never started). */
+  sessionKey?: string;
 }
 
 export interface DispatchGraph {
@@ -35,6 +37,15 @@ export interface DispatchGraph {
   signal: AbortSignal;
   /** Progress line for the chat (a no-op when progress updates are off). */
   say: (text: string) => void;
+  /**
+   * Names this run's task sessions: task `t` runs in `agent:<agent>:subagent:dm:<graphId>.<t>` (the
+   * background task's id, or a fresh one for a sync run), so the report can name each.
+   */
+  graphId: string;
+  /** The dispatching turn withholds the owner's private files (a shared chat): so do its tasks. */
+  withholdPrivate?: boolean;
+  /** Called as each task's session starts (a background dispatch records it for its announcement). */
+  onSession?: (sessionKey: string) => void;
 }
 
 export interface DispatchResult {
@@ -42,12 +53,15 @@ export interface DispatchResult {
   isError: boolean;
   /** A child turn was stopped by the host itself (shutdown drain). */
   hostStopped: boolean;
+  /** The sessions the tasks that started ran in, in graph order. */
+  sessionKeys: string[];
 }
 
 /** Runs the graph to the end and returns the report the model (or the announcement) gets. */
 export async function runDispatchGraph(g: DispatchGraph): Promise<DispatchResult> {
   const state = new Map<string, TaskState>(g.order.map((t) => [t.id, "pending"]));
   const records = new Map<string, DispatchRecord>();
+  const sessionOf = new Map<string, string>();
   const outputs = new Map<string, string>();
   const controllers = new Map<string, AbortController>();
   const abortAll = new AbortController();
@@ -84,7 +98,15 @@ export async function runDispatchGraph(g: DispatchGraph): Promise<DispatchResult
     const canStart = (t: GraphTask): boolean => (t.depends_on ?? []).every((d) => state.get(d) === "done");
     const mark = (t: GraphTask, s: TaskState, ms: number, output: string): void => {
       state.set(t.id, s);
-      records.set(t.id, { id: t.id, agent: g.agentOf.get(t.id) ?? "?", status: s, ms, output });
+      const sessionKey = sessionOf.get(t.id);
+      records.set(t.id, {
+        id: t.id,
+        agent: g.agentOf.get(t.id) ?? "?",
+        status: s,
+        ms,
+        output,
+        ...(sessionKey ? { sessionKey } : {}),
+      });
     };
     const start = (t: GraphTask): void => {
       state.set(t.id, "running");
@@ -95,18 +117,29 @@ export async function runDispatchGraph(g: DispatchGraph): Promise<DispatchResult
       const onAll = (): void => c.abort();
       abortAll.signal.addEventListener("abort", onAll, { once: true });
       const t0 = g.ctx.clock.now();
+      // Encoded: a graph's task id may hold ':' or spaces, which a session key cannot; distinct ids
+      // stay distinct sessions.
+      const runId = `${g.graphId}.${encodeURIComponent(t.id)}`;
+      const agentId = g.agentOf.get(t.id) ?? "";
+      const sessionKey = taskSessionKey(agentId, runId);
+      sessionOf.set(t.id, sessionKey);
+      g.onSession?.(sessionKey);
       void g.tasks
-        .runSync({
-          agentId: g.agentOf.get(t.id) ?? "",
-          message: interpolate(t.message, outputs),
-          depth: g.depth,
-          parentRequestId: g.parentRequestId,
-          originSessionKey: g.originSessionKey,
-          originAgentId: g.originAgentId,
-          ...(g.replyTarget ? { replyTarget: g.replyTarget } : {}),
-          timeoutMs: (t.timeout_seconds ?? 300) * 1000,
-          signal: c.signal,
-        })
+        .runSync(
+          {
+            agentId: g.agentOf.get(t.id) ?? "",
+            message: interpolate(t.message, outputs),
+            depth: g.depth,
+            parentRequestId: g.parentRequestId,
+            originSessionKey: g.originSessionKey,
+            originAgentId: g.originAgentId,
+            ...(g.replyTarget ? { replyTarget: g.replyTarget } : {}),
+            timeoutMs: (t.timeout_seconds ?? 300) * 1000,
+            signal: c.signal,
+            ...(g.withholdPrivate ? { withholdPrivate: true } : {}),
+          },
+          runId,
+        )
         .then((out) => {
           const ms = g.ctx.clock.now() - t0;
           abortAll.signal.removeEventListener("abort", onAll);
@@ -142,13 +175,15 @@ export async function runDispatchGraph(g: DispatchGraph): Promise<DispatchResult
       agent: g.agentOf.get(t.id) ?? "?",
     };
     const out = r.output.length > 4000 ? `${r.output.slice(0, 4000)}\n[... truncated]` : r.output;
-    return `## ${t.id} (${r.agent}): ${r.status}, ${(r.ms / 1000).toFixed(1)} s\n${out}`;
+    const where = sessionOf.get(t.id);
+    return `## ${t.id} (${r.agent}): ${r.status}, ${(r.ms / 1000).toFixed(1)} s${where ? `, session ${where}` : ""}\n${out}`;
   });
   const failed = g.order.filter((t) =>
     ["failed", "cancelled", "skipped"].includes(records.get(t.id)?.status ?? "cancelled"),
   ).length;
   return {
     hostStopped,
+    sessionKeys: g.order.flatMap((t) => sessionOf.get(t.id) ?? []),
     content: `Dispatch finished: ${g.order.length - failed}/${g.order.length} tasks done (peak concurrency ${peak}).\n\n${lines.join("\n\n")}`,
     isError: halted || abortAll.signal.aborted,
   };

@@ -4,6 +4,7 @@
  * DispatchTool with TaskMgr): the turn goes on at once, progress lines and the final report are
  * announced to the chat like an async delegation, and `status`/`cancel` (here or in `delegate`) manage it.
  */
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "../../tools/tool.js";
 import { taskOrigin } from "./task-origin.js";
@@ -43,6 +44,9 @@ const schema = z.object({
     .describe("sync waits for every result; background returns a task id and announces the report later"),
   task_id: z.string().optional().describe("task id (actions status, cancel)"),
 });
+
+/** The `notice` kind of a dispatch's progress lines (docs/gateway-protocol.md, docs/api.md). */
+export const PROGRESS_KIND = "dispatch_progress";
 
 export function createDispatchTool(
   ctx: CoreContext,
@@ -87,11 +91,36 @@ export function createDispatchTool(
           throw new ToolError("AGENT_DISABLED", `task ${t.id}: agent "${id}" is disabled (enabled: false)`);
         agentOf.set(t.id, id);
       }
-      const progress = cfg.agents.defaults.subagents.progress_updates && tctx.replyTarget;
-      const say = (text: string): void => {
-        if (progress && tctx.replyTarget) void outbox.deliver(tctx.replyTarget, text).catch(() => undefined);
+      const progress = cfg.agents.defaults.subagents.progress_updates;
+      // A chat channel gets each line as a message; every surface that follows the session (the web
+      // chat and console over the websocket, `/api` and `/chat/stream` streams) gets it as a
+      // `dispatch_progress` notice: of the calling turn while it runs, else of the session on the bus.
+      const deliver = (text: string): void => {
+        if (tctx.replyTarget) void outbox.deliver(tctx.replyTarget, text).catch(() => undefined);
       };
-      const graph = (s: AbortSignal): DispatchGraph => ({
+      const sayInTurn = (text: string): void => {
+        if (!progress) return;
+        deliver(text);
+        tctx.notify?.(PROGRESS_KIND, text);
+      };
+      const sayLater =
+        (runId: string) =>
+        (text: string): void => {
+          if (!progress) return;
+          deliver(text);
+          ctx.bus.emit("chat", {
+            sessionKey: tctx.sessionKey,
+            agentId: tctx.agentId,
+            channel: "subagent",
+            event: { type: "notice", runId, kind: PROGRESS_KIND, text },
+          });
+        };
+      const graph = (
+        s: AbortSignal,
+        graphId: string,
+        say: (text: string) => void,
+        onSession?: (key: string) => void,
+      ): DispatchGraph => ({
         ctx,
         tasks,
         order,
@@ -104,6 +133,9 @@ export function createDispatchTool(
         ...(tctx.replyTarget ? { replyTarget: tctx.replyTarget } : {}),
         signal: s,
         say,
+        graphId,
+        ...(tctx.withheld ? { withholdPrivate: true } : {}),
+        ...(onSession ? { onSession } : {}),
       });
       const ids = order.map((t) => t.id).join(", ");
       if (args.mode === "background") {
@@ -116,8 +148,12 @@ export function createDispatchTool(
           },
           DISPATCH_LABEL,
           async (taskSignal, taskId): Promise<RunOutcome> => {
+            // The calling turn has ended (or soon will): progress is the session's, under the task's id.
+            const say = sayLater(taskId);
             say(`Dispatching ${order.length} tasks in the background (task ${taskId}): ${ids}`);
-            const r = await runDispatchGraph(graph(taskSignal));
+            const r = await runDispatchGraph(
+              graph(taskSignal, taskId, say, (key) => tasks.addSession(taskId, key)),
+            );
             return {
               ok: !r.isError,
               text: r.content,
@@ -128,8 +164,8 @@ export function createDispatchTool(
         );
         return `Started background dispatch ${id} (${order.length} tasks: ${ids}). Progress and the report will be announced here; dispatch status or cancel with task_id ${id}.`;
       }
-      say(`Dispatching ${order.length} tasks: ${ids}`);
-      const r = await runDispatchGraph(graph(signal));
+      sayInTurn(`Dispatching ${order.length} tasks: ${ids}`);
+      const r = await runDispatchGraph(graph(signal, randomUUID().slice(0, 8), sayInTurn));
       return { content: r.content, isError: r.isError };
     },
   });

@@ -34,4 +34,13 @@ CREATE INDEX subagent_tasks_status ON subagent_tasks(status);
     description: "subagent task chains (a task started by the announcement of an earlier one)",
     sql: "ALTER TABLE subagent_tasks ADD COLUMN chain INTEGER NOT NULL DEFAULT 0;",
   },
+  {
+    version: 3,
+    description:
+      "the sessions a background dispatch's tasks ran in (named and read by its announcement), and whether its origin was a shared chat",
+    sql: `
+ALTER TABLE subagent_tasks ADD COLUMN sessions TEXT;
+ALTER TABLE subagent_tasks ADD COLUMN withhold_private INTEGER NOT NULL DEFAULT 0;
+`,
+  },
 ];

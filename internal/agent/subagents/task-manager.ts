@@ -38,6 +38,11 @@ export type { RunOutcome, RunRequest, TaskRow, TaskStatus } from "./task-types.j
 /** The `agent_id` of a background dispatch's task row (no agent is named `dispatch`: it is a tool). */
 export const DISPATCH_LABEL = "dispatch";
 
+/** The session a delegated run (an async task, one task of a dispatch graph) runs in. */
+export function taskSessionKey(agentId: string, taskId: string): string {
+  return sessionKeys.dm(agentId, "subagent", taskId);
+}
+
 /** Waits between announcement attempts (turn or delivery): 1 s, 5 s, 30 s, then give up. */
 export const ANNOUNCE_BACKOFF_MS: readonly number[] = [1000, 5000, 30_000];
 
@@ -61,9 +66,9 @@ export class SubagentTaskManager {
     this.s = {
       insert: db.prepare(
         `INSERT INTO subagent_tasks (id, agent_id, message, model, status, depth, origin_session_key, origin_agent_id,
-           origin_channel, reply_target, parent_request_id, chain, created_at)
+           origin_channel, reply_target, parent_request_id, chain, withhold_private, created_at)
          VALUES (@id, @agent_id, @message, @model, 'queued', @depth, @origin_session_key, @origin_agent_id,
-           @origin_channel, @reply_target, @parent_request_id, @chain, @created_at)`,
+           @origin_channel, @reply_target, @parent_request_id, @chain, @withhold_private, @created_at)`,
       ),
       get: db.prepare<[string], TaskRow>("SELECT * FROM subagent_tasks WHERE id = ?"),
       start: db.prepare(
@@ -79,6 +84,11 @@ export class SubagentTaskManager {
       ),
       interrupt: db.prepare(
         "UPDATE subagent_tasks SET status = 'interrupted', error = ?, ended_at = ? WHERE id = ? AND status IN ('queued','running')",
+      ),
+      // json_insert '$[#]' appends: the list grows as the graph's tasks start, so a task left
+      // running by a restart is still named (and its taint still read) by the announcement.
+      addSession: db.prepare(
+        "UPDATE subagent_tasks SET sessions = json_insert(COALESCE(sessions, '[]'), '$[#]', ?) WHERE id = ?",
       ),
       recent: db.prepare<[string, number], TaskRow>(
         "SELECT * FROM subagent_tasks WHERE origin_session_key = ? ORDER BY created_at DESC LIMIT ?",
@@ -123,7 +133,7 @@ export class SubagentTaskManager {
   async runSync(req: RunRequest, taskId: string = randomUUID()): Promise<RunOutcome> {
     const handle = this.host.submit({
       channel: "subagent",
-      sessionKey: sessionKeys.dm(req.agentId, "subagent", taskId),
+      sessionKey: taskSessionKey(req.agentId, taskId),
       agentId: req.agentId,
       text: req.message,
       ...(req.model ? { model: req.model } : {}),
@@ -131,6 +141,7 @@ export class SubagentTaskManager {
       depth: req.depth,
       ...(req.replyTarget ? { replyTarget: req.replyTarget } : {}),
       originLabel: `the ${req.originAgentId ?? "primary"} agent (delegated task)`,
+      ...(req.withholdPrivate ? { withholdPrivate: true } : {}),
     });
     const onAbort = (): void => handle.abort("cancelled by the delegating agent");
     if (req.signal?.aborted) onAbort();
@@ -215,6 +226,7 @@ export class SubagentTaskManager {
       reply_target: req.replyTarget ?? null,
       parent_request_id: req.parentRequestId,
       chain,
+      withhold_private: req.withholdPrivate ? 1 : 0,
       created_at: this.ctx.clock.now(),
     });
     const controller = new AbortController();
@@ -278,6 +290,22 @@ export class SubagentTaskManager {
     );
   }
 
+  /** Records that background task `id` (a dispatch) ran work in `sessionKey` (see `announce`). */
+  addSession(id: string, sessionKey: string): void {
+    this.s.addSession.run(sessionKey, id);
+  }
+
+  /** The sessions a task's work ran in: a dispatch's recorded list, a delegation's own session. */
+  sessionsOf(row: TaskRow): string[] {
+    if (row.agent_id !== DISPATCH_LABEL) return [taskSessionKey(row.agent_id, row.id)];
+    try {
+      const v: unknown = JSON.parse(row.sessions ?? "[]");
+      return Array.isArray(v) ? v.filter((k): k is string => typeof k === "string") : [];
+    } catch {
+      return [];
+    }
+  }
+
   status(id: string): TaskRow | undefined {
     return this.s.get.get(id);
   }
@@ -311,11 +339,17 @@ export class SubagentTaskManager {
    * separately with backoff, so a delivery retry never re-runs the turn.
    */
   private async announce(row: TaskRow): Promise<void> {
+    // Named so the owner and the model can open them (`familiar sessions show <key>`), and read as
+    // the announcement's inputs: their taint comes with the result, whichever session it lands in.
+    const sessions = this.sessionsOf(row);
+    const named = sessions.length
+      ? `${row.agent_id === DISPATCH_LABEL ? "Task sessions" : "Session"}: ${sessions.join(", ")}.`
+      : "";
     const what = row.agent_id === DISPATCH_LABEL ? "a dispatch" : `agent ${row.agent_id}`;
     const body =
       row.status === "done"
-        ? `Background task ${row.id} (${what}) finished. Result:\n${row.result ?? ""}`
-        : `Background task ${row.id} (${what}) ended with status ${row.status}: ${row.error ?? "no details"}${row.agent_id === DISPATCH_LABEL && row.result ? `\n${row.result}` : ""}`;
+        ? `Background task ${row.id} (${what}) finished.${named ? ` ${named}` : ""} Result:\n${row.result ?? ""}`
+        : `Background task ${row.id} (${what}) ended with status ${row.status}: ${row.error ?? "no details"}${named ? `\n${named}` : ""}${row.agent_id === DISPATCH_LABEL && row.result ? `\n${row.result}` : ""}`;
     this.s.announce.run("pending", null, row.id);
     let reply: string | undefined;
     let lastErr: string;
@@ -328,9 +362,11 @@ export class SubagentTaskManager {
             ...(row.origin_agent_id ? { agentId: row.origin_agent_id } : {}),
             text: body,
             systemEvent: true,
-            // The result is the subagent session's answer: its taint comes with it, whichever session
-            // (a new one after /new) the announcement lands in.
-            reads: { sessionKeys: [sessionKeys.dm(row.agent_id, "subagent", row.id)] },
+            // The result is the subagent sessions' answer: their taint comes with it, whichever
+            // session (a new one after /new) the announcement lands in.
+            reads: { sessionKeys: sessions },
+            // Announced into a shared chat: its prompt and tools still leave the private files out.
+            ...(row.withhold_private ? { withholdPrivate: true } : {}),
             ...(row.reply_target ? { replyTarget: row.reply_target } : {}),
             extraSystem:
               "A background task you started has ended (see the system event). Tell the owner the outcome briefly.",

@@ -12,6 +12,8 @@ export function taskOrigin(tctx: ToolContext, depth: number) {
     parentRequestId: tctx.requestId,
     originSessionKey: tctx.sessionKey,
     originAgentId: tctx.agentId,
+    // A shared chat's view (agent/private-context.ts) is inherited by everything it starts.
+    ...(tctx.withheld ? { withholdPrivate: true } : {}),
     ...(tctx.replyTarget
       ? { replyTarget: tctx.replyTarget, originChannel: tctx.replyTarget.split(":")[0] ?? "" }
       : {}),

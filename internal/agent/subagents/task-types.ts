@@ -26,6 +26,13 @@ export interface TaskRow {
   announce_error: string | null;
   /** Announcements that led to this task: 0 when a normal turn started it. */
   chain: number;
+  /**
+   * JSON array of the session keys a background dispatch's tasks ran in, added as each starts
+   * (null for a delegation: its one session follows from its id, see `taskSessionKey`).
+   */
+  sessions: string | null;
+  /** 1 when a shared chat (a group, a non-owner) started it: its turns and announcement withhold private files. */
+  withhold_private: number;
   created_at: number;
   started_at: number | null;
   ended_at: number | null;
@@ -45,6 +52,11 @@ export interface RunRequest {
   replyTarget?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Started by a turn that withholds the owner's private files (a shared chat): the child turns and
+   * the announcement withhold them too, so a subagent cannot fetch what its caller may not see.
+   */
+  withholdPrivate?: boolean;
 }
 
 /** How a synchronous delegated run ended. */
