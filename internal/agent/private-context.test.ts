@@ -72,7 +72,7 @@ describe("a shared chat's tool set", () => {
       c,
     );
     const other = await set.execute(
-      { id: "3", name: "read_file", arguments: '{"path":"notes.md"}' },
+      { id: "3", name: "read_file", arguments: '{"path":"skills/notes/SKILL.md"}' },
       signal,
       c,
     );

@@ -4,9 +4,11 @@
  * prompt (prompt.ts), and no tool of the turn reaches them.
  *
  * Decided by layout, as an allow-list: such a turn may use only the top-level workspace entries in
- * {@link SHARED_VISIBLE} (the desk, skills/, and the prompt files its own prompt includes). Anything
- * else at the top (USER.md, MEMORY.md, memory/, HEARTBEAT.md, inbox/, the owner's own folders, a file
- * added tomorrow) is out of its reach without being named here.
+ * {@link SHARED_VISIBLE} (skills/ and the prompt files its own prompt includes) and a desk of its own,
+ * `desk/shared/<chat>/` ({@link sharedDeskOf}), where its commands run. Anything else (USER.md,
+ * MEMORY.md, memory/, HEARTBEAT.md, inbox/, the owner's own folders, what the owner's conversations
+ * left on the desk, another chat's desk, a file added tomorrow) is out of its reach without being
+ * named here.
  *
  * Invariants:
  * - `memory_search` and `memory_write` are neither offered nor run;
@@ -17,6 +19,7 @@
  *   empty); without the sandbox a command is refused;
  * - every other call passes through unchanged.
  */
+import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import type { ToolSpec } from "../models/types.js";
 import type { ToolContext, ToolSet, WithheldView } from "../tools/tool.js";
@@ -26,11 +29,11 @@ import { listWorkspaceDirSync } from "../workspace/workspace-door.js";
 export const PRIVATE_PROMPT_FILES: ReadonlySet<string> = new Set(["USER.md", "MEMORY.md"]);
 
 /**
- * The top-level workspace entries a shared turn may use (exact names: the file system tells `desk`
- * from `Desk`): the desk, the skills it may run, and the prompt files its prompt already shows.
+ * The top-level workspace entries a shared turn may use (exact names: the file system tells `skills`
+ * from `Skills`): the skills it may run and the prompt files its prompt already shows. Of the desk it
+ * sees only its own folder ({@link sharedDeskOf}).
  */
 export const SHARED_VISIBLE: ReadonlySet<string> = new Set([
-  "desk",
   "skills",
   "AGENTS.md",
   "SOUL.md",
@@ -41,43 +44,77 @@ export const SHARED_VISIBLE: ReadonlySet<string> = new Set([
 const PRIVATE_TOOLS = new Set(["memory_search", "memory_write"]);
 const FILE_TOOLS = new Set(["read_file", "edit_file", "write_file", "list_dir", "send_file"]);
 
-/** The first component of a workspace-relative path, normalised (`./desk//x` -> `desk`; root -> ""). */
-function topOf(rel: string): string {
+/** Where the shared chats' desks live, inside the desk. */
+export const SHARED_DESKS = "shared";
+
+/**
+ * The workspace-relative desk of the shared chat whose session key is `sessionKey`: a safe file name
+ * (its readable part plus a hash of the whole key, so two keys never share one folder).
+ */
+export function sharedDeskOf(sessionKey: string): string {
+  const readable = sessionKey.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+/, "").slice(0, 48);
+  const hash = createHash("sha256").update(sessionKey).digest("hex").slice(0, 10);
+  return `desk/${SHARED_DESKS}/${readable}-${hash}`;
+}
+
+/** A workspace-relative path normalised into its components (`./desk//x` -> [desk, x]; root -> []). */
+function partsOf(rel: string): string[] {
   const r = posix
     .normalize(rel.replace(/\\/g, "/"))
     .replace(/^(\.\/)+/, "")
-    .replace(/^\/+/, "");
-  if (r === "." || r === "") return "";
-  return r.split("/")[0] ?? "";
+    .replace(/^\/+/, "")
+    .replace(/\/+$/, "");
+  return r === "." || r === "" ? [] : r.split("/");
 }
 
 /**
- * True when a shared turn may use the workspace-relative path: the workspace root itself (a listing
- * shows only what it may use) or anything under an allowed top-level entry.
+ * True when a shared turn whose desk is `desk` may use the workspace-relative path: the workspace
+ * root, `desk` and `desk/shared` themselves (a listing shows only what it may use), anything in its
+ * own desk, or under an allowed top-level entry.
  */
-export function sharedMayUse(rel: string): boolean {
-  const top = topOf(rel);
-  return top === "" || (top !== ".." && SHARED_VISIBLE.has(top));
+export function sharedMayUse(rel: string, desk: string): boolean {
+  const parts = partsOf(rel);
+  if (parts.includes("..")) return false;
+  if (parts.length === 0) return true;
+  const own = desk.split("/");
+  if (parts[0] === own[0]) return own.every((p, i) => i >= parts.length || parts[i] === p);
+  return SHARED_VISIBLE.has(parts[0]!);
 }
 
-/** The top-level entries of the workspace a shared turn must not see (read now: a new file is hidden too). */
-export function sharedHidden(workspace: string): string[] {
-  // A top-level link is not masked (the sandbox masks real files and folders); inside the sandbox
-  // it leads to its target, which is judged by its own place: hidden, allowed, or not bound at all.
-  return listWorkspaceDirSync(workspace, ".")
-    .map((e) => e.name)
-    .filter((n) => !SHARED_VISIBLE.has(n));
+/**
+ * What a shared turn's command must not see (read now: a new file is hidden too): every top-level
+ * entry but the allowed ones, every desk entry but the shared desks, and every other chat's desk.
+ */
+export function sharedHidden(workspace: string, desk: string): string[] {
+  // A link is not masked (the sandbox masks real files and folders); inside the sandbox it leads to
+  // its target, which is judged by its own place: hidden, allowed, or not bound at all.
+  const own = desk.split("/");
+  const out: string[] = [];
+  let dir = "";
+  for (let i = 0; i < own.length; i++) {
+    const keep = own[i]!;
+    const names = listWorkspaceDirSync(workspace, dir === "" ? "." : dir).map((e) => e.name);
+    for (const n of names) {
+      if (n === keep || (i === 0 && SHARED_VISIBLE.has(n))) continue;
+      out.push(dir === "" ? n : `${dir}/${n}`);
+    }
+    dir = dir === "" ? keep : `${dir}/${keep}`;
+  }
+  return out;
 }
 
 /** The refusal a shared turn's model gets; it names why and how the owner can allow it. */
 export const PRIVATE_REFUSAL =
-  "refused: this chat is not the owner's alone (a group, or someone other than the owner), so the owner's private files (USER.md, MEMORY.md, memory/, memory search and the rest of the workspace outside desk/ and skills/) are not available here. The owner can allow it for this chat with channels.<name>.private_context in config.yaml.";
+  "refused: this chat is not the owner's alone (a group, or someone other than the owner), so the owner's private files (USER.md, MEMORY.md, memory/, memory search, what the owner's conversations left on the desk, and the rest of the workspace outside this chat's desk and skills/) are not available here. The owner can allow it for this chat with channels.<name>.private_context in config.yaml.";
 
-/** The view of the workspace a shared turn gets (see the module invariants). */
-export function sharedView(workspace: string): WithheldView {
+/** The view of the workspace the shared chat of `sessionKey` gets (see the module invariants). */
+export function sharedView(workspace: string, sessionKey: string): WithheldView {
+  const desk = sharedDeskOf(sessionKey);
+  const why = `${PRIVATE_REFUSAL} This chat's own desk is ${desk}/ (where its commands run).`;
   return {
-    refusal: (rel) => (sharedMayUse(rel) ? undefined : PRIVATE_REFUSAL),
-    hidden: () => sharedHidden(workspace),
+    refusal: (rel) => (sharedMayUse(rel, desk) ? undefined : why),
+    hidden: () => sharedHidden(workspace, desk),
+    desk,
   };
 }
 
@@ -116,10 +153,12 @@ export function withoutPrivate(inner: ToolSet, workspace: string): ToolSet {
         // An unreadable argument of a file tool is refused: classification fails closed.
         const given = raw?.replace(/\\/g, "/");
         const rel = given === undefined ? undefined : given === ws.slice(0, -1) ? "." : given.replace(ws, "");
-        if (rel === undefined || !sharedMayUse(rel)) return { isError: true, content: PRIVATE_REFUSAL };
+        const withheld = sharedView(ctx.workspace, ctx.sessionKey);
+        const why = rel === undefined ? PRIVATE_REFUSAL : withheld.refusal(rel);
+        if (why !== undefined) return { isError: true, content: why };
       }
       // The tools themselves check what they really open and what a command sees.
-      const view: ToolContext = { ...ctx, withheld: sharedView(ctx.workspace) };
+      const view: ToolContext = { ...ctx, withheld: sharedView(ctx.workspace, ctx.sessionKey) };
       return inner.execute(call, signal, view);
     },
   };

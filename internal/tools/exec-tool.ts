@@ -25,6 +25,7 @@ import { CGROUP_ENTER_FAILED, createCommandCgroup, inCgroup, probeCgroup } from 
 import { workspaceUsage } from "./sandbox/workspace-usage.js";
 import { deskAllowed, settleDesk, watchDesk } from "./desk-guard.js";
 import { DESK, ensureDesk } from "../workspace/zones.js";
+import { ensureWorkspaceDirSync } from "../workspace/workspace-door.js";
 import { defineTool, ToolError, type Tool, type ToolContext, type ToolResult } from "./tool.js";
 
 export { commandEnv, runShell } from "./run-process.js";
@@ -127,7 +128,12 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
       const full = config();
       const cfg = full.tools.exec;
       const root = await realpath(resolve(ctx.workspace)).catch(() => resolve(ctx.workspace));
-      const cwd = ensureDesk(root).desk;
+      // A shared chat's commands run in its own desk (ToolContext.withheld.desk), made here through
+      // the door; everyone else's in the desk.
+      const desk = ensureDesk(root).desk;
+      const ownDesk = ctx.withheld?.desk;
+      if (ownDesk) ensureWorkspaceDirSync(root, ownDesk);
+      const cwd = ownDesk ? join(root, ownDesk) : desk;
       const sandbox = await liveSandbox(full);
       let verdict: ExecVerdict;
       if (cfg.security === "deny")
@@ -174,6 +180,7 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
               hide: opts.hide?.() ?? [],
               cpuS: timeoutS,
               masks: cleanMasks(root, ctx),
+              desk: cwd,
             })
           : undefined;
         const node = proxy ? await realpath(process.execPath) : "";
@@ -211,7 +218,7 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
         const settled = await settleDesk(watch, dataDir, ctx);
         if (settled.outcome) result.content += settled.outcome.note;
         // What the command wrote on the desk carries the session's taint (containment labels it).
-        if (settled.changed.length) result.writes = { files: settled.changed.map((f) => `${DESK}/${f}`) };
+        if (settled.changed.length) result.writes = { files: settled.changed.map((f) => `${ownDesk ?? DESK}/${f}`) };
       }
       const after = sandbox ? overBudget(root, cfg.sandbox.workspace_disk_mb) : undefined;
       if (after) return { isError: true, content: `${result.content}\n[${after}: delete files now]` };

@@ -33,6 +33,11 @@ export interface WithheldView {
   refusal(rel: string): string | undefined;
   /** Workspace-relative paths a command of this turn must not see (at the time of the call). */
   hidden(): readonly string[];
+  /**
+   * The workspace-relative folder this turn's commands work in and may write, when not the whole desk
+   * (a shared chat's own desk: `desk/shared/<chat>`).
+   */
+  desk?: string;
 }
 
 /** Context given to every tool call. */

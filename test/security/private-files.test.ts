@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI, type FakeToolCall } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
 import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
+import { sharedDeskOf } from "../../internal/agent/private-context.js";
 
 let llm: FakeOpenAI;
 let tg: FakeTelegramServer;
@@ -96,11 +97,13 @@ const SECRETS = [MEMORY_SECRET, USER_SECRET, NOTE_SECRET];
 
 describe("a group turn the owner did not opt in", () => {
   it("gets nothing private from exec: the sandbox masks USER.md, MEMORY.md and memory/", async () => {
+    // By absolute path: the turn's commands run in its own desk, deeper down.
+    const ws = d.workspace;
     const r = await turn(GROUP, [
-      exec("cat ../MEMORY.md; echo rc=$?"),
-      exec("cat ../USER.md; echo rc=$?"),
-      exec("ls -A ../memory; cat ../memory/*.md; echo rc=$?"),
-      exec("cat planted.md; grep -r PIN .. 2>/dev/null; echo end"),
+      exec(`cat ${ws}/MEMORY.md; echo rc=$?`),
+      exec(`cat ${ws}/USER.md; echo rc=$?`),
+      exec(`ls -A ${ws}/memory; cat ${ws}/memory/*.md; echo rc=$?`),
+      exec(`cat ${ws}/desk/planted.md; grep -r PIN ${ws} 2>/dev/null; echo end`),
     ]);
     expect(r).toHaveLength(4);
     for (const out of r) for (const s of SECRETS) expect(out).not.toContain(s);
@@ -126,6 +129,39 @@ describe("a group turn the owner did not opt in", () => {
   }, 90_000);
 });
 
+describe("the desk of a group turn", () => {
+  it("is its own: what the owner's conversations left on the desk is out of sight, its own files are not", async () => {
+    const DESK_SECRET = "salary review: 93,000";
+    const mine = await turn(owner.id, [
+      exec(`echo '${DESK_SECRET}' > report.md; mkdir -p drafts; cp report.md drafts/`),
+    ]);
+    expect(mine[0]).not.toMatch(/refused|error/i);
+    const key = `agent:main:telegram:group:${GROUP}`;
+    const own = sharedDeskOf(key);
+    const r = await turn(GROUP, [
+      exec(
+        "pwd; ls -A; cat report.md ../report.md ../../report.md ../../drafts/report.md 2>&1; ls -A ../.. ../; echo end",
+      ),
+      exec("grep -r salary ../.. 2>/dev/null; echo mine > g.txt; echo wrote"),
+      readFile("desk/report.md"),
+      readFile("desk/drafts/report.md"),
+      { name: "list_dir", arguments: { path: "desk", recursive: true } },
+    ]);
+    for (const out of r) expect(out).not.toContain(DESK_SECRET);
+    expect(r[0]).toContain(own);
+    expect(r[0]).toContain("end");
+    expect(r[1]).toContain("wrote");
+    for (const out of r.slice(2, 4))
+      expect(out).toMatch(/not the owner's alone.*This chat's own desk is desk\/shared\//s);
+    expect(r[4]).not.toMatch(/report\.md|drafts/);
+    // Its own file, written by its command, is its to read; the owner's DM still reads the report.
+    const again = await turn(GROUP, [readFile(`${own}/g.txt`)]);
+    expect(again[0]).toContain("mine");
+    const back = await turn(owner.id, [readFile("desk/report.md")]);
+    expect(back[0]).toContain(DESK_SECRET);
+  }, 120_000);
+});
+
 /**
  * Has the model in `chat` delegate to agent `helper`, which tries `read_file MEMORY.md` and `exec cat
  * ../MEMORY.md`; returns every tool result the model got during the turn.
@@ -136,7 +172,7 @@ async function delegated(chat: number): Promise<string[]> {
   llm.enqueue(
     { toolCalls: [{ name: "delegate", arguments: { agent: "helper", message: "read the memory" } }] },
     { toolCalls: [readFile("MEMORY.md")] },
-    { toolCalls: [exec("cat ../MEMORY.md ../USER.md")] },
+    { toolCalls: [exec(`cat ${d.workspace}/MEMORY.md ${d.workspace}/USER.md`)] },
     { text: "helper finished" },
     { text: done },
   );

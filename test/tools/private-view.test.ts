@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { withoutPrivate } from "../../internal/agent/private-context.js";
+import { sharedDeskOf, withoutPrivate } from "../../internal/agent/private-context.js";
 import type { ToolResult, ToolSet } from "../../internal/tools/tool.js";
 import { createToolsHarness, type ToolsHarness } from "./harness.js";
 
@@ -54,9 +54,14 @@ describe("a shared chat's tools", () => {
     expect(r.isError).toBe(true);
     expect(r.content).toMatch(/not the owner's alone/);
     expect(existsSync(join(h!.workspace, "memory", "planted.md"))).toBe(false);
-    // A desk file of its own is fine.
-    const ok = await run(h!, shared, "write_file", { path: "desk/mine.md", content: "draft" });
+    // A file in its own desk is fine; the owner's desk is not its to write.
+    const chatDesk = sharedDeskOf(h!.ctx().sessionKey);
+    const ok = await run(h!, shared, "write_file", { path: `${chatDesk}/mine.md`, content: "draft" });
     expect(ok.isError ?? false).toBe(false);
+    expect(existsSync(join(h!.workspace, chatDesk, "mine.md"))).toBe(true);
+    const desk = await run(h!, shared, "write_file", { path: "desk/mine.md", content: "draft" });
+    expect(desk.isError).toBe(true);
+    expect(existsSync(join(h!.workspace, "desk", "mine.md"))).toBe(false);
     // The owner's write through the same link lands (the link is the owner's business).
     const owner = await run(h!, own, "write_file", { path: "desk/notes/owner.md", content: "fine" });
     expect(owner.isError ?? false).toBe(false);

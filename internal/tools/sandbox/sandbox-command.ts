@@ -63,6 +63,11 @@ export interface SandboxOptions {
   extraRo?: readonly string[];
   /** Paths inside the workspace or desk masked last (labelled data a clean session must not see). */
   masks?: readonly string[];
+  /**
+   * The real absolute folder inside the desk the command works in and may write, instead of the whole
+   * desk (a shared chat's own desk; the caller made it through the workspace door).
+   */
+  desk?: string;
 }
 
 /** The sandbox spec for one command under the current config. */
@@ -76,7 +81,7 @@ export function sandboxSpec(cfg: Config, status: SandboxStatus, o: SandboxOption
     roots.some((r) => within(r, p)),
   );
   // The desk is the one writable place; a missing one is made, a link at its name moved aside.
-  const { desk } = ensureDesk(o.workspace);
+  const desk = o.desk ?? ensureDesk(o.workspace).desk;
   return {
     workspace: o.workspace,
     desk,
