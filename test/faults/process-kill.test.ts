@@ -121,6 +121,7 @@ describe("kill -9 in the middle of 50 concurrent turns", () => {
     expect(acked.size).toBeGreaterThan(finishedBefore);
 
     // The store as the dead process left it: intact, and holding every acknowledged message.
+    const undelivered = new Set<string>();
     const db = new Database(join(first.dataDir, "familiar.db"));
     try {
       expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
@@ -136,6 +137,11 @@ describe("kill -9 in the middle of 50 concurrent turns", () => {
         .prepare<[], { status: string }>("SELECT status FROM subagent_tasks WHERE agent_id = 'helper'")
         .all();
       expect(task.map((t) => t.status)).toEqual(["running"]);
+      // Telegram chats whose final answer was still marked undelivered when the process died.
+      for (const r of db
+        .prepare<[], { chat: string }>("SELECT chat FROM chat_deliveries WHERE channel = 'telegram'")
+        .all())
+        undelivered.add(r.chat);
     } finally {
       db.close();
     }
@@ -201,9 +207,14 @@ describe("kill -9 in the middle of 50 concurrent turns", () => {
       await new Promise((r) => setTimeout(r, 1000));
       for (const u of users) {
         const texts = botTexts(bot, u.id);
-        expect(texts, `answers to ${u.id} (before restart: ${answeredBefore.get(u.id)})`).toEqual([
-          `echo: telegram ${u.id}`,
-        ]);
+        const once = [`echo: telegram ${u.id}`];
+        // The one instant delivery-ledger.ts names: Telegram had accepted the answer but the process
+        // died before it marked it delivered. Sent again rather than lost; nothing else repeats.
+        const inTheWindow = answeredBefore.get(u.id) === 1 && undelivered.has(String(u.id));
+        const allowed = inTheWindow ? [once, [...once, ...once]] : [once];
+        expect(allowed, `answers to ${u.id} (before restart: ${answeredBefore.get(u.id)})`).toContainEqual(
+          texts,
+        );
       }
     } finally {
       await c2.close().catch(() => undefined);
