@@ -52,7 +52,10 @@ export const SHARED_DESKS = "shared";
  * (its readable part plus a hash of the whole key, so two keys never share one folder).
  */
 export function sharedDeskOf(sessionKey: string): string {
-  const readable = sessionKey.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+/, "").slice(0, 48);
+  const readable = sessionKey
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/^[-.]+/, "")
+    .slice(0, 48);
   const hash = createHash("sha256").update(sessionKey).digest("hex").slice(0, 10);
   return `desk/${SHARED_DESKS}/${readable}-${hash}`;
 }

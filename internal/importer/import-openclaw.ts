@@ -12,6 +12,9 @@
  * - what grants power (consent.ts) is listed as `confirm` and left out unless its key was accepted;
  *   a skill's file the desk rules would hold is `held` the same way; every setting of openclaw.json
  *   gets a line (map-settings.ts).
+ *
+ * Over 300 lines on purpose: the plan is one pass over the source in a fixed order (config, files,
+ * jobs, pairing, sessions), each step a few lines calling its mapper; the mappers live apart.
  */
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { stringify } from "yaml";

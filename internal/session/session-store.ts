@@ -174,10 +174,7 @@ export class SessionStore {
     };
   }
 
-  /**
-   * What the newest message of a session is (role, whether it carries tool calls, status), read
-   * without the session's rows or its cache: one indexed row. Undefined for an empty session.
-   */
+  /** The kind of a session's newest message, from one indexed row (undefined when it has none). */
   newest(sessionId: string): NewestMessage | undefined {
     return this.s.newest.get(sessionId);
   }

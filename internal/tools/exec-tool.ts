@@ -218,7 +218,8 @@ export function createExecTool(config: () => Config, opts: ExecToolOptions = {})
         const settled = await settleDesk(watch, dataDir, ctx);
         if (settled.outcome) result.content += settled.outcome.note;
         // What the command wrote on the desk carries the session's taint (containment labels it).
-        if (settled.changed.length) result.writes = { files: settled.changed.map((f) => `${ownDesk ?? DESK}/${f}`) };
+        if (settled.changed.length)
+          result.writes = { files: settled.changed.map((f) => `${ownDesk ?? DESK}/${f}`) };
       }
       const after = sandbox ? overBudget(root, cfg.sandbox.workspace_disk_mb) : undefined;
       if (after) return { isError: true, content: `${result.content}\n[${after}: delete files now]` };

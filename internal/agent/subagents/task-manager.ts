@@ -29,19 +29,13 @@ import type { AgentHost } from "../../core/host.js";
 import type { Outbox } from "../../core/outbox.js";
 import { sleep } from "../../core/clock.js";
 import { withoutAddresses } from "../../core/public-text.js";
-import { sessionKeys } from "../../session/keys.js";
 import { ToolError } from "../../tools/tool.js";
 import type { RunOutcome, RunRequest, TaskRow } from "./task-types.js";
+import { DISPATCH_LABEL, taskSessionKey, taskSessions } from "./task-sessions.js";
 
 export type { RunOutcome, RunRequest, TaskRow, TaskStatus } from "./task-types.js";
 
-/** The `agent_id` of a background dispatch's task row (no agent is named `dispatch`: it is a tool). */
-export const DISPATCH_LABEL = "dispatch";
-
-/** The session a delegated run (an async task, one task of a dispatch graph) runs in. */
-export function taskSessionKey(agentId: string, taskId: string): string {
-  return sessionKeys.dm(agentId, "subagent", taskId);
-}
+export { DISPATCH_LABEL, taskSessionKey } from "./task-sessions.js";
 
 /** Waits between announcement attempts (turn or delivery): 1 s, 5 s, 30 s, then give up. */
 export const ANNOUNCE_BACKOFF_MS: readonly number[] = [1000, 5000, 30_000];
@@ -295,17 +289,6 @@ export class SubagentTaskManager {
     this.s.addSession.run(sessionKey, id);
   }
 
-  /** The sessions a task's work ran in: a dispatch's recorded list, a delegation's own session. */
-  sessionsOf(row: TaskRow): string[] {
-    if (row.agent_id !== DISPATCH_LABEL) return [taskSessionKey(row.agent_id, row.id)];
-    try {
-      const v: unknown = JSON.parse(row.sessions ?? "[]");
-      return Array.isArray(v) ? v.filter((k): k is string => typeof k === "string") : [];
-    } catch {
-      return [];
-    }
-  }
-
   status(id: string): TaskRow | undefined {
     return this.s.get.get(id);
   }
@@ -341,7 +324,7 @@ export class SubagentTaskManager {
   private async announce(row: TaskRow): Promise<void> {
     // Named so the owner and the model can open them (`familiar sessions show <key>`), and read as
     // the announcement's inputs: their taint comes with the result, whichever session it lands in.
-    const sessions = this.sessionsOf(row);
+    const sessions = taskSessions(row);
     const named = sessions.length
       ? `${row.agent_id === DISPATCH_LABEL ? "Task sessions" : "Session"}: ${sessions.join(", ")}.`
       : "";
