@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "./fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "./fakes/telegram-server.js";
-import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "./helpers/daemon.js";
+import { cleanupDaemons, type DaemonProcess } from "./helpers/daemon.js";
+import { startTelegramDaemon } from "./helpers/telegram-daemon.js";
 
 let llm: FakeOpenAI;
 let tg: FakeTelegramServer;
@@ -22,33 +23,10 @@ const APPROVAL_TIMEOUT_S = 6;
 beforeAll(async () => {
   llm = await startFakeOpenAI();
   tg = await startFakeTelegram();
-  d = await startDaemonProcess({
-    config: {
-      models: {
-        providers: { fake: { base_url: llm.baseUrl, api_key: "sk-test" } },
-        primary: "fake/m",
-        max_retries: 0,
-      },
-      channels: {
-        telegram: {
-          enabled: true,
-          token: tg.token,
-          api_root: tg.apiRoot,
-          dm_policy: "allowlist",
-          allow_from: [owner.id],
-        },
-      },
-      tools: { exec: { approval_timeout_s: APPROVAL_TIMEOUT_S } },
-    },
-    timeoutMs: 60_000,
+  d = await startTelegramDaemon(llm, tg, {
+    telegram: { allow_from: [owner.id] },
+    config: { tools: { exec: { approval_timeout_s: APPROVAL_TIMEOUT_S } } },
   });
-  for (let i = 0; i < 400; i++) {
-    const h = (await (await fetch(`${d.url}/healthz`)).json()) as {
-      channels: Record<string, { state: string }>;
-    };
-    if (h.channels.telegram?.state === "connected") break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }, 90_000);
 afterAll(async () => {
   await cleanupDaemons();

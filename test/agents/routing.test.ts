@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
 import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
+import { waitTelegramConnected } from "../helpers/telegram-daemon.js";
 import { createTestCore, type TestCore } from "../helpers/core.js";
 import { createModelRouter } from "../../internal/models/router.js";
 import { createAgentHost } from "../../internal/agent/host.js";
@@ -67,19 +68,8 @@ async function startWith(extra: Record<string, unknown>): Promise<DaemonProcess>
   mkdirSync(join(dir, "workspace", "agents"), { recursive: true });
   writeFileSync(join(dir, "workspace", "agents", "scout.yaml"), "name: scout\nmodel: fake/scout-model\n");
   const d = await startDaemonProcess({ dir, config: telegramConfig(extra) });
-  await waitConnected(d);
+  await waitTelegramConnected(d);
   return d;
-}
-
-async function waitConnected(d: DaemonProcess): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    const h = (await (await fetch(`${d.url}/healthz`)).json()) as {
-      channels: Record<string, { state: string }>;
-    };
-    if (h.channels.telegram?.state === "connected") return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("telegram never connected");
 }
 
 /** Sends a DM and resolves with the bot's new reply text (after streaming edits settle on `until`). */

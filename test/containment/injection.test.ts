@@ -14,13 +14,8 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI, type FakeToolCall } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
-import {
-  childEnv,
-  cleanupDaemons,
-  cliCommand,
-  startDaemonProcess,
-  type DaemonProcess,
-} from "../helpers/daemon.js";
+import { childEnv, cleanupDaemons, cliCommand, type DaemonProcess } from "../helpers/daemon.js";
+import { startTelegramDaemon } from "../helpers/telegram-daemon.js";
 import { GatewayClient } from "../../internal/gateway/client.js";
 import { INJECTION, startFakeSite, type FakeSite } from "./fake-site.js";
 import { NOT_AN_APPROVER } from "../../internal/inbound/front-desk.js";
@@ -39,41 +34,17 @@ beforeAll(async () => {
   llm = await startFakeOpenAI();
   tg = await startFakeTelegram();
   site = await startFakeSite();
-  d = await startDaemonProcess({
+  d = await startTelegramDaemon(llm, tg, {
+    telegram: { allow_from: [owner.id], groups: [GROUP], require_mention: false, stream: { mode: "off" } },
     config: {
-      models: {
-        providers: { fake: { base_url: llm.baseUrl, api_key: "sk" } },
-        primary: "fake/m",
-        max_retries: 0,
-      },
-      channels: {
-        telegram: {
-          enabled: true,
-          token: tg.token,
-          api_root: tg.apiRoot,
-          dm_policy: "allowlist",
-          allow_from: [owner.id],
-          groups: [GROUP],
-          require_mention: false,
-          stream: { mode: "off" },
-        },
-      },
       tools: {
         web: { allow_hosts: ["127.0.0.1"] },
         send_message: { allowed_targets: ["telegram:*"] },
         exec: { sandbox: { network: true } },
       },
     },
-    timeoutMs: 60_000,
   });
   writeFileSync(join(d.workspace, "MEMORY.md"), `# Memory\n\n- ${SECRET}\n`);
-  for (let i = 0; i < 400; i++) {
-    const h = (await (await fetch(`${d.url}/healthz`)).json()) as {
-      channels: Record<string, { state: string }>;
-    };
-    if (h.channels.telegram?.state === "connected") break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }, 90_000);
 
 afterAll(async () => {

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI, type FakeToolCall } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from "../fakes/telegram-server.js";
-import { cleanupDaemons, startDaemonProcess, type DaemonProcess } from "../helpers/daemon.js";
+import { cleanupDaemons, type DaemonProcess } from "../helpers/daemon.js";
+import { startTelegramDaemon } from "../helpers/telegram-daemon.js";
 import { sharedDeskOf } from "../../internal/agent/private-context.js";
 
 let llm: FakeOpenAI;
@@ -27,30 +28,16 @@ const NOTE_SECRET = "divorce lawyer on Tuesday";
 beforeAll(async () => {
   llm = await startFakeOpenAI();
   tg = await startFakeTelegram();
-  d = await startDaemonProcess({
-    config: {
-      models: {
-        providers: { fake: { base_url: llm.baseUrl, api_key: "sk" } },
-        primary: "fake/m",
-        max_retries: 0,
-      },
-      channels: {
-        telegram: {
-          enabled: true,
-          token: tg.token,
-          api_root: tg.apiRoot,
-          dm_policy: "allowlist",
-          allow_from: [owner.id],
-          owner: [owner.id],
-          groups: [GROUP, OPTED],
-          private_context: [OPTED],
-          require_mention: false,
-          stream: { mode: "off" },
-        },
-      },
-      agents: { default: "main", main: {}, helper: {} },
+  d = await startTelegramDaemon(llm, tg, {
+    telegram: {
+      allow_from: [owner.id],
+      owner: [owner.id],
+      groups: [GROUP, OPTED],
+      private_context: [OPTED],
+      require_mention: false,
+      stream: { mode: "off" },
     },
-    timeoutMs: 60_000,
+    config: { agents: { default: "main", main: {}, helper: {} } },
   });
   writeFileSync(join(d.workspace, "MEMORY.md"), `# Memory\n\n- ${MEMORY_SECRET}\n`);
   writeFileSync(join(d.workspace, "USER.md"), `# User\n\nAnn ${USER_SECRET}.\n`);
@@ -59,13 +46,6 @@ beforeAll(async () => {
   mkdirSync(join(d.workspace, "desk"), { recursive: true });
   // Planted on the desk (where any command or a tainted turn can write): a link to the owner's memory.
   symlinkSync("../MEMORY.md", join(d.workspace, "desk", "planted.md"));
-  for (let i = 0; i < 400; i++) {
-    const h = (await (await fetch(`${d.url}/healthz`)).json()) as {
-      channels: Record<string, { state: string }>;
-    };
-    if (h.channels.telegram?.state === "connected") break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }, 90_000);
 
 afterAll(async () => {
