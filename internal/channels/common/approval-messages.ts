@@ -29,6 +29,9 @@ interface SentQuestion {
 /** Sent approval questions of one channel, by approval id. */
 export class ApprovalMessages {
   private sent = new Map<string, SentQuestion>();
+  /** Questions on their way to the platform, and closes that arrived before their send finished. */
+  private sending = new Set<string>();
+  private early = new Map<string, string>();
 
   constructor(
     private relay: ApprovalSender,
@@ -38,17 +41,38 @@ export class ApprovalMessages {
 
   /** Sends a question (chunked, buttons on the last chunk) and remembers it. */
   async send(addr: string, text: string, opts: OutboundOptions & { approvalId: string }): Promise<void> {
-    const ids = await this.relay.sendText(addr, text, opts);
+    const id = opts.approvalId;
+    this.sending.add(id);
+    let ids: string[];
+    try {
+      ids = await this.relay.sendText(addr, text, opts);
+    } catch (err) {
+      this.early.delete(id);
+      throw err;
+    } finally {
+      this.sending.delete(id);
+    }
     const messageId = ids[ids.length - 1];
     const chunks = chunkMarkdown(text, this.adapter.limits);
     if (messageId !== undefined)
-      this.sent.set(opts.approvalId, { addr, messageId, lastChunk: chunks[chunks.length - 1] ?? "" });
+      this.sent.set(id, { addr, messageId, lastChunk: chunks[chunks.length - 1] ?? "" });
+    // Settled (expired, answered elsewhere) while the platform was still taking it: close it now,
+    // so no question keeps live buttons however slow its delivery was.
+    const note = this.early.get(id);
+    if (note !== undefined) {
+      this.early.delete(id);
+      await this.close(id, note);
+    }
   }
 
   /** Edits the question's buttons away with `note` under it; false when this channel never sent it. */
   async close(approvalId: string, note: string): Promise<boolean> {
     const q = this.sent.get(approvalId);
-    if (!q) return false;
+    if (!q) {
+      if (!this.sending.has(approvalId)) return false;
+      this.early.set(approvalId, note);
+      return true;
+    }
     this.sent.delete(approvalId);
     const room = Math.max(0, this.adapter.limits.maxLength - note.length - 4);
     const body = q.lastChunk.length > room ? `${q.lastChunk.slice(0, room)}…` : q.lastChunk;
