@@ -4,41 +4,31 @@
  * host on a FakeClock, the fake model, the in-memory channel standing in for Telegram; no gateway
  * (a daemon with `gateway.enabled: false` has no web chat to post into).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server.js";
-import { startHarness, until, type SchedulerHarness } from "../../test/helpers/scheduler-harness.js";
+import { describe, expect, it } from "vitest";
+import {
+  schedulerSuite,
+  startHarness,
+  until,
+  type SchedulerHarness,
+} from "../../test/helpers/scheduler-harness.js";
 import { FakeClock } from "../core/clock.js";
 import { MemoryChannel } from "../channels/memory-channel.js";
 import { parseConfigText } from "../config/load.js";
 import { ConfigError } from "../config/errors.js";
-import { createCronService, type CronService } from "./cron-service.js";
+import { createCronService } from "./cron-service.js";
 import { createCronTool } from "./cron-tool.js";
 import type { ToolContext } from "../tools/tool.js";
 
-let fake: FakeOpenAI;
-const open: { h: SchedulerHarness; svc: CronService }[] = [];
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  for (const { h, svc } of open.splice(0)) {
-    await svc.stop();
-    h.core.close();
-  }
-  fake.reset();
-});
+const suite = schedulerSuite();
 
 async function setup(config: Record<string, unknown>) {
-  const h = await startHarness(fake, config);
+  const h = await startHarness(suite.fake, config);
   const telegram = new MemoryChannel("telegram");
   await telegram.start();
   h.channels.add(telegram);
   const svc = createCronService(h.core.ctx, { host: h.host, outbox: h.channels, pollClock: new FakeClock() });
   await svc.start();
-  open.push({ h, svc });
+  suite.keep(h, svc);
   return { h, svc, telegram };
 }
 
@@ -72,7 +62,7 @@ describe("owner.preferred_channel", () => {
       { kind: "cli" },
     );
 
-    fake.enqueue({ text: "Time to stretch." }, { text: "Water the plants." });
+    suite.fake.enqueue({ text: "Time to stretch." }, { text: "Water the plants." });
     await h.clock.advance(3 * 60_000);
     await until(() => telegram.sent.length === 2, "both replies on telegram");
     expect(telegram.sent.map((m) => [m.target, m.text])).toEqual([
@@ -89,7 +79,7 @@ describe("owner.preferred_channel", () => {
       channels: { telegram: { owner: [777] } },
     });
     svc.add({ id: "j", message: "Hi.", at: "2026-01-01T00:01:00Z", deliver: "origin" }, { kind: "cli" });
-    fake.enqueue({ text: "Hello owner." });
+    suite.fake.enqueue({ text: "Hello owner." });
     await h.clock.advance(60_000);
     await until(() => telegram.sent.length === 1, "the reply on telegram");
     expect(telegram.sent[0]).toMatchObject({ target: "777", text: "Hello owner." });

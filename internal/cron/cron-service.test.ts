@@ -1,11 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI } from "../../test/fakes/openai-server.js";
-import {
-  fakeModels,
-  startHarness,
-  until,
-  type SchedulerHarness,
-} from "../../test/helpers/scheduler-harness.js";
+import { describe, expect, it } from "vitest";
+import { fakeModels, startHarness, until, schedulerSuite } from "../../test/helpers/scheduler-harness.js";
 import { FakeClock } from "../core/clock.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,35 +14,20 @@ import type { ToolContext } from "../tools/tool.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-let fake: FakeOpenAI;
-const open: { h: SchedulerHarness; svc: CronService }[] = [];
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  for (const { h, svc } of open.splice(0)) {
-    await svc.stop();
-    h.core.close();
-  }
-  fake.reset();
-});
+const suite = schedulerSuite();
 
 async function setup(
   config: Record<string, unknown>,
   opts: { clock?: FakeClock; dir?: string; pollClock?: FakeClock } = {},
 ) {
-  const h = await startHarness(fake, config, opts);
+  const h = await startHarness(suite.fake, config, opts);
   const svc = createCronService(h.core.ctx, {
     host: h.host,
     outbox: h.channels,
     pollClock: opts.pollClock ?? new FakeClock(),
   });
   await svc.start();
-  open.push({ h, svc });
+  suite.keep(h, svc);
   return { h, svc, clock: h.clock };
 }
 
@@ -141,7 +120,7 @@ describe("cron service", () => {
     await h.host.submit({ channel: "test", sessionKey: ownerKey, text: "remember the milk" }).result;
     await advance(svc, clock, HOUR);
     expect(svc.runs("mainjob", 1)[0]?.sessionKey).toBe(ownerKey);
-    const last = fake.requests.at(-1)?.body?.messages ?? [];
+    const last = suite.fake.requests.at(-1)?.body?.messages ?? [];
     expect(JSON.stringify(last)).toContain("remember the milk");
   });
 
@@ -160,14 +139,14 @@ describe("cron service", () => {
     writeFileSync(join(h.core.ctx.config().workspace, "USER.md"), "The owner likes tea. USER-MARKER\n");
     await advance(svc, clock, HOUR);
     const systemOf = (text: string): string => {
-      const req = fake.requests.find((r) => JSON.stringify(r.body?.messages ?? []).includes(text));
+      const req = suite.fake.requests.find((r) => JSON.stringify(r.body?.messages ?? []).includes(text));
       return JSON.stringify(req?.body?.messages?.[0] ?? null);
     };
     expect(systemOf("lite run")).not.toContain("USER-MARKER");
     expect(systemOf("full run")).toContain("USER-MARKER");
     expect(svc.runs("off")).toEqual([]);
     expect(svc.get("off")).toMatchObject({ enabled: false, nextRunAt: null });
-    expect(fake.requests.some((r) => JSON.stringify(r.body).includes("never run"))).toBe(false);
+    expect(suite.fake.requests.some((r) => JSON.stringify(r.body).includes("never run"))).toBe(false);
     const agentOf = h.core.ctx.db
       .prepare(
         "SELECT s.agent_id AS a FROM session_heads hd JOIN sessions s ON s.id = hd.session_id WHERE hd.key = ?",
@@ -221,9 +200,9 @@ describe("cron service", () => {
 
   it("skips a due run while the previous one still runs, and logs it", async () => {
     const { h, svc, clock } = await setup({ cron: { jobs: [job({ id: "slow", every: "1m" })] } });
-    fake.enqueue({ hang: true });
+    suite.fake.enqueue({ hang: true });
     await clock.advance(MIN);
-    await until(() => fake.requests.length === 1, "first model call");
+    await until(() => suite.fake.requests.length === 1, "first model call");
     await clock.advance(MIN);
     await clock.advance(MIN);
     expect(svc.runs("slow").map((r) => r.status)).toEqual(["skipped", "skipped", "running"]);
@@ -231,13 +210,13 @@ describe("cron service", () => {
     h.host.abort("cron:slow");
     await idle(svc);
     expect(svc.runs("slow")[2]).toMatchObject({ status: "error" });
-    expect(fake.requests).toHaveLength(1);
+    expect(suite.fake.requests).toHaveLength(1);
   });
 
   it("backs off a failing job (1, 5, 15, 60 min), shows the last error, and recovers", async () => {
     const start = Date.UTC(2026, 0, 1);
     const { svc, clock } = await setup({ cron: { jobs: [job({ id: "flaky", every: "1m" })] } });
-    fake.setHandler(() => ({ error: { status: 400, message: "bad request from the provider" } }));
+    suite.fake.setHandler(() => ({ error: { status: 400, message: "bad request from the provider" } }));
     await advance(svc, clock, 100 * MIN, MIN);
     const offsets = svc
       .runs("flaky", 50)
@@ -249,7 +228,7 @@ describe("cron service", () => {
     expect(view.lastError).toContain("bad request");
     expect(view.nextRunAt).toBe(start + 142 * MIN);
     expect(svc.health().state).toBe("degraded");
-    fake.setHandler(undefined);
+    suite.fake.setHandler(undefined);
     await advance(svc, clock, 45 * MIN, MIN);
     expect(svc.get("flaky")).toMatchObject({ lastStatus: "ok", failures: 0, lastError: null });
     expect(svc.get("flaky")?.nextRunAt).toBe(clock.now() + MIN);
@@ -264,9 +243,9 @@ describe("cron service", () => {
         ],
       },
     });
-    fake.setHandler(() => ({ error: { status: 400, message: "bad request from the provider" } }));
+    suite.fake.setHandler(() => ({ error: { status: 400, message: "bad request from the provider" } }));
     await advance(svc, clock, 60 * MIN, MIN);
-    const err = `The model provider refused the request: fake/m1 at ${fake.baseUrl} rejected the request (HTTP 400): bad request from the provider`;
+    const err = `The model provider refused the request: fake/m1 at ${suite.fake.baseUrl} rejected the request (HTTP 400): bad request from the provider`;
     const notices = h.channel.sent.map((m) => [m.target, m.text]);
     expect(notices).toEqual([
       [
@@ -281,11 +260,11 @@ describe("cron service", () => {
     ]);
     expect(svc.runs("flaky", 50).filter((r) => r.status === "error").length).toBeGreaterThan(2);
     // After a success the next failure streak is reported again.
-    fake.setHandler(undefined);
+    suite.fake.setHandler(undefined);
     await advance(svc, clock, 60 * MIN, MIN);
     expect(svc.get("flaky")).toMatchObject({ lastStatus: "ok", failures: 0 });
     const before = h.channel.sent.length;
-    fake.setHandler(() => ({ error: { status: 400, message: "down again" } }));
+    suite.fake.setHandler(() => ({ error: { status: 400, message: "down again" } }));
     await advance(svc, clock, 10 * MIN, MIN);
     expect(h.channel.sent.slice(before).filter((m) => m.text.includes("failed"))).toEqual([
       expect.objectContaining({ text: expect.stringContaining("(HTTP 400): down again. Its next") }),
@@ -327,7 +306,7 @@ describe("cron service", () => {
 
   it("reconciles config jobs on hot reload: adds, changes and removes without a restart", async () => {
     const { h, svc, clock } = await setup({ cron: { jobs: [job({ id: "a", every: "1h" })] } });
-    const models = fakeModels(fake);
+    const models = fakeModels(suite.fake);
     h.core.setConfig({
       models,
       cron: { jobs: [job({ id: "a", every: "30m", message: "changed" }), job({ id: "b", every: "2h" })] },
@@ -364,7 +343,7 @@ describe("cron service", () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
     const first = await setup({}, { clock });
     first.h.tools.register(createCronTool(first.svc));
-    fake.enqueue(
+    suite.fake.enqueue(
       {
         toolCalls: [
           { name: "cron", arguments: { action: "add", id: "tea", message: "tea time", cron: "0 16 * * *" } },
@@ -380,7 +359,7 @@ describe("cron service", () => {
       replyTarget: "test:owner",
     }).result;
     expect(reply.text).toBe("I will remind you at 16:00.");
-    expect(JSON.stringify(fake.requests[1]?.body?.messages)).toContain("added tea [runtime]");
+    expect(JSON.stringify(suite.fake.requests[1]?.body?.messages)).toContain("added tea [runtime]");
     expect(first.svc.get("tea")).toMatchObject({ source: "runtime", deliver: "test:owner" });
     await first.svc.stop();
     first.h.core.db.close();

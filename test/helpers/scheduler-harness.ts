@@ -10,7 +10,8 @@ import { MemoryChannel } from "../../internal/channels/memory-channel.js";
 import { createModelRouter } from "../../internal/models/router.js";
 import { createAgentHost, type AgentHostImpl } from "../../internal/agent/host.js";
 import { ToolRegistry } from "../../internal/tools/registry.js";
-import type { FakeOpenAI } from "../fakes/openai-server.js";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 
 export interface SchedulerHarness {
   core: TestCore;
@@ -64,4 +65,41 @@ export async function until(cond: () => boolean, what = "condition", timeoutMs =
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** What {@link schedulerSuite} hands a test file. */
+export interface SchedulerSuite {
+  /** The file's fake model (started before its first test). */
+  readonly fake: FakeOpenAI;
+  /** Stops `svc` and closes `h` after the running test. */
+  keep(h: SchedulerHarness, svc: { stop(): Promise<void> }): void;
+}
+
+/**
+ * One fake model per file, and every harness and scheduler a test started stopped after it (the
+ * model's queue reset): the lifecycle the cron suites share instead of copying it.
+ */
+export function schedulerSuite(): SchedulerSuite {
+  let fake: FakeOpenAI | undefined;
+  const open: { h: SchedulerHarness; svc: { stop(): Promise<void> } }[] = [];
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+  afterEach(async () => {
+    for (const { h, svc } of open.splice(0)) {
+      await svc.stop();
+      h.core.close();
+    }
+    fake?.reset();
+  });
+  return {
+    get fake() {
+      if (!fake) throw new Error("schedulerSuite: the fake model is not started yet");
+      return fake;
+    },
+    keep: (h, svc) => void open.push({ h, svc }),
+  };
 }
