@@ -11,6 +11,7 @@
 // up to the package root, so they work from dist/bundle/ as well as from dist/ and the sources.
 import { build } from "esbuild";
 import { builtinsWithoutNamespace } from "./bundle-builtins.mjs";
+import { keepLibraryNames } from "./bundle-keep-names.mjs";
 import { zodEnglishOnly } from "./bundle-zod-locales.mjs";
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -46,14 +47,13 @@ await build({
   // `punycode` package (a build dependency) is bundled instead.
   alias: { punycode: "punycode/" },
   chunkNames: "chunks/[name]-[hash]",
-  // Classes keep their own `.name` when esbuild renames them to avoid a clash in a chunk: node-fetch
-  // (grammY's fetch) checks `signal.constructor.name === "AbortSignal"`, and the abort-controller
-  // polyfill's class became `AbortSignal2` once code in the Telegram chunk named the global
-  // `AbortSignal` (every getMe then failed with "Expected signal to be an instanceof AbortSignal").
-  keepNames: true,
+  // Libraries keep their class and function names (node-fetch checks `constructor.name` of a signal);
+  // our own code does without `keepNames`, which cost a call per closure per turn
+  // (cmd/bundle-keep-names.mjs says why).
+  keepNames: false,
   legalComments: "none",
   logLevel: "warning",
-  plugins: [builtinsWithoutNamespace, zodEnglishOnly],
+  plugins: [builtinsWithoutNamespace, zodEnglishOnly, keepLibraryNames],
 });
 // Every output file in ASCII. esbuild escapes non-ASCII characters in code but keeps them in comments
 // (an em dash in zod's, emoji in p-queue's); one such character makes V8 hold the whole file's source
