@@ -1,6 +1,7 @@
 /**
  * The pending client calls of a persistent `/v1` session (openai-pending-calls.ts), read from a real
- * SQLite store: the answer read from the newest row alone must be the one all the rows give.
+ * SQLite store: the answer read from the session row's `tail_kind` (or, when it is unknown, the
+ * newest row alone) must be the one all the rows give.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -47,12 +48,39 @@ describe("pending client calls of a persistent session", () => {
       [{ role: "assistant", content: "", toolCalls: [calls[0]!] }, ["call_1"]],
     ];
     expect(pendingInSession(s, KEY)).toEqual([]); // an empty session
+    const unknown = db!.prepare("UPDATE sessions SET tail_kind = NULL WHERE id = ?");
     for (const [m, pending] of steps) {
       s.append(id, m);
+      expect(s.head(KEY)?.tail_kind).toBe(m.role === "tool" ? "tool" : m.toolCalls ? "calls" : "plain");
       const found = pendingInSession(s, KEY);
       expect(found.map((c) => c.id)).toEqual(pending);
       expect(found).toEqual(pendingInRows(s.messages(id)));
+      // A session whose tail is unknown (older than core:2, a compaction successor) reads the rows.
+      unknown.run(id);
+      expect(pendingInSession(s, KEY)).toEqual(found);
     }
+  });
+
+  it("a rolled-back append takes its tail back with it", () => {
+    const s = store();
+    const id = s.create(KEY, "main").id;
+    s.append(id, { role: "assistant", content: "", toolCalls: calls });
+    const plainThenFail = db!.transaction(() => {
+      s.append(id, { role: "user", content: "never mind" });
+      throw new Error("rolled back");
+    });
+    expect(plainThenFail).toThrow("rolled back");
+    expect(s.head(KEY)?.tail_kind).toBe("calls");
+    expect(pendingInSession(s, KEY).map((c) => c.id)).toEqual(["call_1", "call_2"]);
+  });
+
+  it("a call stored as failed and set back to ok is pending again (the tail kind ignores status)", () => {
+    const s = store();
+    const id = s.create(KEY, "main").id;
+    const mid = s.append(id, { role: "assistant", content: "", toolCalls: calls, status: "error" });
+    expect(pendingInSession(s, KEY)).toEqual([]);
+    s.setStatus(mid, "ok");
+    expect(pendingInSession(s, KEY).map((c) => c.id)).toEqual(["call_1", "call_2"]);
   });
 
   it("reads the live session of the key: after /new the old session's calls are not pending", () => {

@@ -41,15 +41,20 @@ export function pendingInRows(rows: readonly StoredMessage[]): ClientToolCall[] 
 export function pendingInSession(sessions: SessionStore, key: string): ClientToolCall[] {
   const head = sessions.head(key);
   if (!head) return [];
-  // Every request of a persistent session asks, so the usual answer comes from one indexed row:
-  // pendingInRows finds calls only behind tool results or in an assistant message with calls (not
-  // an error); any other newest row means none, exactly as it would conclude from all the rows.
-  const newest = sessions.newest(head.id);
-  const mayPend =
-    newest !== undefined &&
-    (newest.role === "tool" ||
-      (newest.role === "assistant" && newest.has_calls === 1 && newest.status !== "error"));
-  return mayPend ? pendingInRows(sessions.messagesView(head.id)) : [];
+  // Every request of a persistent session asks, so the usual answer comes from the session row the
+  // lookup above already read: `plain` means the newest row has no calls and is no tool result, and
+  // pendingInRows finds calls only behind tool results or in an assistant message with calls.
+  // Unknown (NULL: older sessions, compaction successors, imports) asks the newest row itself.
+  if (head.tail_kind === "plain") return [];
+  if (head.tail_kind === null) {
+    const newest = sessions.newest(head.id);
+    const mayPend =
+      newest !== undefined &&
+      (newest.role === "tool" ||
+        (newest.role === "assistant" && newest.has_calls === 1 && newest.status !== "error"));
+    if (!mayPend) return [];
+  }
+  return pendingInRows(sessions.messagesView(head.id));
 }
 
 /** The calls of the last assistant entry of a conversation that its later entries do not answer. */

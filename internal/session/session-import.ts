@@ -44,7 +44,10 @@ export function importArchivedSession(
   const insertMessage = db.prepare(
     `INSERT INTO messages (session_id, role, content, status, created_at) VALUES (?, ?, ?, 'ok', ?)`,
   );
-  const touch = db.prepare("UPDATE sessions SET updated_at = ?, archived_at = ? WHERE id = ?");
+  // tail_kind NULL: the rows appended here do not go through SessionStore.append (unknown, see TailKind).
+  const touch = db.prepare(
+    "UPDATE sessions SET updated_at = ?, archived_at = ?, tail_kind = NULL WHERE id = ?",
+  );
   return db.transaction(() => {
     const existed = exists.get(s.id) !== undefined;
     if (!existed) insertSession.run(s.id, s.key, s.agentId, s.createdAt, s.updatedAt, s.updatedAt, s.origin);

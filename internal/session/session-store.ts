@@ -2,7 +2,9 @@
  * Sessions and messages in SQLite (core tables). Invariants:
  * - a session key resolves to exactly one live session through `session_heads`;
  * - messages are appended in order and never rewritten, except that a message's status may change;
- * - reset and compaction create new sessions; old ones stay readable.
+ * - reset and compaction create new sessions; old ones stay readable;
+ * - every append writes the session's `tail_kind` (what the new newest row is) in the same
+ *   transaction, so a rollback takes both back; other writers leave it NULL (unknown).
  *
  * Reading a session's messages is on every turn's path, and a long session has thousands of them, so
  * `messages()` keeps the rows of recently read sessions in memory (shared by every SessionStore of one
@@ -18,7 +20,6 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.js";
-import type { ToolCall, Usage } from "../models/types.js";
 import {
   cacheOf,
   charsOf,
@@ -28,75 +29,25 @@ import {
   type CachedMessages,
 } from "./message-cache.js";
 
-export type StoredRole = "user" | "assistant" | "tool" | "system" | "event";
-export type MessageStatus = "ok" | "aborted" | "error" | "summary" | "pending";
-
-export interface SessionRow {
-  id: string;
-  key: string;
-  agent_id: string;
-  created_at: number;
-  updated_at: number;
-  archived_at: number | null;
-  parent_id: string | null;
-  successor_id: string | null;
-  reset_reason: string | null;
-  model_override: string | null;
-  compact_strategy: string | null;
-  compact_keep_last_n: number | null;
-  compact_observation_mask: number | null;
-  compact_summary_model: string | null;
-  origin: string | null;
-  meta: string | null;
-}
-
-/** The kind of a session's newest message ({@link SessionStore.newest}). */
-export interface NewestMessage {
-  role: string;
-  /** 1 when it carries tool calls (a non-empty `tool_calls`), else 0. */
-  has_calls: number;
-  status: string;
-}
-
-export interface StoredMessage {
-  id: number;
-  session_id: string;
-  role: StoredRole;
-  content: string;
-  parts: string | null;
-  tool_calls: string | null;
-  tool_call_id: string | null;
-  tool_name: string | null;
-  model: string | null;
-  finish_reason: string | null;
-  status: MessageStatus;
-  usage: string | null;
-  request_id: string | null;
-  created_at: number;
-}
-
-export interface NewMessage {
-  role: StoredRole;
-  content: string;
-  parts?: unknown;
-  toolCalls?: ToolCall[];
-  toolCallId?: string;
-  toolName?: string;
-  model?: string;
-  finishReason?: string;
-  status?: MessageStatus;
-  usage?: Usage;
-  requestId?: string;
-}
-
-export interface SessionCreateOptions {
-  compactStrategy?: string;
-  compactKeepLastN?: number;
-  compactObservationMask?: boolean;
-  compactSummaryModel?: string;
-  origin?: string;
-  meta?: Record<string, unknown>;
-}
+export type {
+  MessageStatus,
+  NewestMessage,
+  NewMessage,
+  SessionCreateOptions,
+  SessionRow,
+  StoredMessage,
+  StoredRole,
+  TailKind,
+} from "./session-types.js";
+import type {
+  MessageStatus,
+  NewestMessage,
+  NewMessage,
+  SessionCreateOptions,
+  SessionRow,
+  StoredMessage,
+  TailKind,
+} from "./session-types.js";
 
 /** Prepared-statement access to sessions and messages. One instance per db. */
 export class SessionStore {
@@ -131,7 +82,7 @@ export class SessionStore {
          VALUES (@session_id, @role, @content, @parts, @tool_calls, @tool_call_id, @tool_name, @model, @finish_reason,
            @status, @usage, @request_id, @created_at)`,
       ),
-      touch: db.prepare("UPDATE sessions SET updated_at = ? WHERE id = ?"),
+      touch: db.prepare("UPDATE sessions SET updated_at = ?, tail_kind = ? WHERE id = ?"),
       setStatus: db.prepare("UPDATE messages SET status = ? WHERE id = ?"),
       messages: db.prepare<[string], StoredMessage>(
         "SELECT * FROM messages WHERE session_id = ? ORDER BY id",
@@ -255,7 +206,9 @@ export class SessionStore {
       request_id: m.requestId ?? null,
       created_at: now,
     });
-    this.s.touch.run(now, sessionId);
+    const kind: TailKind =
+      m.role === "tool" ? "tool" : m.toolCalls && m.toolCalls.length > 0 ? "calls" : "plain";
+    this.s.touch.run(now, kind, sessionId);
     return Number(info.lastInsertRowid);
   }
 

@@ -90,4 +90,11 @@ CREATE INDEX traces_root ON traces(root_request_id);
 CREATE INDEX traces_request ON traces(request_id);
 `,
   },
+  {
+    version: 2,
+    description: "sessions.tail_kind: the kind of the newest message, kept by every append",
+    // NULL (every session before this migration, and sessions written by other paths) means unknown:
+    // readers then look at the messages themselves.
+    sql: "ALTER TABLE sessions ADD COLUMN tail_kind TEXT;",
+  },
 ];
