@@ -286,22 +286,26 @@ export function createTurnRecorder(t: RecorderTurn): TurnRecorder {
       return t.noted(out);
     };
     // Compaction calls are paid by this turn's payer (payer scope) and name this turn and its
-    // session in the ledger; one that compacted is a span.
-    const causedBy = (): Payer => ({ ...payer, requestId, sessionId: current().id });
-    hooks.beforeModelCall = async (msgs) =>
-      moved(
+    // session in the ledger; one that compacted is a span. The session is read once per hook call
+    // (before every model call: a second read was a second query per call).
+    const causedBy = (session: SessionRow): Payer => ({ ...payer, requestId, sessionId: session.id });
+    hooks.beforeModelCall = async (msgs) => {
+      const session = current();
+      return moved(
         await tracedCompaction(traces, spanBase, "threshold", msgs.length, async () =>
           orNone(
-            await withPayer(causedBy(), () =>
-              compactor.beforeModelCall({ ...args, session: current(), messages: msgs }),
+            await withPayer(causedBy(session), () =>
+              compactor.beforeModelCall({ ...args, session, messages: msgs }),
             ),
           ),
         ),
       );
+    };
     hooks.onContextOverflow = async (msgs, attempt) => {
+      const session = current();
       const out = await tracedCompaction(traces, spanBase, "overflow", msgs.length, () =>
-        withPayer(causedBy(), () =>
-          compactor.onOverflow({ ...args, session: current(), messages: msgs, attempt }),
+        withPayer(causedBy(session), () =>
+          compactor.onOverflow({ ...args, session, messages: msgs, attempt }),
         ),
       );
       detourEnd = performance.now();
