@@ -11,6 +11,8 @@
  * memoryNotes, embeddingDims, heartbeatTicks, coldStartRuns, sandboxRuns, soakSeconds
  * (the soak writes one JSON line per sample to FAMILIAR_SOAK_OUT when set; chart it with
  * `node --import tsx bench/soak-chart.ts <samples.jsonl> docs/soak-rss.svg`). `--quick` divides the turn counts by 10 for a smoke run.
+ * BENCH_KEEP_DIR=1 keeps each daemon's temp dir (config, data, the database) and prints its path, to
+ * look at what a load left behind (the database's size, its rows, a query timed on it).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";

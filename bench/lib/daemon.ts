@@ -246,7 +246,8 @@ export async function startBenchDaemon(opts: BenchDaemonOptions = {}): Promise<B
         await exited;
         clearTimeout(t);
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (process.env.BENCH_KEEP_DIR) process.stderr.write(`kept ${dir}\n`);
+      else rmSync(dir, { recursive: true, force: true });
     },
   };
 }
