@@ -7,22 +7,84 @@ import type { Config } from "../config/schema.js";
 import type { Db } from "../store/db.js";
 import { KvNamespace } from "../store/kv.js";
 
+/**
+ * The choices of one database read so far (scope -> agent, null: none), shared by every store on it.
+ * Every `/v1` request with a session name and every chat message asks, so a read is one Map lookup
+ * and one pragma instead of a kv query (issue 46 item 10).
+ *
+ * CACHE INVARIANT (a cached answer is what SQLite would answer): entries are kept only while nothing
+ * could have changed the choices since they were read:
+ * - this connection's writes ({@link AgentChoiceStore.set}, {@link AgentChoiceStore.clear}, the only
+ *   writers of `chat_agent:`) drop the cache after the statement ran;
+ * - another connection's commits (a restore, another process) move `PRAGMA data_version`, read before
+ *   every use;
+ * - a write inside a transaction may still roll back: until a read outside any transaction, reads go
+ *   to SQLite and are not kept.
+ */
+interface ChoiceCache {
+  version: number;
+  byScope: Map<string, string | null>;
+  uncommitted: boolean;
+}
+const caches = new WeakMap<Db, ChoiceCache>();
+/** Scopes kept at most (a Map cleared whole beyond it: a chat count, not a leak). */
+const MAX_CACHED = 10_000;
+
 export class AgentChoiceStore {
   private kv: KvNamespace;
+  private cache: ChoiceCache;
+  private version: () => number;
 
-  constructor(db: Db, now: () => number = Date.now) {
+  constructor(
+    private db: Db,
+    now: () => number = Date.now,
+  ) {
     this.kv = new KvNamespace(db, "chat_agent:", now);
+    let c = caches.get(db);
+    if (!c) caches.set(db, (c = { version: -1, byScope: new Map(), uncommitted: false }));
+    this.cache = c;
+    const stmt = db.prepare<[], number>("PRAGMA data_version").pluck();
+    this.version = () => stmt.get() ?? 0;
   }
 
   /** The explicit agent of a chat scope (`<channel>:<chatId>[:<threadId>]`), if any. */
   choice(scope: string): string | undefined {
-    return this.kv.get(scope);
+    const c = this.cache;
+    if (c.uncommitted) {
+      if (this.db.inTransaction) return this.kv.get(scope);
+      c.uncommitted = false;
+      c.byScope.clear();
+    }
+    const version = this.version();
+    if (version !== c.version) {
+      c.byScope.clear();
+      c.version = version;
+    }
+    const hit = c.byScope.get(scope);
+    if (hit !== undefined) return hit ?? undefined;
+    const value = this.kv.get(scope);
+    if (c.byScope.size >= MAX_CACHED) c.byScope.clear();
+    c.byScope.set(scope, value ?? null);
+    return value;
   }
   set(scope: string, agentId: string): void {
-    this.kv.set(scope, agentId);
+    try {
+      this.kv.set(scope, agentId);
+    } finally {
+      this.dropCache();
+    }
   }
   clear(scope: string): void {
-    this.kv.delete(scope);
+    try {
+      this.kv.delete(scope);
+    } finally {
+      this.dropCache();
+    }
+  }
+
+  private dropCache(): void {
+    this.cache.byScope.clear();
+    if (this.db.inTransaction) this.cache.uncommitted = true;
   }
 }
 
