@@ -9,7 +9,7 @@
  * - `parse_mode: HTML` is validated (known tags, balanced nesting, entities) and answers
  *   "can't parse entities" like Telegram; `rejectHtml` forces that for matching texts;
  * - failures are scripted per method (`failNext`): 429 with `parameters.retry_after`, 5xx, 401, or a
- *   call held forever (`hang`);
+ *   call held forever (`hang`) or a connection closed without an answer (`drop`);
  * - `stallPolls(n)`: the next n long polls are held forever without an answer (a stalled connection);
  * - `dropPolls(n)`: the next n long polls are cut (socket destroyed) at the moment they would answer,
  *   so updates in flight never reach the bot and, unconfirmed, are sent again by the next poll;
@@ -59,6 +59,11 @@ export interface ScriptedFailure {
   retryAfter?: number;
   /** Hold the call forever without an answer (recorded with status 0): a send the bot never sees confirmed. */
   hang?: boolean;
+  /**
+   * Close the connection without an answer (recorded with status 0), as a server does when it drops
+   * an idle keep-alive connection just as the client reuses it: the client sees a network error.
+   */
+  drop?: boolean;
 }
 
 export interface FakeUser {
@@ -323,6 +328,22 @@ export class FakeTelegramServer {
   visible(chatId: number | string): FakeMessage[] {
     return this.messages.filter((m) => m.chatId === String(chatId) && !m.deleted);
   }
+  /**
+   * The call log for a failure message: each method with its HTTP status when it was not 200, the
+   * start of the text it sent or edited and when it was answered (ms after the first call), so a
+   * timed-out wait says what the daemon did do.
+   */
+  callLog(): string {
+    const t0 = this.calls[0]?.at ?? 0;
+    return this.calls
+      .map((c) => {
+        const status = c.status === 200 ? "" : `[${c.status}]`;
+        const text =
+          typeof c.params.text === "string" ? `(${JSON.stringify(c.params.text.slice(0, 40))})` : "";
+        return `${c.method}${status}${text}@${c.at - t0}ms`;
+      })
+      .join(",");
+  }
   /** Recorded calls of one method. */
   callsOf(method: string): RecordedCall[] {
     return this.calls.filter((c) => c.method === method);
@@ -338,9 +359,7 @@ export class FakeTelegramServer {
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(
-          new Error(`timed out waiting for ${what}; calls: ${this.calls.map((c) => c.method).join(",")}`),
-        );
+        reject(new Error(`timed out waiting for ${what}; calls: ${this.callLog()}`));
       }, timeoutMs);
       const cleanup = (): void => {
         clearTimeout(timer);
@@ -389,8 +408,9 @@ export class FakeTelegramServer {
     if (m[1] !== this.token) return fail(401, "Unauthorized");
     const scripted = this.failures.get(method)?.shift();
     if (scripted) {
-      if (scripted.hang) {
+      if (scripted.hang || scripted.drop) {
         this.calls.push({ method, params, at: Date.now(), status: 0 });
+        if (scripted.drop) res.destroy();
         this.changed();
         return;
       }
