@@ -30,7 +30,8 @@ export interface ApiLiveness {
 
 /**
  * Calls whose repetition changes nothing the first one did not (an edit to the same text, a delete,
- * a callback answer, a typing action, reads): retried once when the request failed on the network.
+ * a callback answer, a typing action, reads): retried, twice at most, when the request failed on
+ * the network.
  * A send is never among them: Telegram may have taken the first one, and a message must not arrive
  * twice. Why: a server closes an idle keep-alive connection (Node's default after 5 s) just as the
  * client reuses it; the call fails with a network error although nothing is wrong, and an approval
