@@ -29,16 +29,7 @@ import {
   type CachedMessages,
 } from "./message-cache.js";
 
-export type {
-  MessageStatus,
-  NewestMessage,
-  NewMessage,
-  SessionCreateOptions,
-  SessionRow,
-  StoredMessage,
-  StoredRole,
-  TailKind,
-} from "./session-types.js";
+export type * from "./session-types.js";
 import type {
   MessageStatus,
   NewestMessage,
